@@ -1,0 +1,18 @@
+# Turns every data/**/*.json into a byte array in one generated .cc file, with an
+# index from relative path to contents (see src/util/embedded_data.h).
+file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/*.json)
+list(SORT files)
+set(body "#include \"util/embedded_data.h\"\nnamespace keet::data_gen {\n")
+set(index "")
+set(i 0)
+foreach(rel ${files})
+  file(READ ${ROOT}/${rel} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "static const unsigned char d${i}[] = {${bytes}0};\n")
+  string(APPEND index "  {\"${rel}\", {reinterpret_cast<const char*>(d${i}), sizeof(d${i}) - 1}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND body "}\nnamespace keet {\nconst std::vector<EmbeddedFile>& embedded_files() {\n")
+string(APPEND body "  using namespace data_gen;\n  static const std::vector<EmbeddedFile> files = {\n${index}  };\n  return files;\n}\n}\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

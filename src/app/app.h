@@ -1,0 +1,44 @@
+// The command-line application: flag tables, command dispatch and output.
+// tools/keet/main.cc only forwards argv here; tests call run() in-process too.
+#pragma once
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "util/error.h"
+
+namespace keet::app {
+
+// Where a command writes and what it may know about its environment. Tests
+// pass string streams and a fixed environment.
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  bool out_is_tty = false;
+  bool err_is_tty = false;
+  std::function<std::string(const std::string&)> getenv;  // "" when unset
+  bool color() const;  // tty and NO_COLOR unset
+};
+
+// A command adds its subcommand and flags, and returns the action to run after
+// a successful parse.
+using Action = std::function<ExitCode(Context&)>;
+struct Command {
+  std::string_view name;
+  std::string_view help;
+  std::function<void(CLI::App& sub, Action& action)> define;
+};
+
+const std::vector<Command>& commands();
+int run(int argc, const char* const* argv, Context& ctx);
+int main(int argc, char** argv);  // real process: stdout/stderr, isatty, getenv
+
+// Prints "keet: <message>" on err and returns the error's exit code.
+ExitCode report_error(Context& ctx, const Error& e);
+
+}  // namespace keet::app

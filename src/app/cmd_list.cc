@@ -1,0 +1,67 @@
+// keet list R: one row per profiled launch.
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "render/table.h"
+
+namespace keet::app {
+namespace {
+
+struct ListArgs {
+  ReportArgs report;
+  std::string format;
+};
+
+// Only what a listing shows is decoded, so huge reports stay small in memory.
+readers::ReadOptions list_options() {
+  readers::ReadOptions o;
+  o.instances = o.rules = o.modules = false;
+  o.metric_filter = [](std::string_view n) {
+    return n == "gpu__time_duration.sum" || n == "device__attribute_display_name" ||
+           n == "device__attribute_compute_capability_major" || n == "device__attribute_compute_capability_minor";
+  };
+  return o;
+}
+
+nlohmann::json kernel_json(const model::Kernel& k) {
+  auto dur = k.number("gpu__time_duration.sum");
+  return {{"index", k.index},
+          {"name", k.display_name()},
+          {"mangled", k.mangled},
+          {"grid", {k.grid.x, k.grid.y, k.grid.z}},
+          {"block", {k.block.x, k.block.y, k.block.z}},
+          {"duration_ns", dur ? nlohmann::json(*dur) : nlohmann::json(nullptr)},
+          {"device", device_of(k)}};
+}
+
+ExitCode run_list(Context& ctx, const ListArgs& a) {
+  auto loaded = load_report(ctx, a.report, list_options());
+  if (!loaded) return report_error(ctx, loaded.error());
+  if (a.format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto* k : loaded->selected) arr.push_back(kernel_json(*k));
+    ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+  } else {
+    render::Table t({"#", "kernel", "grid", "block", "duration", "device"});
+    t.right_align({0, 4});
+    for (const auto* k : loaded->selected)
+      t.add({std::to_string(k->index), k->display_name(), dim_text(k->grid), dim_text(k->block),
+             duration_text(k->number("gpu__time_duration.sum")), device_of(*k)});
+    ctx.out << t.str(72);
+  }
+  return loaded->partial_exit;
+}
+
+}  // namespace
+
+Command list_command() {
+  return {"list", "list the profiled kernel launches", [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<ListArgs>();
+            add_report_args(sub, a->report);
+            add_format(sub, a->format, {"table", "json"});
+            sub.callback([a, &action] { action = [a](Context& ctx) { return run_list(ctx, *a); }; });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,94 @@
+// keet metrics R [-k SEL] [--grep RE]: the metric values of selected kernels.
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "model/units.h"
+#include "render/report_json.h"
+#include "render/table.h"
+
+namespace keet::app {
+namespace {
+
+struct MetricsArgs {
+  ReportArgs report;
+  std::string grep;
+  std::string format;
+};
+
+std::string value_text(const model::Value& v) { return model::csv_value_text("", v, !v.empty()); }
+
+
+using Matcher = std::function<bool(const std::string&)>;
+
+Result<Matcher> make_matcher(const std::string& pattern) {
+  if (pattern.empty()) return Matcher([](const std::string&) { return true; });
+  try {
+    auto re = std::make_shared<std::regex>(pattern, std::regex::icase);
+    return Matcher([re](const std::string& n) { return std::regex_search(n, *re); });
+  } catch (const std::regex_error& e) {
+    return fail(ExitCode::BadInput, fmt::format("--grep {}: {}", pattern, e.what()));
+  }
+}
+
+void print_table(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
+  for (const auto* k : ks) {
+    ctx.out << fmt::format("[{}] {}\n", k->index, k->display_name());
+    render::Table t({"metric", "unit", "value"});
+    t.right_align({2});
+    for (const auto& mt : k->metrics)
+      if (m(mt.name)) t.add({mt.name, model::unit_of(mt.name), value_text(mt.value)});
+    ctx.out << t.str(100) << "\n";
+  }
+}
+
+void print_csv(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
+  ctx.out << "\"kernel_index\",\"kernel\",\"metric\",\"unit\",\"value\"\n";
+  for (const auto* k : ks)
+    for (const auto& mt : k->metrics)
+      if (m(mt.name))
+        ctx.out << fmt::format("{},{},{},{},{}\n", k->index, render::csv_quote(k->display_name()),
+                               render::csv_quote(mt.name), render::csv_quote(model::unit_of(mt.name)),
+                               render::csv_quote(value_text(mt.value)));
+}
+
+void print_json(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto* k : ks) {
+    nlohmann::json metrics = nlohmann::json::object();
+    for (const auto& mt : k->metrics)
+      if (m(mt.name)) metrics[mt.name] = {{"value", render::value_json(mt.value)}, {"unit", model::unit_of(mt.name)}};
+    arr.push_back({{"index", k->index}, {"name", k->display_name()}, {"metrics", metrics}});
+  }
+  ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+}
+
+ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
+  auto matcher = make_matcher(a.grep);
+  if (!matcher) return report_error(ctx, matcher.error());
+  readers::ReadOptions opt;
+  opt.instances = opt.modules = opt.rules = false;
+  auto loaded = load_report(ctx, a.report, opt);
+  if (!loaded) return report_error(ctx, loaded.error());
+  if (a.format == "json") print_json(ctx, loaded->selected, *matcher);
+  else if (a.format == "csv") print_csv(ctx, loaded->selected, *matcher);
+  else print_table(ctx, loaded->selected, *matcher);
+  return loaded->partial_exit;
+}
+
+}  // namespace
+
+Command metrics_command() {
+  return {"metrics", "show metric values of the selected kernels", [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<MetricsArgs>();
+            add_report_args(sub, a->report);
+            sub.add_option("--grep,-g", a->grep, "case-insensitive regex on metric names (aliases too)");
+            add_format(sub, a->format, {"table", "json", "csv"});
+            sub.callback([a, &action] { action = [a](Context& ctx) { return run_metrics(ctx, *a); }; });
+          }};
+}
+
+}  // namespace keet::app

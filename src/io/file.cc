@@ -1,0 +1,99 @@
+#include "io/file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace keet::io {
+namespace {
+
+class MappedFile final : public ByteSource {
+ public:
+  MappedFile(std::string name, void* data, size_t size)
+      : name_(std::move(name)), data_(data), size_(size) {}
+  ~MappedFile() override {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  std::string_view bytes() const override {
+    return {static_cast<const char*>(data_), size_};
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::string name_;
+  void* data_;
+  size_t size_;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  MemorySource(std::string name, std::string data)
+      : name_(std::move(name)), data_(std::move(data)) {}
+  std::string_view bytes() const override { return data_; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::string data_;
+};
+
+std::unexpected<Error> os_error(const std::string& path) {
+  return fail(ExitCode::BadInput, fmt::format("{}: {}", path, std::strerror(errno)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ByteSource>> open_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return os_error(path);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    auto err = os_error(path);
+    ::close(fd);
+    return err;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(ExitCode::BadInput, path + ": not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* data = nullptr;
+  if (size > 0) {
+    data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      ::close(fd);
+      return os_error(path);
+    }
+    madvise(data, size, MADV_SEQUENTIAL);
+  }
+  ::close(fd);
+  return std::make_unique<MappedFile>(path, data, size);
+}
+
+std::unique_ptr<ByteSource> memory_source(std::string name, std::string data) {
+  return std::make_unique<MemorySource>(std::move(name), std::move(data));
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  auto src = open_file(path);
+  if (!src) return std::unexpected(src.error());
+  return std::string((*src)->bytes());
+}
+
+Result<void> write_text_file(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return os_error(path);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return os_error(path);
+  return {};
+}
+
+}  // namespace keet::io

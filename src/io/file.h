@@ -1,0 +1,27 @@
+// Files: the narrow interface through which readers see bytes on disk.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+
+namespace keet::io {
+
+// Read-only bytes of one input. Implementations: a memory-mapped file, or an
+// in-memory buffer (tests, stdin).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::string_view bytes() const = 0;
+  virtual const std::string& name() const = 0;
+};
+
+// Maps `path` read-only. Empty files map to an empty view.
+Result<std::unique_ptr<ByteSource>> open_file(const std::string& path);
+std::unique_ptr<ByteSource> memory_source(std::string name, std::string data);
+
+Result<std::string> read_text_file(const std::string& path);
+Result<void> write_text_file(const std::string& path, std::string_view text);
+
+}  // namespace keet::io

@@ -1,0 +1,68 @@
+#include "model/report.h"
+
+namespace keet::model {
+
+Value Value::of_double(double v) { return {Kind::Double, v, 0, {}}; }
+Value Value::of_float(float v) { return {Kind::Float, static_cast<double>(v), 0, {}}; }
+Value Value::of_uint(uint64_t v, bool is32) {
+  return {is32 ? Kind::Uint32 : Kind::Uint64, static_cast<double>(v), v, {}};
+}
+Value Value::of_string(std::string v) { return {Kind::String, 0, 0, std::move(v)}; }
+
+std::optional<double> Value::as_number() const {
+  if (!is_number()) return std::nullopt;
+  return number;
+}
+
+const Metric* Kernel::find(std::string_view name) const {
+  if (index_.map.size() != metrics.size()) {
+    index_.map.clear();
+    for (size_t i = 0; i < metrics.size(); ++i) index_.map.emplace(metrics[i].name, i);
+  }
+  auto it = index_.map.find(name);
+  return it == index_.map.end() ? nullptr : &metrics[it->second];
+}
+
+std::optional<double> Kernel::number(std::string_view name) const {
+  const Metric* m = find(name);
+  return m ? m->value.as_number() : std::nullopt;
+}
+
+std::optional<std::string> Kernel::text(std::string_view name) const {
+  const Metric* m = find(name);
+  if (m == nullptr || m->value.kind != Value::Kind::String) return std::nullopt;
+  return m->value.text;
+}
+
+const std::string& Kernel::display_name() const {
+  if (!demangled.empty()) return demangled;
+  if (!function.empty()) return function;
+  return mangled;
+}
+
+std::string_view format_name(Format f) {
+  switch (f) {
+    case Format::NcuRep: return "ncu-rep";
+    case Format::NcuCsvRaw: return "ncu-csv";
+    case Format::NcuCsvDetails: return "ncu-csv";
+    case Format::NvprofCsv: return "nvprof-csv";
+  }
+  return "unknown";
+}
+
+std::string Report::ncu_version() const {
+  for (const auto& [provider, version] : session.versions)
+    if (provider.find("Nsight Compute") != std::string::npos) {
+      auto pos = version.find_last_of(' ');
+      return pos == std::string::npos ? version : version.substr(pos + 1);
+    }
+  return {};
+}
+
+const Module* Report::module_for(const Kernel& k) const {
+  if (!k.source_ref) return nullptr;
+  auto it = modules.find(*k.source_ref);
+  return it == modules.end() ? nullptr : &it->second;
+}
+
+}  // namespace keet::model

@@ -1,0 +1,40 @@
+#include "model/select.h"
+
+#include <charconv>
+#include <regex>
+
+namespace keet::model {
+
+Result<KernelSelector> KernelSelector::parse(std::string_view spec) {
+  KernelSelector s;
+  s.spec_ = std::string(spec);
+  if (spec.empty()) return s;
+  if (spec.starts_with("regex:")) {
+    try {
+      s.regex_ = std::make_shared<const std::regex>(std::string(spec.substr(6)));
+    } catch (const std::regex_error& e) {
+      return fail(ExitCode::BadInput, "-k " + s.spec_ + ": invalid regular expression: " + e.what());
+    }
+    return s;
+  }
+  int idx = 0;
+  auto [p, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), idx);
+  if (ec == std::errc() && p == spec.data() + spec.size() && idx >= 0) s.index_ = idx;
+  return s;
+}
+
+bool KernelSelector::matches(const Kernel& k) const {
+  if (spec_.empty()) return true;
+  if (index_) return k.index == *index_;
+  if (regex_) return std::regex_search(k.display_name(), *regex_);
+  return k.demangled == spec_ || k.function == spec_ || k.mangled == spec_;
+}
+
+std::vector<const Kernel*> select(const Report& r, const KernelSelector& sel) {
+  std::vector<const Kernel*> out;
+  for (const auto& k : r.kernels)
+    if (sel.matches(k)) out.push_back(&k);
+  return out;
+}
+
+}  // namespace keet::model

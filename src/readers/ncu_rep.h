@@ -1,0 +1,11 @@
+// The .ncu-rep / .nsight-cuprof-report reader (protobuf, see ncu_report.proto).
+#pragma once
+#include "readers/reader.h"
+
+namespace keet::readers::ncurep {
+
+bool detect(std::string_view bytes);
+ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
+                      const KernelSink& sink);
+
+}  // namespace keet::readers::ncurep

@@ -1,0 +1,63 @@
+#include "readers/reader.h"
+
+#include <fmt/format.h>
+
+#include "readers/csv_reader.h"
+#include "readers/ncu_rep.h"
+
+namespace keet::readers {
+
+std::string ReadError::message() const {
+  if (offset == 0 && what.find("not ") == 0) return fmt::format("{}: {}", file, what);
+  return fmt::format("{}: at byte {}: {}", file, offset, what);
+}
+
+// Order matters: the first reader whose sniff accepts the bytes wins.
+const std::vector<Reader>& registry() {
+  static const std::vector<Reader> readers = {
+      {"ncu-rep", "Nsight Compute binary report (.ncu-rep, .nsight-cuprof-report)", ncurep::detect,
+       ncurep::read},
+      {"ncu-csv", "ncu --csv export (--page raw or --page details)", csv::detect_ncu, csv::read_ncu},
+      {"nvprof-csv", "nvprof --csv output (metrics or events)", csv::detect_nvprof, csv::read_nvprof},
+  };
+  return readers;
+}
+
+const Reader* find_reader(std::string_view bytes) {
+  for (const auto& r : registry())
+    if (r.detect(bytes)) return &r;
+  return nullptr;
+}
+
+ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt, const KernelSink& sink) {
+  model::Report report;
+  report.path = src.name();
+  const Reader* reader = find_reader(src.bytes());
+  if (reader == nullptr) {
+    std::string what = src.bytes().empty() ? "empty file" : "not a report KEET can read (not .ncu-rep, ncu CSV or nvprof CSV)";
+    return std::unexpected(ReadError{src.name(), 0, what, false});
+  }
+  auto ok = reader->read(src, opt, report, sink);
+  if (!ok) return std::unexpected(ok.error());
+  return report;
+}
+
+ReadResult<model::Report> load(const io::ByteSource& src, const ReadOptions& opt) {
+  std::vector<model::Kernel> kernels;
+  auto report = stream(src, opt, [&](model::Kernel&& k) {
+    kernels.push_back(std::move(k));
+    return true;
+  });
+  if (report) report->kernels = std::move(kernels);
+  return report;
+}
+
+Result<model::Report> load_file(const std::string& path, const ReadOptions& opt) {
+  auto src = io::open_file(path);
+  if (!src) return std::unexpected(src.error());
+  auto report = load(**src, opt);
+  if (!report) return fail(ExitCode::BadInput, report.error().message());
+  return std::move(*report);
+}
+
+}  // namespace keet::readers

@@ -1,0 +1,67 @@
+// Readers: turn one input (a .ncu-rep, an ncu CSV export, an nvprof CSV) into
+// the model. Formats are registered by name and detected from content.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/file.h"
+#include "model/report.h"
+#include "util/error.h"
+
+namespace keet::readers {
+
+// What a caller wants kept; everything else is skipped while parsing, which is
+// what keeps `keet list` on a 20,000-kernel report small and fast.
+struct ReadOptions {
+  bool metrics = true;          // keep metric values
+  bool instances = true;        // keep per-instance lists (per-PC counters, ...)
+  bool rules = true;            // keep ncu's rule results
+  bool modules = true;          // keep cubins and embedded source files
+  // When set, only metrics whose name passes are kept.
+  std::function<bool(std::string_view)> metric_filter;
+  bool allow_partial = false;   // a truncated report is not an error
+};
+
+// Streaming consumer: called once per kernel as soon as it is read. Returning
+// false stops the read early.
+using KernelSink = std::function<bool(model::Kernel&&)>;
+
+// The reader's error: which file, where, and what. `partial` marks a report
+// that was cut short after some kernels were delivered.
+struct ReadError {
+  std::string file;
+  uint64_t offset = 0;
+  std::string what;
+  bool partial = false;
+  std::string message() const;
+};
+
+template <typename T>
+using ReadResult = std::expected<T, ReadError>;
+
+struct Reader {
+  std::string_view name;          // "ncu-rep", "ncu-csv", "nvprof-csv"
+  std::string_view description;
+  // Cheap content sniff: does this look like our format?
+  std::function<bool(std::string_view bytes)> detect;
+  // Reads everything but the kernels into `report`, calling `sink` per kernel.
+  std::function<ReadResult<void>(const io::ByteSource&, const ReadOptions&,
+                                 model::Report& report, const KernelSink& sink)>
+      read;
+};
+
+const std::vector<Reader>& registry();
+const Reader* find_reader(std::string_view bytes);
+
+// Reads the whole report into memory (kernels included).
+ReadResult<model::Report> load(const io::ByteSource& src, const ReadOptions& opt = {});
+// Streams kernels to `sink`; the returned report holds session, modules, warnings.
+ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt,
+                                 const KernelSink& sink);
+// Opens a path, then load(). Errors carry the file name.
+Result<model::Report> load_file(const std::string& path, const ReadOptions& opt = {});
+
+}  // namespace keet::readers

@@ -1,0 +1,27 @@
+// Plain aligned text tables for terminal output.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace keet::render {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Columns listed here are right-aligned (numbers).
+  void right_align(std::vector<size_t> cols) { right_ = std::move(cols); }
+  // Cells wider than max_width are cut with "...".
+  std::string str(size_t max_width = 80) const;
+  size_t size() const { return rows_.size(); }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<size_t> right_;
+};
+
+// RFC 4180 quoting, always quoted like ncu's exports.
+std::string csv_quote(const std::string& s);
+
+}  // namespace keet::render

@@ -1,0 +1,20 @@
+// Small string helpers shared by every layer.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keet {
+
+std::vector<std::string_view> split(std::string_view s, char sep);
+std::string_view trim(std::string_view s);
+bool starts_with_ci(std::string_view s, std::string_view prefix);
+std::string to_lower(std::string_view s);
+// Parses a number the way ncu prints it ("1,234.5", "12.3%", "n/a" -> nullopt).
+std::optional<double> parse_number(std::string_view s);
+// Shortest decimal text that reads back as the same double (for exports).
+std::string format_double(double v);
+std::string json_escape(std::string_view s);
+
+}  // namespace keet

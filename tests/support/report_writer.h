@@ -1,0 +1,58 @@
+// A small .ncu-rep writer for tests and benchmarks: builds reports with exactly
+// the structure a test needs (block layout, string tables, unknown fields,
+// truncation) from KEET's own protobuf schema.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ncu_report.pb.h"
+
+namespace keet::testing {
+
+class ReportWriter {
+ public:
+  ReportWriter();
+  // A block: header fields plus payload items, each already serialized.
+  struct Block {
+    pb::BlockHeader header;
+    std::vector<std::string> sources;
+    std::vector<std::string> results;
+    std::vector<std::string> ranges;
+    std::string extra_payload;  // bytes appended to the payload (unknown items)
+    bool set_payload_size = true;
+  };
+  void add(Block b) { blocks_.push_back(std::move(b)); }
+  // Interns a metric name in the pending string table; returns its NameId.
+  uint32_t name_id(const std::string& name);
+  // Moves the pending strings into `b`'s string table (append semantics).
+  void flush_strings(Block& b);
+  std::string bytes() const;
+  void write(const std::string& path) const;
+
+  // Convenience: a kernel result with scalar metrics, names interned here.
+  pb::ProfileResult kernel(const std::string& name, uint64_t grid, uint64_t block,
+                           const std::vector<std::pair<std::string, double>>& metrics);
+
+  uint32_t version = 7;
+
+ private:
+  std::vector<Block> blocks_;
+  std::vector<std::string> all_names_;
+  size_t flushed_ = 0;
+};
+
+// Splits a real report into its raw framed parts so tests can re-assemble or
+// replicate them (e.g. the 20,000-kernel benchmark report).
+struct RawReport {
+  std::string file_header;  // serialized FileHeader
+  struct Block {
+    std::string header;
+    std::vector<std::string> items;  // payload items in order
+  };
+  std::vector<Block> blocks;
+  static RawReport parse(const std::string& bytes);
+  std::string bytes() const;
+};
+
+}  // namespace keet::testing

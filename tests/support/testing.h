@@ -1,0 +1,37 @@
+// Helpers shared by unit, end-to-end and benchmark code.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace keet::testing {
+
+// ../shared beside the project root, when it exists (CI and developers).
+std::optional<std::string> shared_dir();
+// The oracle's sample reports folder (NVIDIA's examples), if ../shared exists.
+std::optional<std::string> oracle_examples();
+// Every .ncu-rep / .nsight-cuprof-report under shared/fixtures, sorted.
+std::vector<std::string> fixture_reports();
+std::string source_dir();
+std::string temp_path(const std::string& name);
+
+struct ProcessResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+// Runs a command line through /bin/sh; stdout and stderr are captured apart.
+ProcessResult run_command(const std::string& cmd);
+// Runs build/keet with the given argument string (already shell-quoted).
+ProcessResult run_keet(const std::string& args);
+std::string shell_quote(const std::string& s);
+
+}  // namespace keet::testing
+
+#define KEET_REQUIRE_SHARED()                                                  \
+  do {                                                                         \
+    if (!keet::testing::shared_dir())                                          \
+      GTEST_SKIP() << "../shared is absent: fixture/oracle tests are skipped"; \
+  } while (0)

@@ -1,0 +1,206 @@
+// The .ncu-rep reader on reports built by the test writer: framing edge cases,
+// string tables across blocks, unknown fields, partial and corrupt files.
+#include <gtest/gtest.h>
+
+#include "readers/reader.h"
+#include "support/report_writer.h"
+
+namespace keet {
+namespace {
+
+using testing::ReportWriter;
+
+readers::ReadResult<model::Report> read_bytes(const std::string& bytes, readers::ReadOptions opt = {}) {
+  auto src = io::memory_source("mem.ncu-rep", bytes);
+  return readers::load(*src, opt);
+}
+
+// Two kernels in two blocks; the second block adds a new string.
+std::string two_block_report() {
+  ReportWriter w;
+  ReportWriter::Block b1;
+  auto k1 = w.kernel("alpha", 10, 128, {{"gpu__time_duration.sum", 1000}});
+  w.flush_strings(b1);
+  b1.results.push_back(k1.SerializeAsString());
+  w.add(b1);
+  ReportWriter::Block b2;
+  auto k2 = w.kernel("beta", 20, 64, {{"gpu__time_duration.sum", 2000}, {"zz_custom", 42.5}});
+  w.flush_strings(b2);
+  b2.results.push_back(k2.SerializeAsString());
+  w.add(b2);
+  return w.bytes();
+}
+
+TEST(NcuRepReader, StringTableAppendsAcrossBlocks) {
+  auto r = read_bytes(two_block_report());
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->kernels.size(), 2u);
+  EXPECT_EQ(r->kernels[0].display_name(), "alpha()");
+  EXPECT_EQ(r->kernels[1].number("gpu__time_duration.sum"), 2000);
+  EXPECT_EQ(r->kernels[1].number("zz_custom"), 42.5);
+  EXPECT_EQ(r->kernels[1].index, 1);
+  EXPECT_EQ(r->kernels[1].grid, (model::Dim3{20, 1, 1}));
+}
+
+TEST(NcuRepReader, ManyBlocksAndEmptyPayloads) {
+  ReportWriter w;
+  for (int i = 0; i < 50; ++i) {
+    ReportWriter::Block empty;  // header-only block, PayloadSize 0
+    w.add(empty);
+    ReportWriter::Block b;
+    auto k = w.kernel("k" + std::to_string(i), i + 1, 32, {{"m" + std::to_string(i % 7), i * 1.0}});
+    w.flush_strings(b);
+    b.results.push_back(k.SerializeAsString());
+    w.add(b);
+  }
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->kernels.size(), 50u);
+  EXPECT_EQ(r->kernels[49].number("m0"), 49.0);
+  EXPECT_FALSE(r->partial);
+}
+
+TEST(NcuRepReader, UnknownFieldsAndMissingRequiredFieldsLoad) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  pb::ProfileResult k = w.kernel("gamma", 1, 1, {{"x", 1}});
+  k.clear_kernel_demangled_name();  // "required" in NVIDIA's schema
+  k.mutable_unknown_fields()->AddVarint(999, 7);  // field 999 varint 7
+  auto* rule = k.add_rule_results();
+  rule->set_identifier("NewRule");
+  auto* item = rule->mutable_body()->add_items();
+  item->mutable_message()->set_message("text");  // Type omitted, as 2023.2+ writes
+  item->mutable_speedup()->set_speedup(12.5);
+  w.flush_strings(b);
+  b.header.mutable_unknown_fields()->AddVarint(999, 1);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->kernels.size(), 1u);
+  EXPECT_EQ(r->kernels[0].display_name(), "gamma");
+  ASSERT_EQ(r->kernels[0].rules.size(), 1u);
+  EXPECT_EQ(r->kernels[0].rules[0].messages[0].estimated_speedup, 12.5);
+}
+
+TEST(NcuRepReader, ListsKeepKeysAndValues) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  pb::ProfileResult k = w.kernel("delta", 1, 1, {});
+  auto* m = k.add_metric_results();
+  m->set_name_id(w.name_id("inst_executed"));
+  m->mutable_value()->set_uint64_value(30);
+  for (uint64_t pc : {0x7f0000001000ull, 0x7f0000001010ull}) {
+    auto* e = m->add_instances();
+    e->mutable_correlation_id()->set_uint64_value(pc);
+    e->mutable_element_value()->set_uint64_value(15);
+  }
+  auto* s = k.add_metric_results();
+  s->set_name_id(w.name_id("launch__func_cache_config"));
+  s->mutable_value()->set_string_value("cudaFuncCachePreferNone");
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r);
+  const auto* inst = r->kernels[0].find("inst_executed");
+  ASSERT_NE(inst, nullptr);
+  EXPECT_EQ(inst->value.kind, model::Value::Kind::Uint64);
+  ASSERT_EQ(inst->instances.size(), 2u);
+  EXPECT_EQ(inst->instances[1].key.integer, 0x7f0000001010ull);
+  EXPECT_EQ(r->kernels[0].text("launch__func_cache_config"), "cudaFuncCachePreferNone");
+  readers::ReadOptions no_lists;
+  no_lists.instances = false;
+  auto r2 = read_bytes(w.bytes(), no_lists);
+  EXPECT_TRUE(r2->kernels[0].find("inst_executed")->instances.empty());
+}
+
+TEST(NcuRepReader, SessionDetailsMergeAcrossBlocks) {
+  ReportWriter w;
+  ReportWriter::Block b1, b2, b3;
+  b1.header.mutable_session_details()->set_creation_time(1652212832);
+  auto* dev = b2.header.mutable_session_details()->add_device_attributes();
+  dev->set_name("NVIDIA RTX A2000");
+  auto* v = b3.header.mutable_session_details()->add_version_info();
+  v->set_provider("Nsight Compute");
+  v->set_version("Nsight Compute Target 2022.1.1.0");
+  w.add(b1);
+  w.add(b2);
+  w.add(b3);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->session.creation_time, 1652212832u);
+  ASSERT_EQ(r->session.devices.size(), 1u);
+  EXPECT_EQ(r->session.devices[0].name, "NVIDIA RTX A2000");
+  EXPECT_EQ(r->ncu_version(), "2022.1.1.0");
+}
+
+TEST(NcuRepReader, UnknownPayloadItemsAreSkippedBySize) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel("eps", 1, 1, {{"x", 3}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  b.extra_payload = std::string(12, '\x01');
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->kernels.size(), 1u);
+}
+
+TEST(NcuRepReader, TruncationAfterKernelsIsPartial) {
+  std::string full = two_block_report();
+  auto r = read_bytes(full.substr(0, full.size() - 5));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->partial);
+  EXPECT_EQ(r->kernels.size(), 1u);
+  ASSERT_FALSE(r->warnings.empty());
+  EXPECT_NE(r->warnings[0].find("at byte"), std::string::npos);
+}
+
+TEST(NcuRepReader, TruncationBeforeAnyKernelIsAnError) {
+  std::string full = two_block_report();
+  for (size_t cut : {size_t(3), size_t(9), size_t(14), size_t(30)}) {
+    auto r = read_bytes(full.substr(0, cut));
+    ASSERT_FALSE(r) << "cut at " << cut;
+    EXPECT_NE(r.error().message().find("mem.ncu-rep"), std::string::npos);
+  }
+}
+
+TEST(NcuRepReader, HugeLengthPrefixIsRejectedWithoutAllocating) {
+  std::string bytes("NVR\0\x02\0\0\0\x08\x07\xff\xff\xff\x7f", 14);
+  auto r = read_bytes(bytes);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().offset, 10u);
+  EXPECT_NE(r.error().what.find("past the end"), std::string::npos);
+}
+
+TEST(NcuRepReader, ForeignAndEmptyFilesAreRejected) {
+  EXPECT_FALSE(read_bytes(""));
+  EXPECT_FALSE(read_bytes(std::string("\x7f" "ELF\x02\x01\x01", 7)));
+  auto r = read_bytes("hello world, not a report");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("not a report"), std::string::npos);
+}
+
+TEST(NcuRepReader, GarbageInsideAResultIsCorrupt) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  b.results.push_back(std::string("\x6a\xff\xff\xff\xff\x0f", 6));  // field 13, absurd length
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_FALSE(r);
+  EXPECT_GT(r.error().offset, 0u);
+}
+
+TEST(NcuRepReader, MetricFilterSkipsOtherMetrics) {
+  readers::ReadOptions opt;
+  opt.metric_filter = [](std::string_view n) { return n == "zz_custom"; };
+  auto r = read_bytes(two_block_report(), opt);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->kernels[0].metrics.empty());
+  ASSERT_EQ(r->kernels[1].metrics.size(), 1u);
+}
+
+}  // namespace
+}  // namespace keet
