@@ -18,7 +18,7 @@ struct ExportArgs {
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
   readers::ReadOptions opt;
   opt.modules = false;
-  opt.instances = a.format == "json";
+  opt.instances = true;  // json lists them; csv prints "" (not "no data") for a value-less metric that has them
   auto loaded = load_report(ctx, a.report, opt);
   if (!loaded) return report_error(ctx, loaded.error());
   if (a.format == "csv") ctx.out << render::raw_csv(loaded->report, loaded->selected);

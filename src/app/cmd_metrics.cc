@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/vocabulary.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "model/units.h"
@@ -22,13 +23,22 @@ struct MetricsArgs {
 std::string value_text(const model::Value& v) { return model::csv_value_text("", v, !v.empty()); }
 
 
-using Matcher = std::function<bool(const std::string&)>;
+// How a metric name matched --grep: nullopt = not at all, "" = by its own
+// name, else the nvprof-era alias that matched (analysis/vocabulary).
+using Matcher = std::function<std::optional<std::string>(const std::string&)>;
+
+std::optional<std::string> match_name_or_alias(const std::regex& re, const std::string& name) {
+  if (std::regex_search(name, re)) return std::string();
+  for (const auto& alias : analysis::aliases_of(name))
+    if (std::regex_search(alias, re)) return alias;
+  return std::nullopt;
+}
 
 Result<Matcher> make_matcher(const std::string& pattern) {
-  if (pattern.empty()) return Matcher([](const std::string&) { return true; });
+  if (pattern.empty()) return Matcher([](const std::string&) { return std::string(); });
   try {
     auto re = std::make_shared<std::regex>(pattern, std::regex::icase);
-    return Matcher([re](const std::string& n) { return std::regex_search(n, *re); });
+    return Matcher([re](const std::string& n) { return match_name_or_alias(*re, n); });
   } catch (const std::regex_error& e) {
     return fail(ExitCode::BadInput, fmt::format("--grep {}: {}", pattern, e.what()));
   }
@@ -40,7 +50,9 @@ void print_table(Context& ctx, const std::vector<const model::Kernel*>& ks, cons
     render::Table t({"metric", "unit", "value"});
     t.right_align({2});
     for (const auto& mt : k->metrics)
-      if (m(mt.name)) t.add({mt.name, model::unit_of(mt.name), value_text(mt.value)});
+      if (auto how = m(mt.name))
+        t.add({how->empty() ? mt.name : fmt::format("{} (alias {})", mt.name, *how), model::unit_of(mt.name),
+               value_text(mt.value)});
     ctx.out << t.str(100) << "\n";
   }
 }

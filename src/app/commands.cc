@@ -4,9 +4,22 @@ namespace keet::app {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
+      analyze_command(),
+      coverage_command(),
+      eval_command(),
       list_command(),
       metrics_command(),
       export_command(),
+      occupancy_command(),
+      source_command(),
+      explain_command(),
+      diff_command(),
+      record_command(),
+      history_command(),
+      gate_command(),
+      profile_command(),
+      ask_command(),
+      chat_command(),
   };
   return table;
 }

@@ -4,8 +4,21 @@
 
 namespace keet::app {
 
+Command analyze_command();
+Command coverage_command();
+Command eval_command();
 Command list_command();
 Command metrics_command();
 Command export_command();
+Command occupancy_command();
+Command source_command();
+Command explain_command();
+Command diff_command();
+Command record_command();
+Command history_command();
+Command gate_command();
+Command profile_command();
+Command ask_command();
+Command chat_command();
 
 }  // namespace keet::app

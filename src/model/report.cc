@@ -1,5 +1,7 @@
 #include "model/report.h"
 
+#include <cctype>
+
 namespace keet::model {
 
 Value Value::of_double(double v) { return {Kind::Double, v, 0, {}}; }
@@ -50,12 +52,22 @@ std::string_view format_name(Format f) {
   return "unknown";
 }
 
+// The first "2021.2.2.0"-like token: writers put it after a product name
+// ("Nsight Compute Target 2022.1.1.0") or before a build note
+// ("2021.2.2.0 (build 30282580) (public-release)").
+static std::string version_token(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && text[i - 1] != ' ')) continue;
+    size_t end = text.find(' ', i);
+    std::string token = text.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (token.find('.') != std::string::npos) return token;
+  }
+  return {};
+}
+
 std::string Report::ncu_version() const {
   for (const auto& [provider, version] : session.versions)
-    if (provider.find("Nsight Compute") != std::string::npos) {
-      auto pos = version.find_last_of(' ');
-      return pos == std::string::npos ? version : version.substr(pos + 1);
-    }
+    if (provider.find("Nsight Compute") != std::string::npos) return version_token(version);
   return {};
 }
 

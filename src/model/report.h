@@ -88,6 +88,7 @@ struct Kernel {
   uint64_t creation_time = 0;  // unix seconds
   uint64_t process_id = 0;
   std::string process_name;
+  std::string host_name;  // of the profiled process: ncu's "Host Name" column
   std::optional<uint64_t> source_ref;  // key into Report::modules
 
   std::vector<Metric> metrics;

@@ -1,7 +1,10 @@
 // Units of ncu metrics. Reports do not store units: ncu takes them from its
-// metric database, so KEET keeps its own table (data/metrics/units.json) plus
-// naming rules for metrics the table does not list.
+// metric database, so KEET keeps its own table (data/metrics/units.json,
+// gathered from ncu's own exports) plus naming rules for metrics the table
+// does not list. Also converts the auto-scaled units of ncu's text exports
+// ("Mbyte", "usecond", "Ghz") back to the base units of the raw page.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,7 +14,27 @@ namespace keet::model {
 
 // Base unit as `ncu --print-units base` prints it ("nsecond", "byte", "%", "").
 std::string unit_of(std::string_view metric);
-// Value text as ncu's raw CSV export prints it with base units.
+// As ncu prints it for this kernel's chip: ncu 2022.3 knows hardware-metric
+// units only for the chips in its database, and prints "" for the others.
+std::string unit_of(std::string_view metric, const Kernel& k);
+// Does ncu's metric database know this kernel's chip (by compute capability)?
+bool chip_has_units(const Kernel& k);
+// The unit from the naming rules alone (what unit_of falls back to).
+std::string unit_by_rules(std::string_view metric);
+
+// Value text as ncu's raw CSV export prints it with base units: integral
+// doubles without decimals, others with two, "nan", strings as they are,
+// "no data" for a metric with no value.
 std::string csv_value_text(std::string_view metric, const Value& v, bool has_value);
+// The same for a whole metric: a value-less metric with instances prints "".
+std::string csv_cell_text(const Metric& m);
+
+// A value in an auto-scaled unit, converted to the base unit.
+struct BaseValue {
+  double value = 0;
+  std::string unit;
+};
+// Units KEET does not know to scale come back unchanged, factor 1.
+BaseValue to_base_unit(double value, std::string_view unit);
 
 }  // namespace keet::model

@@ -223,6 +223,7 @@ class KernelDecoder {
     k.creation_time = h.creation_time();
     k.process_id = st_.process.process_id();
     k.process_name = st_.process.process_name();
+    k.host_name = st_.process.hostname();
     if (h.has_source() && h.source().has_reference()) k.source_ref = h.source().reference();
   }
 

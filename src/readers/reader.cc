@@ -8,6 +8,7 @@
 namespace keet::readers {
 
 std::string ReadError::message() const {
+  if (line != 0) return fmt::format("{}: line {}: {}", file, line, what);
   if (offset == 0 && what.find("not ") == 0) return fmt::format("{}: {}", file, what);
   return fmt::format("{}: at byte {}: {}", file, offset, what);
 }
@@ -29,15 +30,20 @@ const Reader* find_reader(std::string_view bytes) {
   return nullptr;
 }
 
-ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt, const KernelSink& sink) {
-  model::Report report;
+ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
+                             const KernelSink& sink) {
   report.path = src.name();
   const Reader* reader = find_reader(src.bytes());
   if (reader == nullptr) {
     std::string what = src.bytes().empty() ? "empty file" : "not a report KEET can read (not .ncu-rep, ncu CSV or nvprof CSV)";
     return std::unexpected(ReadError{src.name(), 0, what, false});
   }
-  auto ok = reader->read(src, opt, report, sink);
+  return reader->read(src, opt, report, sink);
+}
+
+ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt, const KernelSink& sink) {
+  model::Report report;
+  auto ok = stream_into(src, opt, report, sink);
   if (!ok) return std::unexpected(ok.error());
   return report;
 }

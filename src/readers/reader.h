@@ -36,6 +36,7 @@ struct ReadError {
   uint64_t offset = 0;
   std::string what;
   bool partial = false;
+  uint64_t line = 0;  // 1-based line in a text export (CSV); 0: `offset` locates it
   std::string message() const;
 };
 
@@ -61,6 +62,10 @@ ReadResult<model::Report> load(const io::ByteSource& src, const ReadOptions& opt
 // Streams kernels to `sink`; the returned report holds session, modules, warnings.
 ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt,
                                  const KernelSink& sink);
+// Like stream(), but fills a caller-owned report, so the sink can use what was
+// read before each kernel (modules, warnings) while streaming.
+ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
+                             const KernelSink& sink);
 // Opens a path, then load(). Errors carry the file name.
 Result<model::Report> load_file(const std::string& path, const ReadOptions& opt = {});
 

@@ -1,0 +1,296 @@
+#include "analysis/derived.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "model/units.h"
+
+namespace keet::analysis {
+namespace {
+
+// Plain quantities: a name and the metric spellings that carry it, newest first.
+struct MetricQuantity {
+  const char* name;
+  std::vector<std::string> candidates;
+};
+
+const std::vector<MetricQuantity>& metric_quantities() {
+  static const std::vector<MetricQuantity> table = {
+      {"duration_ns", {"gpu__time_duration.sum"}},
+      {"compute_sol", {"sm__throughput.avg.pct_of_peak_sustained_elapsed"}},
+      {"memory_sol", {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"}},
+      {"dram_pct", {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                    "dram__throughput.avg.pct_of_peak_sustained_elapsed"}},
+      {"l1_pct", {"l1tex__throughput.avg.pct_of_peak_sustained_active"}},
+      {"l2_pct", {"lts__throughput.avg.pct_of_peak_sustained_elapsed"}},
+      {"l1_hit", {"l1tex__t_sector_hit_rate.pct"}},
+      {"l2_hit", {"lts__t_sector_hit_rate.pct"}},
+      {"achieved_occupancy", {"sm__warps_active.avg.pct_of_peak_sustained_active"}},
+      {"theoretical_occupancy", {"sm__maximum_warps_per_active_cycle_pct"}},
+      {"issue_active_pct", {"smsp__issue_active.avg.pct_of_peak_sustained_active",
+                            "sm__inst_issued.avg.pct_of_peak_sustained_active"}},
+      {"eligible_warps", {"smsp__warps_eligible.avg.per_cycle_active"}},
+      {"active_warps_per_scheduler", {"smsp__warps_active.avg.per_cycle_active"}},
+      {"waves", {"launch__waves_per_multiprocessor"}},
+      {"grid_size", {"launch__grid_size"}},
+      {"block_size", {"launch__block_size"}},
+      {"registers", {"launch__registers_per_thread"}},
+      {"sm_count", {"launch__sm_count", "device__attribute_multiprocessor_count"}},
+      {"limit_registers", {"launch__occupancy_limit_registers"}},
+      {"limit_shared_mem", {"launch__occupancy_limit_shared_mem"}},
+      {"limit_warps", {"launch__occupancy_limit_warps"}},
+      {"limit_blocks", {"launch__occupancy_limit_blocks"}},
+      {"smem_per_block", {"launch__shared_mem_per_block"}},
+      {"threads_per_inst", {"smsp__thread_inst_executed_per_inst_executed.ratio"}},
+      {"threads_pred_on_per_inst", {"smsp__thread_inst_executed_pred_on_per_inst_executed.ratio"}},
+      {"branch_uniform_pct", {"smsp__sass_average_branch_targets_threads_uniform.pct"}},
+      {"pipe_fp64_pct", {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+                         "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"}},
+      {"pipe_fma_pct", {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+                        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"}},
+      {"pipe_alu_pct", {"sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+                        "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"}},
+      {"pipe_tensor_pct", {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+                           "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}},
+      {"pipe_lsu_pct", {"sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"}},
+      {"pipe_xu_pct", {"sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"}},
+      {"pipe_shared_pct", {"sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active"}},
+      {"global_excess_sectors", {"derived__memory_l2_theoretical_sectors_global_excessive"}},
+      {"shared_excess_wavefronts", {"derived__memory_l1_wavefronts_shared_excessive"}},
+      {"shared_wavefronts", {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"}},
+      {"global_ld_sectors", {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"}},
+      {"global_st_sectors", {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"}},
+      {"global_ld_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"}},
+      {"global_st_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"}},
+      {"local_ld_sectors", {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"}},
+      {"local_st_sectors", {"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"}},
+      {"shared_ld_conflicts", {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"}},
+      {"shared_st_conflicts", {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"}},
+      {"atomic_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"}},
+      {"reduction_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"}},
+      {"l2_requests", {"lts__t_requests.sum"}},
+      {"sysmem_fill_pct", {"lts__d_sectors_fill_sysmem.avg.pct_of_peak_sustained_elapsed"}},
+      {"dram_bytes_per_s", {"dram__bytes.sum.per_second"}},
+      {"dram_read_bytes", {"dram__bytes_read.sum"}},
+      {"dram_write_bytes", {"dram__bytes_write.sum"}},
+      {"fadd_per_cycle", {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed"}},
+      {"fmul_per_cycle", {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed"}},
+      {"ffma2_per_cycle", {"derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2"}},
+      {"dadd_per_cycle", {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed"}},
+      {"dmul_per_cycle", {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed"}},
+      {"dfma2_per_cycle", {"derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2"}},
+      {"fp32_peak_per_cycle", {"derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"}},
+      {"fp64_peak_per_cycle", {"derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2"}},
+      {"smsp_cycles_per_s", {"smsp__cycles_elapsed.avg.per_second"}},
+      {"sm_cycles_per_s", {"sm__cycles_elapsed.avg.per_second"}},
+      {"dram_peak_bytes_per_cycle", {"dram__bytes.sum.peak_sustained"}},
+      {"dram_cycles_per_s", {"dram__cycles_elapsed.avg.per_second"}},
+      {"fadd_count", {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"}},
+      {"fmul_count", {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"}},
+      {"ffma_count", {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"}},
+      {"dadd_count", {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum"}},
+      {"dmul_count", {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum"}},
+      {"dfma_count", {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"}},
+      {"cc_major", {"device__attribute_compute_capability_major"}},
+      {"cc_minor", {"device__attribute_compute_capability_minor"}},
+      {"max_warps_per_sm", {"device__attribute_max_warps_per_multiprocessor"}},
+  };
+  return table;
+}
+
+// Derived quantities: name, unit, formula text, inputs (quantity names), and
+// the function of those inputs. Only computed when every input is present.
+struct DerivedDef {
+  const char* name;
+  const char* unit;
+  const char* formula;
+  std::vector<std::string> inputs;
+  std::function<std::optional<double>(const std::vector<double>&)> fn;
+};
+
+std::optional<double> ratio_pct(double num, double den) {
+  if (den <= 0) return std::nullopt;
+  return 100.0 * num / den;
+}
+
+const std::vector<DerivedDef>& derived_defs() {
+  using V = std::vector<double>;
+  static const std::vector<DerivedDef> table = {
+      {"global_excess_pct", "%", "global_excess_sectors / (global_ld_sectors + global_st_sectors) * 100",
+       {"global_excess_sectors", "global_ld_sectors", "global_st_sectors"},
+       [](const V& v) { return ratio_pct(v[0], v[1] + v[2]); }},
+      {"ld_sectors_per_request", "sector/request", "global_ld_sectors / global_ld_requests",
+       {"global_ld_sectors", "global_ld_requests"},
+       [](const V& v) -> std::optional<double> { return v[1] > 0 ? std::optional(v[0] / v[1]) : std::nullopt; }},
+      {"st_sectors_per_request", "sector/request", "global_st_sectors / global_st_requests",
+       {"global_st_sectors", "global_st_requests"},
+       [](const V& v) -> std::optional<double> { return v[1] > 0 ? std::optional(v[0] / v[1]) : std::nullopt; }},
+      {"shared_excess_pct", "%", "shared_excess_wavefronts / shared_wavefronts * 100",
+       {"shared_excess_wavefronts", "shared_wavefronts"}, [](const V& v) { return ratio_pct(v[0], v[1]); }},
+      {"bank_conflict_pct", "%", "(shared_ld_conflicts + shared_st_conflicts) / shared_wavefronts * 100",
+       {"shared_ld_conflicts", "shared_st_conflicts", "shared_wavefronts"},
+       [](const V& v) { return ratio_pct(v[0] + v[1], v[2]); }},
+      {"local_share_pct", "%",
+       "(local_ld_sectors + local_st_sectors) / (local + global_ld_sectors + global_st_sectors) * 100",
+       {"local_ld_sectors", "local_st_sectors", "global_ld_sectors", "global_st_sectors"},
+       [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2] + v[3]); }},
+      {"local_bytes", "byte", "(local_ld_sectors + local_st_sectors) * 32", {"local_ld_sectors", "local_st_sectors"},
+       [](const V& v) { return std::optional((v[0] + v[1]) * 32); }},
+      {"atomic_share_pct", "%", "(atomic_requests + reduction_requests) / (global_ld_requests + global_st_requests + atomic_requests + reduction_requests) * 100",
+       {"atomic_requests", "reduction_requests", "global_ld_requests", "global_st_requests"},
+       [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2] + v[3]); }},
+      {"warp_efficiency_pct", "%", "threads_per_inst / 32 * 100", {"threads_per_inst"},
+       [](const V& v) { return std::optional(v[0] / 32 * 100); }},
+      {"predicated_off_pct", "%", "(threads_per_inst - threads_pred_on_per_inst) / threads_per_inst * 100",
+       {"threads_per_inst", "threads_pred_on_per_inst"}, [](const V& v) { return ratio_pct(v[0] - v[1], v[0]); }},
+      {"occupancy_gap_pct", "%", "(theoretical_occupancy - achieved_occupancy) / theoretical_occupancy * 100",
+       {"theoretical_occupancy", "achieved_occupancy"}, [](const V& v) { return ratio_pct(v[0] - v[1], v[0]); }},
+      {"tail_waste_pct", "%", "(ceil(waves) - waves) / ceil(waves) * 100", {"waves"},
+       [](const V& v) -> std::optional<double> {
+         double c = std::ceil(v[0]);
+         return c > 0 ? std::optional(100 * (c - v[0]) / c) : std::nullopt;
+       }},
+      {"sm_fill_pct", "%", "min(grid_size / sm_count, 1) * 100", {"grid_size", "sm_count"},
+       [](const V& v) { return ratio_pct(std::min(v[0], v[1]), v[1]); }},
+      {"block_lane_waste_pct", "%", "(ceil(block_size / 32) * 32 - block_size) / (ceil(block_size / 32) * 32) * 100",
+       {"block_size"},
+       [](const V& v) {
+         double lanes = std::ceil(v[0] / 32) * 32;
+         return ratio_pct(lanes - v[0], lanes);
+       }},
+      {"fp32_unfused_pct", "%", "(fadd_count + fmul_count) / (fadd_count + fmul_count + ffma_count) * 100",
+       {"fadd_count", "fmul_count", "ffma_count"}, [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2]); }},
+      {"fp64_unfused_pct", "%", "(dadd_count + dmul_count) / (dadd_count + dmul_count + dfma_count) * 100",
+       {"dadd_count", "dmul_count", "dfma_count"}, [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2]); }},
+      {"fp32_flops", "flop", "fadd_count + fmul_count + 2 * ffma_count", {"fadd_count", "fmul_count", "ffma_count"},
+       [](const V& v) { return std::optional(v[0] + v[1] + 2 * v[2]); }},
+      {"fp64_flops", "flop", "dadd_count + dmul_count + 2 * dfma_count", {"dadd_count", "dmul_count", "dfma_count"},
+       [](const V& v) { return std::optional(v[0] + v[1] + 2 * v[2]); }},
+      {"fp32_flop_per_s", "flop/second", "(fadd + fmul + 2*ffma per cycle) * smsp_cycles_per_s",
+       {"fadd_per_cycle", "fmul_per_cycle", "ffma2_per_cycle", "smsp_cycles_per_s"},
+       [](const V& v) { return std::optional((v[0] + v[1] + v[2]) * v[3]); }},
+      {"fp64_flop_per_s", "flop/second", "(dadd + dmul + 2*dfma per cycle) * smsp_cycles_per_s",
+       {"dadd_per_cycle", "dmul_per_cycle", "dfma2_per_cycle", "smsp_cycles_per_s"},
+       [](const V& v) { return std::optional((v[0] + v[1] + v[2]) * v[3]); }},
+      {"fp32_peak_flop_per_s", "flop/second", "fp32_peak_per_cycle * sm_cycles_per_s",
+       {"fp32_peak_per_cycle", "sm_cycles_per_s"}, [](const V& v) { return std::optional(v[0] * v[1]); }},
+      {"fp64_peak_flop_per_s", "flop/second", "fp64_peak_per_cycle * sm_cycles_per_s",
+       {"fp64_peak_per_cycle", "sm_cycles_per_s"}, [](const V& v) { return std::optional(v[0] * v[1]); }},
+      {"dram_peak_bytes_per_s", "byte/second", "dram_peak_bytes_per_cycle * dram_cycles_per_s",
+       {"dram_peak_bytes_per_cycle", "dram_cycles_per_s"}, [](const V& v) { return std::optional(v[0] * v[1]); }},
+      {"fp32_to_fp64_ratio", "", "fp32_peak_per_cycle / fp64_peak_per_cycle", {"fp32_peak_per_cycle", "fp64_peak_per_cycle"},
+       [](const V& v) -> std::optional<double> { return v[1] > 0 ? std::optional(v[0] / v[1]) : std::nullopt; }},
+      {"arithmetic_intensity", "flop/byte", "(fp32_flop_per_s + fp64_flop_per_s) / dram_bytes_per_s",
+       {"fp32_flop_per_s", "fp64_flop_per_s", "dram_bytes_per_s"},
+       [](const V& v) -> std::optional<double> { return v[2] > 0 ? std::optional((v[0] + v[1]) / v[2]) : std::nullopt; }},
+      {"fp32_peak_pct", "%", "fp32_flop_per_s / fp32_peak_flop_per_s * 100", {"fp32_flop_per_s", "fp32_peak_flop_per_s"},
+       [](const V& v) { return ratio_pct(v[0], v[1]); }},
+      {"fp64_peak_pct", "%", "fp64_flop_per_s / fp64_peak_flop_per_s * 100", {"fp64_flop_per_s", "fp64_peak_flop_per_s"},
+       [](const V& v) { return ratio_pct(v[0], v[1]); }},
+      {"global_ideal_bytes", "byte", "(global_ld_sectors + global_st_sectors - global_excess_sectors) * 32",
+       {"global_ld_sectors", "global_st_sectors", "global_excess_sectors"},
+       [](const V& v) { return std::optional((v[0] + v[1] - v[2]) * 32); }},
+      {"dram_bytes", "byte", "dram_read_bytes + dram_write_bytes", {"dram_read_bytes", "dram_write_bytes"},
+       [](const V& v) { return std::optional(v[0] + v[1]); }},
+      {"dram_headroom", "", "90 / max(dram_pct, 1)", {"dram_pct"},
+       [](const V& v) { return std::optional(90 / std::max(v[0], 1.0)); }},
+      {"issue_active", "", "issue_active_pct / 100", {"issue_active_pct"},
+       [](const V& v) { return std::optional(v[0] / 100); }},
+  };
+  return table;
+}
+
+std::string stall_metric(const std::string& reason) {
+  return "smsp__average_warps_issue_stalled_" + reason + "_per_issue_active.ratio";
+}
+
+std::string legacy_stall_metric(const std::string& reason) {
+  return "smsp__warp_issue_stalled_" + reason + "_per_warp_active.pct";
+}
+
+}  // namespace
+
+const std::vector<std::string>& stall_reasons() {
+  static const std::vector<std::string> reasons = {
+      "long_scoreboard", "short_scoreboard", "barrier",      "membar",     "mio_throttle", "lg_throttle",
+      "math_pipe_throttle", "wait",          "branch_resolving", "no_instruction", "not_selected",
+      "dispatch_stall",  "tex_throttle",     "drain",        "sleeping",   "imc_miss",     "misc"};
+  return reasons;
+}
+
+Facts::Facts(const model::Report& report, const model::Kernel& kernel) : r_(report), k_(kernel) { compute(); }
+
+std::optional<Evidence> Facts::metric(const std::vector<std::string>& candidates) const {
+  for (const auto& name : candidates) {
+    auto v = k_.number(name);
+    if (v && std::isfinite(*v)) return Evidence{name, *v, model::unit_of(name), "", ""};
+  }
+  return std::nullopt;
+}
+
+void Facts::compute() {
+  for (const auto& mq : metric_quantities()) {
+    auto e = metric(mq.candidates);
+    if (!e) {
+      missing_.push_back(mq.name);
+      continue;
+    }
+    q_[mq.name] = Quantity{e->value, e->unit, "", {*e}};
+  }
+  // Stall reasons: per-issue ratios (ncu 2020.1+) or older per-warp-active percentages.
+  double total = 0;
+  for (const auto& r : stall_reasons()) {
+    auto e = metric({stall_metric(r), legacy_stall_metric(r)});
+    if (!e) continue;
+    q_["stall_" + r] = Quantity{e->value, e->unit, "", {*e}};
+    total += e->value;
+  }
+  if (total > 0) {
+    q_["stall_total"] = Quantity{total, "", "sum of stall_<reason> over all reasons", {}};
+    for (const auto& r : stall_reasons())
+      if (auto* s = find("stall_" + r))
+        q_["stall_share_" + r] = Quantity{100 * s->value / total, "%", "stall_" + r + " / stall_total * 100", s->inputs};
+  }
+  for (const auto& d : derived_defs()) {
+    std::vector<double> vals;
+    std::vector<Evidence> inputs;
+    for (const auto& in : d.inputs) {
+      const Quantity* q = find(in);
+      if (!q) break;
+      vals.push_back(q->value);
+      inputs.insert(inputs.end(), q->inputs.begin(), q->inputs.end());
+    }
+    if (vals.size() != d.inputs.size()) {
+      missing_.push_back(d.name);
+      continue;
+    }
+    auto v = d.fn(vals);
+    if (v && std::isfinite(*v)) q_[d.name] = Quantity{*v, d.unit, d.formula, std::move(inputs)};
+  }
+}
+
+const Quantity* Facts::find(const std::string& name) const {
+  auto it = q_.find(name);
+  return it == q_.end() ? nullptr : &it->second;
+}
+
+std::optional<double> Facts::get(const std::string& name) const {
+  const Quantity* q = find(name);
+  return q ? std::optional(q->value) : std::nullopt;
+}
+
+std::vector<Evidence> Facts::evidence_for(const std::string& name) const {
+  const Quantity* q = find(name);
+  if (!q) return {};
+  if (q->formula.empty()) return q->inputs;
+  std::vector<Evidence> out{Evidence{"derived:" + name, q->value, q->unit, "", q->formula}};
+  for (const auto& in : q->inputs)
+    if (std::none_of(out.begin(), out.end(), [&](const Evidence& e) { return e.metric == in.metric; }))
+      out.push_back(in);
+  return out;
+}
+
+}  // namespace keet::analysis

@@ -1,0 +1,19 @@
+// The expert engine's entry points: a full diagnosis with no LLM.
+#pragma once
+#include <vector>
+
+#include "analysis/diagnosis.h"
+#include "model/report.h"
+
+namespace keet::analysis {
+
+struct AnalyzeOptions {
+  int top = 5;  // findings kept per kernel (0 = all)
+};
+
+KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel,
+                               const AnalyzeOptions& opt = {});
+Diagnosis analyze(const model::Report& report, const std::vector<const model::Kernel*>& kernels,
+                  const AnalyzeOptions& opt = {});
+
+}  // namespace keet::analysis

@@ -1,0 +1,22 @@
+// Where to look first: kernels grouped by name and ranked by their share of
+// total GPU time in the report.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/report.h"
+
+namespace keet::analysis {
+
+struct KernelGroup {
+  std::string name;            // demangled
+  std::vector<int> indices;    // launches in report order
+  double total_ns = 0;         // sum of gpu__time_duration.sum
+  double share = 0;            // of all kernels' time, 0..1
+  double mean_ns = 0;
+};
+
+// Launches without a duration count zero time but still appear.
+std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& kernels);
+
+}  // namespace keet::analysis

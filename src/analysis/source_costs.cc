@@ -1,0 +1,292 @@
+#include "analysis/source_costs.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "readers/cubin.h"
+#include "util/embedded_data.h"
+
+namespace keet::analysis {
+namespace {
+
+// data/source/columns.json, parsed once.
+struct Columns {
+  std::map<std::string, std::string, std::less<>> aliases;
+  std::vector<std::string> default_order;
+  std::string stall_prefix = "smsp__pcsamp_warps_issue_stalled_";
+  std::string stall_exclude_suffix = "_not_issued";
+  std::set<std::string, std::less<>> not_additive;
+};
+
+Columns load_columns() {
+  Columns c;
+  auto text = embedded_file("source/columns.json");
+  if (!text) return c;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return c;
+  c.aliases = j.value("aliases", std::map<std::string, std::string, std::less<>>{});
+  c.default_order = j.value("default_order", std::vector<std::string>{});
+  c.stall_prefix = j.value("stall_prefix", c.stall_prefix);
+  c.stall_exclude_suffix = j.value("stall_exclude_suffix", c.stall_exclude_suffix);
+  for (const auto& n : j.value("not_additive", std::vector<std::string>{})) c.not_additive.insert(n);
+  return c;
+}
+
+const Columns& columns() {
+  static const Columns c = load_columns();
+  return c;
+}
+
+std::string alias_metric(std::string_view alias) {
+  auto it = columns().aliases.find(alias);
+  return it == columns().aliases.end() ? std::string(alias) : it->second;
+}
+
+// ------------------------------------------------------------ PC metrics
+
+// launch__function_pcs holds one element whose value is the kernel's start PC
+// (the scalar is a double and loses the low bits).
+std::optional<uint64_t> kernel_start(const model::Kernel& k) {
+  const model::Metric* m = k.find("launch__function_pcs");
+  if (!m || m->instances.empty() || !m->instances.front().value.is_number()) return std::nullopt;
+  return m->instances.front().value.integer;
+}
+
+struct PcRange {
+  uint64_t begin = 0, end = 0;
+  bool contains(uint64_t pc) const { return pc >= begin && pc < end; }
+};
+
+// Without a symbol size, instance keys are accepted within 16 MiB of the
+// start, far more than any kernel and far less than the gap to the small
+// integers other lists use as keys (register counts, block sizes).
+constexpr uint64_t kMaxKernelBytes = uint64_t{1} << 24;
+
+bool is_pc_key(const model::Value& v) {
+  return v.kind == model::Value::Kind::Uint64 || v.kind == model::Value::Kind::Uint32;
+}
+
+// A list metric keyed by PCs of this kernel whose values add up per line.
+bool is_pc_metric(const model::Metric& m, const PcRange& range) {
+  if (m.instances.empty() || columns().not_additive.contains(m.name)) return false;
+  return std::all_of(m.instances.begin(), m.instances.end(), [&](const model::Instance& i) {
+    return is_pc_key(i.key) && range.contains(i.key.integer) && i.value.is_number();
+  });
+}
+
+using PcValues = std::map<uint64_t, std::map<std::string, double, std::less<>>>;
+
+PcValues collect_pc_values(const model::Kernel& k, const PcRange& range) {
+  PcValues out;
+  for (const auto& m : k.metrics) {
+    if (!is_pc_metric(m, range)) continue;
+    for (const auto& i : m.instances) out[i.key.integer][m.name] += *i.value.as_number();
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ grouping
+
+std::string_view basename(std::string_view path) {
+  auto slash = path.find_last_of("/\\");
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The embedded copy of `path`: same path, else the only file with the same
+// base name (ncu stores the path it found on the profiling host).
+const model::SourceFile* embedded_source(const model::Module* mod, std::string_view path) {
+  if (!mod) return nullptr;
+  const model::SourceFile* by_name = nullptr;
+  int same_name = 0;
+  for (const auto& f : mod->files) {
+    if (f.path == path) return &f;
+    if (basename(f.path) == basename(path)) by_name = &f, ++same_name;
+  }
+  return same_name == 1 ? by_name : nullptr;
+}
+
+std::string line_text(const model::SourceFile* file, int line) {
+  if (!file || line <= 0) return "";
+  size_t pos = 0;
+  for (int i = 1; i < line; ++i) {
+    pos = file->content.find('\n', pos);
+    if (pos == std::string::npos) return "";
+    ++pos;
+  }
+  auto end = file->content.find('\n', pos);
+  std::string text = file->content.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  return text;
+}
+
+struct RowKey {
+  std::string file;
+  int line = 0;
+  uint64_t offset = 0;  // only for SASS rows
+  auto operator<=>(const RowKey&) const = default;
+};
+
+// A PC the line table does not cover (or every PC, without one) gets a SASS row.
+RowKey row_key(const readers::Cubin* cubin, uint64_t pc, uint64_t start) {
+  if (cubin && cubin->has_line_info())
+    if (auto loc = cubin->location(pc)) return {loc->file, static_cast<int>(loc->line), 0};
+  return {"", 0, pc - start};
+}
+
+std::vector<SourceLineCost> group_rows(const PcValues& pcs, const readers::Cubin* cubin, uint64_t start) {
+  std::map<RowKey, SourceLineCost> rows;
+  for (const auto& [pc, values] : pcs) {
+    RowKey key = row_key(cubin, pc, start);
+    auto [it, added] = rows.try_emplace(key);
+    SourceLineCost& row = it->second;
+    if (added) row.file = key.file, row.line = key.line, row.offset = pc - start;  // PCs ascend
+    ++row.instructions_mapped;
+    for (const auto& [name, v] : values) row.metrics[name] += v;
+  }
+  std::vector<SourceLineCost> out;
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
+// ------------------------------------------------------------ the table
+
+std::optional<readers::Cubin> open_cubin(const model::Module* mod, SourceTable& t) {
+  if (!mod || mod->binary.empty()) {
+    t.notes.push_back("the report does not embed the kernel's cubin: showing SASS offsets");
+    return std::nullopt;
+  }
+  auto cubin = readers::Cubin::parse(mod->binary);
+  if (!cubin) {
+    t.notes.push_back(cubin.error().message + ": showing SASS offsets");
+    return std::nullopt;
+  }
+  for (const auto& w : cubin->warnings()) t.notes.push_back(w);
+  if (!cubin->has_line_info())
+    t.notes.push_back("the cubin has no line table (build with -lineinfo): showing SASS offsets");
+  return std::move(*cubin);
+}
+
+PcRange kernel_range(const readers::Cubin* cubin, const model::Kernel& k, uint64_t start) {
+  const readers::CubinSymbol* sym = cubin ? cubin->symbol(k.mangled) : nullptr;
+  if (sym && sym->value == start && sym->size > 0) return {start, start + sym->size};
+  return {start, start + kMaxKernelBytes};
+}
+
+void add_totals(SourceTable& t) {
+  for (const auto& row : t.lines)
+    for (const auto& [name, v] : row.metrics) t.totals[name] += v;
+}
+
+std::string default_metric(const SourceTable& t) {
+  for (const auto& m : columns().default_order)
+    if (t.has(m)) return m;
+  return t.totals.empty() ? std::string() : t.totals.begin()->first;
+}
+
+void attach_text(SourceTable& t, const model::Module* mod) {
+  for (auto& row : t.lines)
+    if (!row.is_sass()) row.text = line_text(embedded_source(mod, row.file), row.line);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ SourceLineCost
+
+double SourceLineCost::value(std::string_view metric) const {
+  auto it = metrics.find(metric);
+  return it == metrics.end() ? 0 : it->second;
+}
+double SourceLineCost::samples() const { return value(alias_metric("samples")); }
+double SourceLineCost::executed_instructions() const { return value(alias_metric("instructions")); }
+double SourceLineCost::thread_instructions() const { return value(alias_metric("thread_instructions")); }
+double SourceLineCost::excess_global_sectors() const { return value(alias_metric("excess_global_sectors")); }
+double SourceLineCost::excess_shared_wavefronts() const { return value(alias_metric("excess_shared_wavefronts")); }
+
+std::vector<std::pair<std::string, double>> SourceLineCost::stalls() const {
+  const auto& c = columns();
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [name, v] : metrics) {
+    if (!name.starts_with(c.stall_prefix) || name.ends_with(c.stall_exclude_suffix) || v <= 0) continue;
+    out.emplace_back(name.substr(c.stall_prefix.size()), v);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+double SourceTable::share(const SourceLineCost& row, std::string_view metric) const {
+  auto it = totals.find(metric);
+  if (it == totals.end() || it->second <= 0) return 0;
+  return row.value(metric) / it->second;
+}
+
+// ------------------------------------------------------------ public API
+
+std::string resolve_metric(std::string_view alias) {
+  if (columns().aliases.contains(alias)) return alias_metric(alias);
+  if (alias.find("__") == std::string_view::npos && !alias.empty())
+    return columns().stall_prefix + std::string(alias);  // a stall reason
+  return std::string(alias);
+}
+
+void sort_by(SourceTable& t, std::string_view metric) {
+  t.sorted_by = std::string(metric);
+  std::stable_sort(t.lines.begin(), t.lines.end(), [&](const SourceLineCost& a, const SourceLineCost& b) {
+    double va = a.value(metric), vb = b.value(metric);
+    if (va != vb) return va > vb;
+    return std::tie(a.file, a.line, a.offset) < std::tie(b.file, b.line, b.offset);
+  });
+}
+
+SourceTable source_table(const model::Report& report, const model::Kernel& kernel) {
+  SourceTable t;
+  auto start = kernel_start(kernel);
+  if (!start) {
+    t.notes.push_back("the kernel has no start PC (launch__function_pcs): no source view");
+    return t;
+  }
+  t.kernel_start = *start;
+  const model::Module* mod = report.module_for(kernel);
+  auto cubin = open_cubin(mod, t);
+  const readers::Cubin* c = cubin ? &*cubin : nullptr;
+  auto pcs = collect_pc_values(kernel, kernel_range(c, kernel, *start));
+  if (pcs.empty()) {
+    t.notes = {"the kernel has no per-instruction source counters (profile with --section SourceCounters)"};
+    return t;
+  }
+  t.level = c && c->has_line_info() ? SourceLevel::Source : SourceLevel::Sass;
+  t.lines = group_rows(pcs, c, *start);
+  add_totals(t);
+  attach_text(t, mod);
+  sort_by(t, default_metric(t));
+  return t;
+}
+
+std::vector<SourceLineCost> source_lines(const model::Report& report, const model::Kernel& kernel) {
+  return source_table(report, kernel).lines;
+}
+
+std::vector<SourceRef> hottest_lines(const SourceTable& table, std::string_view metric_or_alias, size_t n) {
+  std::string metric = resolve_metric(metric_or_alias);
+  std::vector<const SourceLineCost*> rows;
+  for (const auto& r : table.lines)
+    if (r.value(metric) > 0) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const auto* a, const auto* b) { return a->value(metric) > b->value(metric); });
+  std::vector<SourceRef> out;
+  for (size_t i = 0; i < rows.size() && i < n; ++i) {
+    const SourceLineCost& r = *rows[i];
+    std::string text = r.is_sass() ? fmt::format("SASS +{:#x}", r.offset) : r.text;
+    out.push_back({r.file, r.line, table.share(r, metric), std::move(text)});
+  }
+  return out;
+}
+
+std::vector<SourceRef> hottest_lines_for(const model::Report& report, const model::Kernel& kernel,
+                                         std::string_view metric, size_t n) {
+  return hottest_lines(source_table(report, kernel), metric, n);
+}
+
+}  // namespace keet::analysis

@@ -1,0 +1,78 @@
+// keet diff BEFORE AFTER: did the change make the kernels faster, and why.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/compare.h"
+#include "render/html.h"
+
+namespace keet::app {
+namespace {
+
+struct DiffArgs {
+  ReportArgs before, after;
+  std::string format, output, threshold = "2%";
+  std::vector<std::string> pairs;  // "I:J"
+};
+
+Result<std::pair<int, int>> parse_pair(const std::string& text) {
+  int i = 0, j = 0;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%d:%d%c", &i, &j, &extra) != 2 || i < 0 || j < 0)
+    return fail(ExitCode::BadInput, fmt::format("--pair: '{}' is not BEFORE_INDEX:AFTER_INDEX (e.g. 0:2)", text));
+  return std::pair{i, j};
+}
+
+Result<render::DiffOptions> diff_options(const DiffArgs& a) {
+  render::DiffOptions opt;
+  auto threshold = fraction_flag("--threshold", a.threshold);
+  if (!threshold) return std::unexpected(threshold.error());
+  opt.threshold = *threshold;
+  for (const auto& p : a.pairs) {
+    auto pair = parse_pair(p);
+    if (!pair) return std::unexpected(pair.error());
+    opt.forced.push_back(*pair);
+  }
+  return opt;
+}
+
+std::string render_diff(const std::string& format, const render::DiffResult& d) {
+  if (format == "json") return render::diff_json(d).dump(2) + "\n";
+  if (format == "markdown") return render::diff_markdown(d);
+  if (format == "html") return render::html_diff(d);
+  return render::diff_text(d);
+}
+
+ExitCode run_diff(Context& ctx, const DiffArgs& a) {
+  auto opt = diff_options(a);
+  if (!opt) return report_error(ctx, opt.error());
+  auto before = load_and_analyse(ctx, a.before);
+  if (!before) return report_error(ctx, before.error());
+  auto after = load_and_analyse(ctx, a.after);
+  if (!after) return report_error(ctx, after.error());
+  auto result = render::diff(before->kernels, after->kernels, *opt);
+  return emit(ctx, a.output, render_diff(a.format, result));
+}
+
+}  // namespace
+
+Command diff_command() {
+  return {"diff", "compare two reports: faster or slower, findings resolved, bottleneck shift",
+          [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<DiffArgs>();
+            sub.add_option("before", a->before.path, "report before the change")->required();
+            sub.add_option("after", a->after.path, "report after the change")->required();
+            add_format(sub, a->format, {"text", "markdown", "json", "html"});
+            sub.add_option("--pair", a->pairs, "pair kernel I of BEFORE with kernel J of AFTER (I:J, repeatable)");
+            sub.add_option("--threshold", a->threshold, "noise threshold on the duration change")->capture_default_str();
+            sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+            sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
+            sub.callback([a, &action] {
+              a->after.allow_partial = a->before.allow_partial;
+              action = [a](Context& ctx) { return run_diff(ctx, *a); };
+            });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,131 @@
+// keet explain TERM: what a metric, stall reason or finding means and what to do
+// about it, from the built-in knowledge base.
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "kb/knowledge_base.h"
+#include "util/strings.h"
+
+namespace keet::app {
+namespace {
+
+constexpr std::size_t kWrapWidth = 78;
+
+struct ExplainArgs {
+  std::vector<std::string> words;  // TERM, possibly unquoted free text
+  std::string format;
+  int n = 3;
+};
+
+std::string joined(const std::vector<std::string>& words, std::string_view sep) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : std::string(sep)) + w;
+  return out;
+}
+
+// Greedy word wrap: `first` starts the first line, `indent` the others.
+std::string wrap(std::string_view text, std::string_view first, std::string_view indent) {
+  std::string out, line(first);
+  std::size_t start = first.size();
+  for (const auto& word : split(text, ' ')) {
+    if (word.empty()) continue;
+    if (line.size() > start && line.size() + 1 + word.size() > kWrapWidth) {
+      out += line + "\n";
+      line = indent;
+      start = indent.size();
+    }
+    line += (line.size() > start ? " " : "") + std::string(word);
+  }
+  return out + line + "\n";
+}
+std::string wrap(std::string_view text, std::string_view indent) { return wrap(text, indent, indent); }
+
+std::string paragraph(std::string_view heading, std::string_view text) {
+  return fmt::format("{}:\n{}", heading, wrap(text, "  "));
+}
+
+std::string bullets(std::string_view heading, const std::vector<std::string>& items) {
+  if (items.empty()) return "";
+  std::string out = fmt::format("{}:\n", heading);
+  for (const auto& item : items) out += wrap(item, "  - ", "    ");
+  return out;
+}
+
+std::string references_text(const kb::Entry& e) {
+  std::string out = "References:\n";
+  for (const auto& r : e.references) out += fmt::format("  - {}\n    {}\n", r.title, r.url);
+  return out;
+}
+
+std::string entry_text(const kb::Entry& e) {
+  std::string out = fmt::format("{} ({})\n\n", e.title, e.id);
+  if (!e.aliases.empty()) out += wrap("Also known as: " + joined(e.aliases, ", "), "", "  ");
+  if (!e.metrics.empty()) out += wrap("Metrics: " + joined(e.metrics, ", "), "", "  ");
+  if (!e.evidence.empty()) out += wrap("Judged on: " + joined(e.evidence, ", "), "", "  ");
+  out += "\n" + paragraph("What it means", e.summary) + "\n" + paragraph("How to read it", e.how_to_read);
+  out += "\n" + paragraph("Typical values", e.typical) + "\n" + bullets("What to do", e.remedies);
+  return out + "\n" + references_text(e);
+}
+
+std::string hits_text(const std::vector<kb::Hit>& hits) {
+  std::string out = entry_text(*hits.front().entry);
+  if (hits.size() > 1) out += "\nSee also:\n";
+  for (std::size_t i = 1; i < hits.size(); ++i)
+    out += fmt::format("  {}  {}  [{}]\n", hits[i].entry->id, hits[i].entry->title, kb::match_name(hits[i].how));
+  return out;
+}
+
+nlohmann::json entry_json(const kb::Entry& e) {
+  nlohmann::json refs = nlohmann::json::array();
+  for (const auto& r : e.references) refs.push_back({{"title", r.title}, {"url", r.url}});
+  return {{"id", e.id},           {"kind", std::string(kb::kind_name(e.kind))}, {"title", e.title},
+          {"aliases", e.aliases}, {"metrics", e.metrics},          {"metric_prefixes", e.metric_prefixes},
+          {"evidence", e.evidence}, {"summary", e.summary},        {"how_to_read", e.how_to_read},
+          {"typical", e.typical}, {"remedies", e.remedies},        {"references", refs},
+          {"related", e.related}};
+}
+
+nlohmann::json hits_json(const std::string& query, const std::vector<kb::Hit>& hits) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& h : hits) {
+    auto j = entry_json(*h.entry);
+    j["match"] = std::string(kb::match_name(h.how));
+    arr.push_back(std::move(j));
+  }
+  return {{"query", query}, {"entries", arr}};
+}
+
+ExitCode run_explain(Context& ctx, const ExplainArgs& a) {
+  auto kb = kb::builtin();
+  if (!kb) return report_error(ctx, kb.error());
+  std::string query = joined(a.words, " ");
+  auto hits = (*kb)->search(query, a.n);
+  if (!hits) return report_error(ctx, hits.error());
+  if (hits->empty())
+    return report_error(ctx, {ExitCode::BadInput, fmt::format("nothing in the knowledge base matches '{}'", query)});
+  if (a.format == "json")
+    ctx.out << hits_json(query, *hits).dump(2) << "\n";
+  else
+    ctx.out << hits_text(*hits);
+  return ExitCode::Ok;
+}
+
+}  // namespace
+
+Command explain_command() {
+  return {"explain", "explain a metric, stall reason or finding, or answer a question",
+          [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<ExplainArgs>();
+            sub.add_option("term", a->words,
+                           "metric name or alias, finding id, stall reason, or a question in plain words")
+                ->required();
+            add_format(sub, a->format, {"text", "json"});
+            sub.add_option("-n", a->n, "how many entries to show")->check(CLI::Range(1, 50))->capture_default_str();
+            sub.callback([a, &action] { action = [a](Context& ctx) { return run_explain(ctx, *a); }; });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,70 @@
+// keet gate R --baseline TAG|latest: fail CI when a kernel got slower.
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/compare.h"
+#include "render/diff_gate.h"
+
+namespace keet::app {
+namespace {
+
+struct GateArgs {
+  ReportArgs report;
+  std::string baseline = "latest", max_slowdown = "5%", format, output, db;
+};
+
+std::string describe(const store::Run& run) {
+  std::string out = fmt::format("baseline run #{}", run.id);
+  if (!run.tag.empty()) out += " tag " + run.tag;
+  if (!run.commit.empty()) out += " commit " + run.commit.substr(0, 12);
+  return out;
+}
+
+std::string render_gate(const std::string& format, const render::GateResult& g) {
+  if (format == "junit") return render::gate_junit(g);
+  if (format == "sarif") return render::gate_sarif(g);
+  return render::gate_text(g);
+}
+
+Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::string& device) {
+  auto db = open_history(ctx, a.db);
+  if (!db) return std::unexpected(db.error());
+  auto base = (*db)->baseline(a.baseline, device);
+  if (!base) return std::unexpected(base.error());
+  if (!*base)
+    return fail(ExitCode::BadInput, fmt::format("no baseline '{}' recorded for device '{}' in {} (run keet record first)",
+                                                a.baseline, device, (*db)->describe()));
+  return std::move(**base);
+}
+
+ExitCode run_gate(Context& ctx, const GateArgs& a) {
+  auto limit = fraction_flag("--max-slowdown", a.max_slowdown);
+  if (!limit) return report_error(ctx, limit.error());
+  auto current = load_and_analyse(ctx, a.report);
+  if (!current) return report_error(ctx, current.error());
+  if (current->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels"});
+  auto base = find_baseline(ctx, a, current->kernels.front().device);
+  if (!base) return report_error(ctx, base.error());
+  auto g = render::gate(render::diff(base->kernels, current->kernels, {*limit, {}}), *limit);
+  g.report = a.report.path;
+  g.baseline = describe(*base);
+  return emit(ctx, a.output, render_gate(a.format, g), g.failed() ? ExitCode::Failed : ExitCode::Ok);
+}
+
+}  // namespace
+
+Command gate_command() {
+  return {"gate", "compare with a recorded baseline; exit 1 on a performance regression",
+          [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<GateArgs>();
+            add_report_args(sub, a->report);
+            sub.add_option("--baseline", a->baseline, "tag of the baseline run, or 'latest'")->capture_default_str();
+            sub.add_option("--max-slowdown", a->max_slowdown, "allowed duration growth per kernel")->capture_default_str();
+            add_format(sub, a->format, {"text", "junit", "sarif"});
+            sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
+            add_db_option(sub, a->db);
+            sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,55 @@
+// keet profile -- ./app args: run ncu with a full collection, then analyse.
+#include <fmt/format.h>
+
+#include "analysis/engine.h"
+#include "analysis/ranking.h"
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/profile.h"
+#include "render/analysis_text.h"
+
+namespace keet::app {
+namespace {
+
+ExitCode analyse_report(Context& ctx, const std::string& path) {
+  ReportArgs args{path, "", true};
+  auto loaded = load_report(ctx, args);
+  if (!loaded) return report_error(ctx, loaded.error());
+  auto d = analysis::analyze(loaded->report, loaded->selected);
+  ctx.out << render::analysis_text(d, analysis::rank_kernels(loaded->selected), render::TextStyle{ctx.color(), false});
+  return ExitCode::Ok;
+}
+
+ExitCode run_profile(Context& ctx, const ProfileRequest& r, ProcessRunner& runner) {
+  auto ncu = find_ncu(r.ncu, ctx.getenv);
+  if (!ncu) return report_error(ctx, ncu.error());
+  std::string report = r.output.empty() ? default_report_path(r.app) : r.output;
+  auto args = ncu_arguments(*ncu, r, report);
+  ctx.err << "keet: running " << fmt::format("{}", fmt::join(args, " ")) << "\n";
+  std::string output;
+  auto status = runner.run(args, [&](std::string_view chunk) {
+    output += chunk;
+    ctx.err << chunk;  // ncu's progress stays visible
+  });
+  if (!status) return report_error(ctx, status.error());
+  if (auto ok = check_ncu_outcome(*status, output, report); !ok) return report_error(ctx, ok.error());
+  if (*status != 0) ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", *status);
+  ctx.err << "keet: report written to " << report << "\n";
+  return analyse_report(ctx, report);
+}
+
+}  // namespace
+
+Command profile_command() {
+  return {"profile", "run ncu on an application (full collection, source counters), then analyse the report",
+          [](CLI::App& sub, Action& action) {
+            auto r = std::make_shared<ProfileRequest>();
+            sub.add_option("--ncu", r->ncu, "ncu executable (default: $NCU, PATH, /usr/local/cuda*/bin)");
+            sub.add_option("-k,--kernel", r->kernel, "profile only this kernel: launch index, name, or regex:<pattern>");
+            sub.add_option("-o,--output", r->output, "report to write (default <app>.ncu-rep)");
+            sub.add_option("app", r->app, "application and its arguments (after --)")->required();
+            sub.callback([r, &action] { action = [r](Context& ctx) { return run_profile(ctx, *r, system_runner()); }; });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,59 @@
+// keet record R: store the report's kernels in the performance history.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/compare.h"
+
+namespace keet::app {
+namespace {
+
+struct RecordArgs {
+  ReportArgs report;
+  std::string tag, commit, db;
+};
+
+int64_t now_seconds() {
+  using namespace std::chrono;
+  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// CI systems export the commit being built; record it when --commit is absent.
+std::string commit_from_env(Context& ctx) {
+  for (const char* name : {"GITHUB_SHA", "CI_COMMIT_SHA", "GIT_COMMIT"})
+    if (auto v = ctx.getenv(name); !v.empty()) return v;
+  return "";
+}
+
+ExitCode run_record(Context& ctx, const RecordArgs& a) {
+  auto analysed = load_and_analyse(ctx, a.report);
+  if (!analysed) return report_error(ctx, analysed.error());
+  if (analysed->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels to record"});
+  auto db = open_history(ctx, a.db);
+  if (!db) return report_error(ctx, db.error());
+  store::Run run{0, a.tag, a.commit.empty() ? commit_from_env(ctx) : a.commit, now_seconds(), a.report.path,
+                 std::move(analysed->kernels)};
+  auto id = (*db)->record(run);
+  if (!id) return report_error(ctx, id.error());
+  ctx.out << fmt::format("recorded run #{}: {} kernel(s) on {}{} into {}\n", *id, run.kernels.size(),
+                         run.device().empty() ? "unknown device" : run.device(),
+                         run.tag.empty() ? "" : " (tag " + run.tag + ")", (*db)->describe());
+  return ExitCode::Ok;
+}
+
+}  // namespace
+
+Command record_command() {
+  return {"record", "store the report's kernels (durations, key metrics, findings) in the history",
+          [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<RecordArgs>();
+            add_report_args(sub, a->report);
+            sub.add_option("--tag", a->tag, "label for this run (branch, release), used by gate --baseline");
+            sub.add_option("--commit", a->commit, "commit SHA (default $GITHUB_SHA / $CI_COMMIT_SHA)");
+            add_db_option(sub, a->db);
+            sub.callback([a, &action] { action = [a](Context& ctx) { return run_record(ctx, *a); }; });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,173 @@
+// keet source R -k SEL [--top N] [--by samples|instructions|<metric>]:
+// the kernel's per-PC source counters summed per CUDA source line (or per
+// SASS instruction when the cubin has no line table), costliest first.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/source_costs.h"
+#include "app/commands.h"
+#include "app/common.h"
+#include "render/table.h"
+
+namespace keet::app {
+namespace {
+
+struct SourceArgs {
+  ReportArgs report;
+  int top = 20;
+  std::string by;
+  std::string format;
+};
+
+std::string_view level_name(analysis::SourceLevel l) {
+  switch (l) {
+    case analysis::SourceLevel::Source: return "source";
+    case analysis::SourceLevel::Sass: return "sass";
+    case analysis::SourceLevel::None: break;
+  }
+  return "none";
+}
+
+std::string_view basename(std::string_view path) {
+  auto slash = path.find_last_of("/\\");
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string location(const analysis::SourceLineCost& r) {
+  if (r.is_sass()) return fmt::format("+{:#06x}", r.offset);
+  return fmt::format("{}:{}", basename(r.file), r.line);
+}
+
+std::string count_text(double v) { return v == 0 ? "-" : fmt::format("{:.0f}", v); }
+
+std::string top_stall(const analysis::SourceLineCost& r) {
+  auto stalls = r.stalls();
+  if (stalls.empty() || r.samples() <= 0) return "-";
+  return fmt::format("{} {:.0f}%", stalls.front().first, 100 * stalls.front().second / r.samples());
+}
+
+size_t row_limit(const SourceArgs& a, const analysis::SourceTable& t) {
+  return a.top <= 0 ? t.lines.size() : std::min<size_t>(a.top, t.lines.size());
+}
+
+// The metric the rows are ordered by: --by, else the table's default.
+std::string order_metric(const SourceArgs& a, const analysis::SourceTable& t) {
+  return a.by.empty() ? t.sorted_by : analysis::resolve_metric(a.by);
+}
+
+// --------------------------------------------------------------- table
+
+void print_notes(Context& ctx, const analysis::SourceTable& t) {
+  for (const auto& n : t.notes) ctx.out << "note: " << n << "\n";
+}
+
+std::vector<std::string> table_row(const analysis::SourceTable& t, const analysis::SourceLineCost& r,
+                                   const std::string& by, bool extra) {
+  std::vector<std::string> row{location(r), fmt::format("{:.1f}%", 100 * t.share(r, by)), count_text(r.samples()),
+                               count_text(r.executed_instructions())};
+  if (extra) row.push_back(count_text(r.value(by)));
+  row.push_back(top_stall(r));
+  row.push_back(r.is_sass() ? "" : r.text);
+  return row;
+}
+
+void print_kernel_table(Context& ctx, const SourceArgs& a, const model::Kernel& k, analysis::SourceTable& t) {
+  ctx.out << fmt::format("[{}] {}\n", k.index, k.display_name());
+  print_notes(ctx, t);
+  if (t.level == analysis::SourceLevel::None) return;
+  std::string by = order_metric(a, t);
+  analysis::sort_by(t, by);
+  bool extra = by != analysis::resolve_metric("samples") && by != analysis::resolve_metric("instructions");
+  std::vector<std::string> header{t.level == analysis::SourceLevel::Source ? "line" : "sass", "share",
+                                  "samples", "instructions"};
+  if (extra) header.push_back(a.by.empty() ? by : a.by);  // the short name the user typed
+  header.insert(header.end(), {"top stall", "code"});
+  render::Table table(header);
+  table.right_align(extra ? std::vector<size_t>{1, 2, 3, 4} : std::vector<size_t>{1, 2, 3});
+  for (size_t i = 0; i < row_limit(a, t); ++i) table.add(table_row(t, t.lines[i], by, extra));
+  ctx.out << fmt::format("{} of {} rows by {} (share = fraction of the kernel's total)\n", row_limit(a, t),
+                         t.lines.size(), by);
+  ctx.out << table.str(120) << "\n";
+}
+
+// ---------------------------------------------------------------- json
+
+nlohmann::json line_json(const analysis::SourceTable& t, const analysis::SourceLineCost& r, const std::string& by) {
+  nlohmann::json stalls = nlohmann::json::object();
+  for (const auto& [reason, v] : r.stalls()) stalls[reason] = v;
+  nlohmann::json j{{"file", r.file},
+                   {"line", r.line},
+                   {"offset", r.offset},
+                   {"instructions_mapped", r.instructions_mapped},
+                   {"text", r.text},
+                   {"share", t.share(r, by)},
+                   {"samples", r.samples()},
+                   {"executed_instructions", r.executed_instructions()},
+                   {"thread_instructions", r.thread_instructions()},
+                   {"excess_global_sectors", r.excess_global_sectors()},
+                   {"excess_shared_wavefronts", r.excess_shared_wavefronts()},
+                   {"stalls", stalls},
+                   {"metrics", r.metrics}};
+  return j;
+}
+
+nlohmann::json kernel_json(const SourceArgs& a, const model::Kernel& k, analysis::SourceTable& t) {
+  std::string by = order_metric(a, t);
+  if (!by.empty()) analysis::sort_by(t, by);
+  nlohmann::json lines = nlohmann::json::array();
+  for (size_t i = 0; i < row_limit(a, t); ++i) lines.push_back(line_json(t, t.lines[i], by));
+  return {{"index", k.index},         {"name", k.display_name()},
+          {"mangled", k.mangled},     {"level", level_name(t.level)},
+          {"sorted_by", by},          {"kernel_start", t.kernel_start},
+          {"totals", t.totals},       {"row_count", t.lines.size()},
+          {"notes", t.notes},         {"lines", lines}};
+}
+
+// ----------------------------------------------------------------- run
+
+// --by must name something at least one selected kernel has per PC.
+Result<void> check_by(const SourceArgs& a, const std::vector<analysis::SourceTable>& tables) {
+  if (a.by.empty()) return {};
+  std::string metric = analysis::resolve_metric(a.by);
+  bool any_source = false;
+  for (const auto& t : tables) {
+    if (t.has(metric)) return {};
+    any_source |= t.level != analysis::SourceLevel::None;
+  }
+  if (!any_source) return {};  // nothing to sort; the notes explain why
+  return fail(ExitCode::BadInput, fmt::format("--by {}: no selected kernel has per-PC values of {}", a.by, metric));
+}
+
+ExitCode run_source(Context& ctx, const SourceArgs& a) {
+  auto loaded = load_report(ctx, a.report);
+  if (!loaded) return report_error(ctx, loaded.error());
+  std::vector<analysis::SourceTable> tables;
+  for (const auto* k : loaded->selected) tables.push_back(analysis::source_table(loaded->report, *k));
+  if (auto ok = check_by(a, tables); !ok) return report_error(ctx, ok.error());
+  if (a.format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (size_t i = 0; i < tables.size(); ++i) arr.push_back(kernel_json(a, *loaded->selected[i], tables[i]));
+    ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+  } else {
+    for (size_t i = 0; i < tables.size(); ++i) print_kernel_table(ctx, a, *loaded->selected[i], tables[i]);
+  }
+  return loaded->partial_exit;
+}
+
+}  // namespace
+
+Command source_command() {
+  return {"source", "per-source-line costs (stall samples, instructions) of the selected kernels",
+          [](CLI::App& sub, Action& action) {
+            auto a = std::make_shared<SourceArgs>();
+            add_report_args(sub, a->report);
+            sub.add_option("--top,-n", a->top, "rows per kernel (0 = all)")->capture_default_str();
+            sub.add_option("--by", a->by,
+                           "sort by: samples, instructions, thread_instructions, excess_global_sectors, "
+                           "excess_shared_wavefronts, a stall reason (long_scoreboard) or a per-PC metric name");
+            add_format(sub, a->format, {"table", "json"});
+            sub.callback([a, &action] { action = [a](Context& ctx) { return run_source(ctx, *a); }; });
+          }};
+}
+
+}  // namespace keet::app

@@ -1,0 +1,47 @@
+#include "app/compare.h"
+
+#include <fmt/format.h>
+
+#include "analysis/engine.h"
+#include "io/file.h"
+
+namespace keet::app {
+
+Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
+  auto loaded = load_report(ctx, a);
+  if (!loaded) return std::unexpected(loaded.error());
+  if (loaded->partial_exit != ExitCode::Ok)
+    return fail(loaded->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));
+  Analysed out{std::move(*loaded), {}, {}};
+  out.diagnosis = analysis::analyze(out.loaded.report, out.loaded.selected, analysis::AnalyzeOptions{0});
+  out.kernels = render::snapshots(out.loaded.report, out.diagnosis);
+  return out;
+}
+
+void add_db_option(CLI::App& sub, std::string& db) {
+  sub.add_option("--db", db,
+                 "history database: PATH, sqlite:PATH or postgresql://... "
+                 "(default $XDG_DATA_HOME/keet/history.sqlite)");
+}
+
+Result<std::unique_ptr<store::HistoryStore>> open_history(Context& ctx, const std::string& db) {
+  if (!db.empty()) return store::open_store(db);
+  return store::open_store(store::default_store_path(ctx.getenv("XDG_DATA_HOME"), ctx.getenv("HOME")));
+}
+
+Result<double> fraction_flag(const std::string& flag, const std::string& text) {
+  auto v = render::parse_fraction(text);
+  if (!v) return fail(ExitCode::BadInput, fmt::format("{}: '{}' is not a percentage (e.g. 5%)", flag, text));
+  return *v;
+}
+
+ExitCode emit(Context& ctx, const std::string& path, const std::string& text, ExitCode ok) {
+  if (path.empty()) {
+    ctx.out << text;
+    return ok;
+  }
+  if (auto w = io::write_text_file(path, text); !w) return report_error(ctx, w.error());
+  return ok;
+}
+
+}  // namespace keet::app

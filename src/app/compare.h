@@ -1,0 +1,30 @@
+// Shared by diff, record, gate and profile: a report loaded, analysed and
+// reduced to kernel snapshots, plus the history database flag.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "analysis/diagnosis.h"
+#include "app/common.h"
+#include "render/diff.h"
+#include "store/history.h"
+
+namespace keet::app {
+
+struct Analysed {
+  Loaded loaded;
+  analysis::Diagnosis diagnosis;
+  std::vector<render::KernelSnapshot> kernels;
+};
+Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a);
+
+// --db URL; default $XDG_DATA_HOME/keet/history.sqlite (or ~/.local/share/...).
+void add_db_option(CLI::App& sub, std::string& db);
+Result<std::unique_ptr<store::HistoryStore>> open_history(Context& ctx, const std::string& db);
+
+// Parses a percentage flag ("5%", "0.05") or fails naming the flag.
+Result<double> fraction_flag(const std::string& flag, const std::string& text);
+// Writes to `path`, or to ctx.out when path is empty.
+ExitCode emit(Context& ctx, const std::string& path, const std::string& text, ExitCode ok = ExitCode::Ok);
+
+}  // namespace keet::app

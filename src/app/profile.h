@@ -1,0 +1,41 @@
+// `keet profile`'s moving parts: finding ncu, the collection it runs, running
+// it behind a narrow ProcessRunner (tests substitute a fake), and turning
+// ncu's failures into guidance.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.h"
+
+namespace keet::app {
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Runs argv[0] (searched on PATH) with its output streamed to `sink`;
+  // returns the exit status, or an error when it could not start.
+  virtual Result<int> run(const std::vector<std::string>& argv, const std::function<void(std::string_view)>& sink) = 0;
+};
+ProcessRunner& system_runner();
+
+struct ProfileRequest {
+  std::string ncu;     // --ncu
+  std::string kernel;  // -k: index, name, or regex:<pattern>
+  std::string output;  // -o; default derived from the application
+  std::vector<std::string> app;
+};
+
+using GetEnv = std::function<std::string(const std::string&)>;
+// --ncu, then $NCU, then PATH, then /usr/local/cuda*/bin (newest first).
+Result<std::string> find_ncu(const std::string& flag, const GetEnv& getenv);
+// "./build/app" -> "app.ncu-rep".
+std::string default_report_path(const std::vector<std::string>& app);
+// The full ncu command line: full section set, source counters, imported
+// source, the report path and the kernel filter.
+std::vector<std::string> ncu_arguments(const std::string& ncu, const ProfileRequest& r, const std::string& report);
+// Explains what went wrong from ncu's exit status and output (exit 3), or ok.
+Result<void> check_ncu_outcome(int status, std::string_view output, const std::string& report);
+
+}  // namespace keet::app

@@ -1,0 +1,30 @@
+// Response cache in SQLite, keyed by provider, model and a hash of the request
+// (URL path and body: never the headers, so never the API key). A hit costs no
+// tokens.
+#pragma once
+#include <optional>
+#include <string>
+
+struct sqlite3;
+
+namespace keet::llm {
+
+std::string sha256_hex(std::string_view data);
+
+class ResponseCache {
+ public:
+  // Opens (creating folders and the table); an unusable cache is disabled, never fatal.
+  explicit ResponseCache(const std::string& path);
+  ~ResponseCache();
+  ResponseCache(const ResponseCache&) = delete;
+  ResponseCache& operator=(const ResponseCache&) = delete;
+
+  bool ok() const { return db_ != nullptr; }
+  std::optional<std::string> get(const std::string& provider, const std::string& model, const std::string& hash);
+  void put(const std::string& provider, const std::string& model, const std::string& hash, const std::string& body);
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace keet::llm

@@ -1,0 +1,128 @@
+#include "llm/chat.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "llm/explain.h"
+
+namespace keet::llm {
+
+using nlohmann::json;
+
+namespace {
+
+const model::Kernel* kernel_at(const model::Report* r, int index) {
+  if (!r) return nullptr;
+  for (const auto& k : r->kernels)
+    if (k.index == index) return &k;
+  return nullptr;
+}
+
+json message_json(const Message& m) {
+  static const char* roles[] = {"system", "user", "assistant", "tool"};
+  json j = {{"role", roles[static_cast<int>(m.role)]}, {"content", m.content}};
+  for (const auto& c : m.tool_calls) j["tool_calls"].push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+  if (m.role == Role::Tool) j["tool_call_id"] = m.tool_call_id;
+  return j;
+}
+
+}  // namespace
+
+ChatSession::ChatSession(LlmClient& client, ToolContext tools, ChatOptions opt)
+    : client_(client), tools_(tools), opt_(std::move(opt)) {
+  std::string system = chat_system_prompt() + "\n\n" + opening_context();
+  context_tokens_ = estimate_tokens(system);
+  messages_.push_back({Role::System, std::move(system)});
+}
+
+// The kernel list, plus the full context of the focus kernel (the only one, or -k).
+std::string ChatSession::opening_context() const {
+  const auto& kernels = tools_.diagnosis->kernels;
+  std::string out = fmt::format("The report has {} profiled kernel(s):\n", kernels.size()) + kernels_overview(tools_);
+  int focus = opt_.focus_kernel >= 0 ? opt_.focus_kernel : kernels.size() == 1 ? kernels[0].index : -1;
+  for (const auto& d : kernels)
+    if (d.index == focus) {
+      Prompt p = explain_prompt(d, kernel_at(tools_.report, d.index), opt_.prompt);
+      out += "\nContext of the kernel in focus:\n" + kernel_context(d, kernel_at(tools_.report, d.index), opt_.prompt, p.metric_rows);
+    }
+  return out;
+}
+
+VerifyContext ChatSession::verify_context() const {
+  VerifyContext ctx;
+  std::set<std::string> ccs;
+  for (const auto& d : tools_.diagnosis->kernels) {
+    auto kv = known_values(d, kernel_at(tools_.report, d.index));
+    ctx.known.insert(ctx.known.end(), kv.begin(), kv.end());
+    ccs.insert(d.device.compute_capability);
+  }
+  ctx.compute_capabilities.assign(ccs.begin(), ccs.end());
+  const auto& kernels = tools_.diagnosis->kernels;
+  for (const auto& d : kernels)
+    if (kernels.size() == 1 || d.index == opt_.focus_kernel) ctx.bottleneck = d.bottleneck;
+  return ctx;
+}
+
+// Runs the calls of one reply and appends their results; false when there were none.
+bool ChatSession::run_tool_round(const ChatResponse& res) {
+  if (res.tool_calls.empty()) return false;
+  messages_.push_back({Role::Assistant, res.text, res.tool_calls});
+  for (const auto& call : res.tool_calls)
+    messages_.push_back({Role::Tool, run_tool(tools_, call), {}, call.id, call.name});
+  return true;
+}
+
+LlmResult ChatSession::turn(const std::string& user_text) {
+  messages_.push_back({Role::User, user_text});
+  LlmResult r = unavailable(client_, "");
+  r.cached = true;
+  r.prompt_tokens_estimate = context_tokens_;
+  const VerifyContext ctx = verify_context();
+  int rounds = 0;
+  std::optional<std::string> first_reply;  // kept in case the correction round fails
+  for (bool corrected = false;;) {
+    ChatRequest req{client_.config().model, messages_, tool_specs(tools_), std::nullopt, opt_.max_tokens};
+    auto res = send_with_repair(client_, req, r);
+    if (!res && first_reply) {
+      res = ChatResponse{};
+      res->text = *first_reply;  // shown flagged, with its unsupported parts marked
+    }
+    if (!res) return results_.emplace_back(r);
+    if (run_tool_round(*res)) {
+      if (++rounds >= opt_.max_tool_rounds) {
+        r.status = Status::Unavailable;
+        r.error = fmt::format("stopped after {} tool rounds without a final answer", opt_.max_tool_rounds);
+        return results_.emplace_back(r);
+      }
+      continue;
+    }
+    auto v = verify_text(res->text, ctx);
+    if (!v.clean() && !corrected) {
+      corrected = r.corrected = true;
+      first_reply = res->text;
+      messages_.push_back({Role::Assistant, res->text});
+      messages_.push_back({Role::User, "KEET checked your answer against the report and found problems:\n" + v.feedback() +
+                                           "Answer again using only numbers from the report or the tool results."});
+      continue;
+    }
+    r.claims.clear();
+    r.unsupported_claims = 0;
+    r.text = mark_unsupported(res->text, v.claims);
+    apply_verification(r, v);
+    r.error.clear();
+    messages_.push_back({Role::Assistant, r.text});
+    return results_.emplace_back(r);
+  }
+}
+
+json ChatSession::transcript() const {
+  json msgs = json::array();
+  for (const auto& m : messages_) msgs.push_back(message_json(m));
+  json results = json::array();
+  for (const auto& r : results_) results.push_back(to_json(r));
+  return {{"schema", "keet.chat/1"}, {"provider", client_.config().provider}, {"model", client_.config().model},
+          {"messages", msgs}, {"replies", results}};
+}
+
+}  // namespace keet::llm

@@ -1,0 +1,56 @@
+// Sends provider-neutral chat requests: builds the wire request, consults the
+// cache, retries 429/5xx with exponential backoff honouring Retry-After, and
+// prints requests instead of sending them on --dry-run.
+#pragma once
+#include <chrono>
+#include <expected>
+#include <iosfwd>
+#include <string>
+
+#include "llm/cache.h"
+#include "llm/http.h"
+#include "llm/provider.h"
+
+namespace keet::llm {
+
+struct RetryPolicy {
+  int max_attempts = 4;
+  std::chrono::milliseconds initial{1000};
+  double factor = 2.0;
+  std::chrono::milliseconds max_delay{30000};  // also caps a server's Retry-After
+};
+
+struct LlmError {
+  enum class Kind { Unreachable, Status, Malformed, DryRun };
+  Kind kind = Kind::Unreachable;
+  std::string message;  // never contains the key
+};
+
+class LlmClient {
+ public:
+  LlmClient(ProviderConfig cfg, HttpClient& http, Sleeper& sleeper, ResponseCache* cache = nullptr,
+            RetryPolicy retry = {}, std::ostream* dry_run = nullptr);
+
+  std::expected<ChatResponse, LlmError> send(const ChatRequest& req);
+  const ProviderConfig& config() const { return cfg_; }
+  int http_calls() const { return http_calls_; }
+
+ private:
+  std::expected<HttpResponse, LlmError> post_with_retries(const HttpRequest& req);
+  std::chrono::milliseconds delay_for(int attempt, const HttpResponse* res) const;
+  void print_dry_run(const HttpRequest& req) const;
+
+  ProviderConfig cfg_;
+  const Provider* provider_;
+  HttpClient& http_;
+  Sleeper& sleeper_;
+  ResponseCache* cache_;
+  RetryPolicy retry_;
+  std::ostream* dry_run_;
+  int http_calls_ = 0;
+};
+
+// Retry-After in seconds ("3", "1.5"); HTTP dates and junk give nullopt.
+std::optional<std::chrono::milliseconds> parse_retry_after(const std::string& value);
+
+}  // namespace keet::llm

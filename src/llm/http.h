@@ -1,0 +1,59 @@
+// The narrow HTTP interface the LLM layer talks through. Production uses
+// cpp-httplib (HTTPS via OpenSSL); tests point it at a loopback server, so the
+// whole stack, wire format included, runs for real.
+#pragma once
+#include <chrono>
+#include <expected>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace keet::llm {
+
+struct HttpRequest {
+  std::string url;  // absolute: scheme://host[:port]/path
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+  std::string header(const std::string& lower_name) const;
+};
+
+enum class HttpFailure { Connect, Timeout, Other };
+struct HttpError {
+  HttpFailure kind = HttpFailure::Other;
+  std::string message;
+};
+
+struct Timeouts {
+  std::chrono::seconds connect{10};
+  std::chrono::seconds read{120};
+};
+
+class HttpClient {
+ public:
+  virtual ~HttpClient() = default;
+  virtual std::expected<HttpResponse, HttpError> post(const HttpRequest& req) = 0;
+};
+
+std::unique_ptr<HttpClient> make_http_client(const Timeouts& t);
+
+// "https://host:443/v1" -> {"https://host:443", "/v1"}. An address without a
+// scheme (OLLAMA_HOST=127.0.0.1:11434) is taken as http.
+std::pair<std::string, std::string> split_url(const std::string& url);
+
+// Waiting between retries goes through this, so tests never sleep for real.
+class Sleeper {
+ public:
+  virtual ~Sleeper() = default;
+  virtual void sleep_for(std::chrono::milliseconds d) = 0;
+};
+Sleeper& real_sleeper();
+
+}  // namespace keet::llm

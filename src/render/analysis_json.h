@@ -1,0 +1,15 @@
+// The analysis as JSON, exactly per shared/docs/analysis-contract.md
+// ("schema": "keet.analysis/1").
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "analysis/diagnosis.h"
+
+namespace keet::render {
+
+nlohmann::json evidence_json(const analysis::Evidence& e);
+nlohmann::json finding_json(const analysis::Finding& f);
+nlohmann::json kernel_diagnosis_json(const analysis::KernelDiagnosis& k);
+nlohmann::json analysis_json(const analysis::Diagnosis& d);
+
+}  // namespace keet::render

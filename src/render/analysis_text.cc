@@ -1,0 +1,137 @@
+#include "render/analysis_text.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "render/table.h"
+#include "util/strings.h"
+
+namespace keet::render {
+namespace {
+
+std::string paint(const TextStyle& s, const char* code, const std::string& text) {
+  if (!s.color) return text;
+  return fmt::format("\033[{}m{}\033[0m", code, text);
+}
+
+const char* severity_color(analysis::Severity sev) {
+  switch (sev) {
+    case analysis::Severity::High: return "1;31";
+    case analysis::Severity::Medium: return "1;33";
+    default: return "36";
+  }
+}
+
+std::string speedup_text(const analysis::Finding& f) {
+  if (!f.estimated_speedup) return "gain: not estimated";
+  return fmt::format("est. speedup {:.2f}x", *f.estimated_speedup);
+}
+
+std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  std::string device = k.device.name.empty() ? "unknown device" : k.device.name;
+  if (!k.device.compute_capability.empty()) device += " (CC " + k.device.compute_capability + ")";
+  std::string dur = k.duration_ns ? human_duration(*k.duration_ns) : "duration unknown";
+  std::string title = fmt::format("[{}] {}", k.index, k.demangled);
+  std::string detail = fmt::format("{}, grid ({},{},{}) x block ({},{},{}), {}", device, k.grid.x, k.grid.y, k.grid.z,
+                                   k.block.x, k.block.y, k.block.z, dur);
+  if (s.markdown) return fmt::format("## `{}`\n\n{}\n", title, detail);
+  return paint(s, "1", title) + "\n  " + detail + "\n";
+}
+
+std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  std::string cls(analysis::class_name(k.bottleneck.cls));
+  for (auto& c : cls) c = static_cast<char>(std::toupper(c));
+  std::string line = fmt::format("Bottleneck: {} (confidence {:.2f}) - {}", cls, k.bottleneck.confidence,
+                                 k.bottleneck.summary);
+  if (s.markdown) return "**" + line + "**\n";
+  return "  " + paint(s, "1", line) + "\n";
+}
+
+std::string evidence_lines(const analysis::Finding& f, const std::string& indent) {
+  std::vector<std::string> parts;
+  for (const auto& e : f.evidence) parts.push_back(fmt::format("{} = {}", e.metric, evidence_value(e)));
+  return indent + "Evidence: " + fmt::format("{}", fmt::join(parts, "; ")) + "\n";
+}
+
+std::string source_lines(const analysis::Finding& f, const std::string& indent) {
+  std::string out;
+  for (const auto& src : f.source) {
+    if (src.line == 0) {  // no line table: the SASS instruction offset
+      out += fmt::format("{}Where: {} ({:.0f}%)\n", indent, src.text, src.share * 100);
+      continue;
+    }
+    out += fmt::format("{}Where: {}:{} ({:.0f}%)", indent, src.file, src.line, src.share * 100);
+    if (!src.text.empty()) out += "  `" + std::string(keet::trim(src.text)) + "`";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string finding_block(size_t i, const analysis::Finding& f, const TextStyle& s) {
+  std::string sev(analysis::severity_name(f.severity));
+  std::string indent = s.markdown ? "   " : "      ";
+  std::string out;
+  if (s.markdown) out += fmt::format("{}. **[{}] {}** — {} (`{}`)\n", i, sev, f.title, speedup_text(f), f.id);
+  else out += fmt::format("  {}. {} {}  {}\n", i, paint(s, severity_color(f.severity), "[" + sev + "]"), f.title,
+                          paint(s, "32", speedup_text(f)));
+  if (!s.markdown) out += indent + paint(s, "2", f.id) + "\n";
+  out += indent + f.explanation + "\n";
+  out += evidence_lines(f, indent);
+  out += source_lines(f, indent);
+  if (!f.advice.empty()) out += indent + "Fix:\n";
+  for (const auto& a : f.advice) out += indent + "  - " + a + "\n";
+  if (!f.ncu_rules.empty()) out += indent + fmt::format("Also flagged by ncu: {}\n", fmt::join(f.ncu_rules, ", "));
+  return out;
+}
+
+}  // namespace
+
+std::string human_duration(double ns) {
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string evidence_value(const analysis::Evidence& e) {
+  double v = e.value;
+  if (e.unit == "%") return fmt::format("{:.2f}%", v);
+  if (e.unit == "byte" && std::fabs(v) >= 1e6) return fmt::format("{:.2f} MB ({:.0f} bytes)", v / 1e6, v);
+  if (e.unit == "nsecond") return human_duration(v);
+  std::string num = std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v)
+                                                                              : fmt::format("{:.4g}", v);
+  return e.unit.empty() ? num : num + " " + e.unit;
+}
+
+std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const TextStyle& s, size_t max_rows) {
+  Table t({"rank", "kernel", "launches", "total time", "share"});
+  t.right_align({0, 2, 3, 4});
+  for (size_t i = 0; i < groups.size() && i < max_rows; ++i) {
+    const auto& g = groups[i];
+    t.add({std::to_string(i + 1), g.name, std::to_string(g.indices.size()), human_duration(g.total_ns),
+           fmt::format("{:.1f}%", g.share * 100)});
+  }
+  std::string title = "Kernels by share of total GPU time (start with the first):";
+  std::string more = groups.size() > max_rows ? fmt::format("  ... {} more\n", groups.size() - max_rows) : "";
+  if (s.markdown) return "## " + title + "\n\n```\n" + t.str(70) + "```\n" + more + "\n";
+  return paint(s, "1", title) + "\n" + t.str(70) + more + "\n";
+}
+
+std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  std::string out = header_line(k, s) + (s.markdown ? "\n" : "") + bottleneck_line(k, s) + "\n";
+  if (k.findings.empty()) out += (s.markdown ? "" : "  ") + std::string("No finding passed its threshold.\n");
+  for (size_t i = 0; i < k.findings.size(); ++i) out += finding_block(i + 1, k.findings[i], s) + "\n";
+  for (const auto& n : k.notes) out += (s.markdown ? "> Note: " : "  Note: ") + n + "\n";
+  return out + "\n";
+}
+
+std::string analysis_text(const analysis::Diagnosis& d, const std::vector<analysis::KernelGroup>& ranking,
+                          const TextStyle& s) {
+  std::string out;
+  if (s.markdown) out += fmt::format("# KEET analysis of `{}`\n\n", d.report_path);
+  if (ranking.size() > 1) out += ranking_text(ranking, s);
+  for (const auto& k : d.kernels) out += kernel_text(k, s);
+  return out;
+}
+
+}  // namespace keet::render

@@ -1,0 +1,292 @@
+#include "render/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "util/embedded_data.h"
+#include "util/strings.h"
+
+namespace keet::render {
+namespace {
+
+std::vector<KeyMetric> load_key_metrics() {
+  std::vector<KeyMetric> out;
+  auto text = embedded_file("diff/key_metrics.json");
+  if (!text) return out;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return out;
+  for (const auto& m : j.value("metrics", nlohmann::json::array()))
+    out.push_back({m.value("metric", ""), m.value("label", ""), m.value("unit", ""),
+                   m.value("better", "") == "lower"});
+  return out;
+}
+
+FindingSummary summarize(const analysis::Finding& f) {
+  return {f.id, f.title, std::string(analysis::severity_name(f.severity)), f.estimated_speedup};
+}
+
+std::vector<std::string> finding_ids(const KernelSnapshot& s) {
+  std::vector<std::string> ids;
+  for (const auto& f : s.findings) ids.push_back(f.id);
+  return ids;
+}
+
+// Ids of `a` missing from `b` (kept in `a`'s order, which is most impactful first).
+std::vector<std::string> missing_from(const KernelSnapshot& a, const KernelSnapshot& b) {
+  auto theirs = finding_ids(b);
+  std::set<std::string> other(theirs.begin(), theirs.end());
+  std::vector<std::string> out;
+  for (const auto& id : finding_ids(a))
+    if (!other.contains(id)) out.push_back(id);
+  return out;
+}
+
+std::vector<MetricDelta> metric_deltas(const KernelSnapshot& a, const KernelSnapshot& b) {
+  std::vector<MetricDelta> out;
+  for (const auto& key : key_metrics()) {
+    auto x = a.metrics.find(key.metric), y = b.metrics.find(key.metric);
+    if (x == a.metrics.end() || y == b.metrics.end()) continue;
+    MetricDelta d{key, x->second, y->second, std::nullopt};
+    if (x->second != 0) d.change = y->second / x->second - 1;
+    out.push_back(d);
+  }
+  auto size = [](const MetricDelta& d) { return d.change ? std::fabs(*d.change) : 0.0; };
+  std::stable_sort(out.begin(), out.end(), [&](auto& l, auto& r) { return size(l) > size(r); });
+  return out;
+}
+
+Verdict verdict_for(std::optional<double> change, double threshold) {
+  if (!change) return Verdict::Unknown;
+  if (std::fabs(*change) <= threshold) return Verdict::Unchanged;
+  return *change < 0 ? Verdict::Faster : Verdict::Slower;
+}
+
+std::vector<PredictedGain> predicted_gains(const PairDiff& p) {
+  std::vector<PredictedGain> out;
+  if (!p.speedup) return out;
+  for (const auto& f : p.before.findings) {
+    bool resolved = std::ranges::find(p.resolved, f.id) != p.resolved.end();
+    if (resolved && f.estimated_speedup) out.push_back({f.id, *f.estimated_speedup, *p.speedup});
+  }
+  return out;
+}
+
+// Index of the first unused kernel in `pool` that `want` accepts.
+std::optional<size_t> first_unused(const std::vector<KernelSnapshot>& pool, const std::vector<bool>& used,
+                                   const std::function<bool(const KernelSnapshot&)>& want) {
+  for (size_t i = 0; i < pool.size(); ++i)
+    if (!used[i] && want(pool[i])) return i;
+  return std::nullopt;
+}
+
+std::optional<size_t> position_of(const std::vector<KernelSnapshot>& v, int index) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].index == index) return i;
+  return std::nullopt;
+}
+
+struct Pairing {
+  const std::vector<KernelSnapshot>& before;
+  const std::vector<KernelSnapshot>& after;
+  std::vector<bool> used_before, used_after;
+  std::vector<std::pair<size_t, size_t>> pairs;
+
+  void take(size_t i, size_t j) {
+    used_before[i] = used_after[j] = true;
+    pairs.emplace_back(i, j);
+  }
+  // Pairs every unused BEFORE kernel with the first unused AFTER one `same` accepts.
+  void match(const std::function<bool(const KernelSnapshot&, const KernelSnapshot&)>& same) {
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (used_before[i]) continue;
+      auto j = first_unused(after, used_after, [&](const KernelSnapshot& s) { return same(before[i], s); });
+      if (j) take(i, *j);
+    }
+  }
+};
+
+nlohmann::json opt_number(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json metric_delta_json(const MetricDelta& d) {
+  return {{"metric", d.key.metric}, {"label", d.key.label}, {"unit", d.key.unit},
+          {"before", d.before}, {"after", d.after}, {"change", opt_number(d.change)}};
+}
+
+nlohmann::json pair_json(const PairDiff& p) {
+  nlohmann::json metrics = nlohmann::json::array(), predicted = nlohmann::json::array();
+  for (const auto& m : p.metrics) metrics.push_back(metric_delta_json(m));
+  for (const auto& g : p.predicted)
+    predicted.push_back({{"finding", g.finding}, {"predicted_speedup", g.predicted}, {"measured_speedup", g.measured}});
+  return {{"before", snapshot_json(p.before)},
+          {"after", snapshot_json(p.after)},
+          {"speedup", opt_number(p.speedup)},
+          {"change", opt_number(p.change)},
+          {"verdict", verdict_name(p.verdict)},
+          {"resolved", p.resolved},
+          {"introduced", p.introduced},
+          {"persisting", p.persisting},
+          {"bottleneck", {{"before", p.before.bottleneck}, {"after", p.after.bottleneck}}},
+          {"metrics", metrics},
+          {"predicted_vs_measured", predicted}};
+}
+
+nlohmann::json snapshots_json(const std::vector<KernelSnapshot>& v) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& s : v) arr.push_back(snapshot_json(s));
+  return arr;
+}
+
+}  // namespace
+
+std::string KernelSnapshot::launch_text() const {
+  return fmt::format("grid ({}, {}, {}) block ({}, {}, {})", grid.x, grid.y, grid.z, block.x, block.y, block.z);
+}
+
+std::string KernelSnapshot::identity() const { return name + " " + launch_text(); }
+
+const std::vector<KeyMetric>& key_metrics() {
+  static const std::vector<KeyMetric> table = load_key_metrics();
+  return table;
+}
+
+KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d) {
+  KernelSnapshot s{k.index, k.display_name(), k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
+                   k.number("gpu__time_duration.sum"), "", {}, {}};
+  for (const auto& key : key_metrics())
+    if (auto v = k.number(key.metric)) s.metrics[key.metric] = *v;
+  if (!d) return s;
+  s.bottleneck = std::string(analysis::class_name(d->bottleneck.cls));
+  for (const auto& f : d->findings) s.findings.push_back(summarize(f));
+  if (s.device.empty()) s.device = d->device.name;
+  return s;
+}
+
+std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Diagnosis& d) {
+  std::vector<KernelSnapshot> out;
+  for (const auto& k : r.kernels) {
+    auto it = std::ranges::find_if(d.kernels, [&](const auto& kd) { return kd.index == k.index; });
+    if (d.kernels.empty() || it != d.kernels.end())
+      out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it));
+  }
+  return out;
+}
+
+std::string_view verdict_name(Verdict v) {
+  static constexpr std::string_view names[] = {"faster", "slower", "unchanged", "unknown"};
+  return names[static_cast<int>(v)];
+}
+
+std::string PairDiff::bottleneck_shift() const {
+  if (before.bottleneck == after.bottleneck || before.bottleneck.empty() || after.bottleneck.empty()) return "";
+  return fmt::format("{}-bound -> {}-bound", before.bottleneck, after.bottleneck);
+}
+
+std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
+                                                    const std::vector<KernelSnapshot>& after,
+                                                    const std::vector<std::pair<int, int>>& forced) {
+  Pairing p{before, after, std::vector<bool>(before.size()), std::vector<bool>(after.size()), {}};
+  for (auto [i, j] : forced) {
+    auto a = position_of(before, i), b = position_of(after, j);
+    if (a && b && !p.used_before[*a] && !p.used_after[*b]) p.take(*a, *b);
+  }
+  if (before.size() == 1 && after.size() == 1 && p.pairs.empty()) p.take(0, 0);
+  p.match([](const auto& a, const auto& b) { return a.identity() == b.identity(); });
+  p.match([](const auto& a, const auto& b) { return a.name == b.name; });
+  return p.pairs;
+}
+
+PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold) {
+  PairDiff p{before, after};
+  if (before.duration_ns && after.duration_ns && *before.duration_ns > 0 && *after.duration_ns > 0) {
+    p.speedup = *before.duration_ns / *after.duration_ns;
+    p.change = *after.duration_ns / *before.duration_ns - 1;
+  }
+  p.verdict = verdict_for(p.change, threshold);
+  p.resolved = missing_from(before, after);
+  p.introduced = missing_from(after, before);
+  for (const auto& id : finding_ids(after))
+    if (std::ranges::find(p.introduced, id) == p.introduced.end()) p.persisting.push_back(id);
+  p.metrics = metric_deltas(before, after);
+  p.predicted = predicted_gains(p);
+  return p;
+}
+
+DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+                const DiffOptions& opt) {
+  DiffResult r{opt.threshold, {}, {}, {}};
+  std::vector<bool> used_before(before.size()), used_after(after.size());
+  for (auto [i, j] : pair_kernels(before, after, opt.forced)) {
+    r.pairs.push_back(compare(before[i], after[j], opt.threshold));
+    used_before[i] = used_after[j] = true;
+  }
+  for (size_t i = 0; i < before.size(); ++i)
+    if (!used_before[i]) r.unmatched_before.push_back(before[i]);
+  for (size_t j = 0; j < after.size(); ++j)
+    if (!used_after[j]) r.unmatched_after.push_back(after[j]);
+  return r;
+}
+
+std::optional<double> parse_fraction(std::string_view text) {
+  auto t = trim(text);
+  bool percent = !t.empty() && t.back() == '%';
+  auto v = parse_number(percent ? trim(t.substr(0, t.size() - 1)) : t);
+  if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
+  return (percent || *v > 1) ? *v / 100 : *v;
+}
+
+nlohmann::json snapshot_json(const KernelSnapshot& s) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : s.findings)
+    findings.push_back({{"id", f.id}, {"title", f.title}, {"severity", f.severity},
+                        {"estimated_speedup", opt_number(f.estimated_speedup)}});
+  return {{"index", s.index},
+          {"name", s.name},
+          {"grid", {s.grid.x, s.grid.y, s.grid.z}},
+          {"block", {s.block.x, s.block.y, s.block.z}},
+          {"device", s.device},
+          {"duration_ns", opt_number(s.duration_ns)},
+          {"bottleneck", s.bottleneck.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.bottleneck)},
+          {"metrics", s.metrics},
+          {"findings", findings}};
+}
+
+std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
+  try {
+    KernelSnapshot s;
+    s.index = j.at("index").get<int>();
+    s.name = j.at("name").get<std::string>();
+    auto dim = [](const nlohmann::json& a) {
+      return model::Dim3{a.at(0).get<uint64_t>(), a.at(1).get<uint64_t>(), a.at(2).get<uint64_t>()};
+    };
+    s.grid = dim(j.at("grid"));
+    s.block = dim(j.at("block"));
+    s.device = j.value("device", "");
+    if (j.contains("duration_ns") && j["duration_ns"].is_number()) s.duration_ns = j["duration_ns"].get<double>();
+    if (j.contains("bottleneck") && j["bottleneck"].is_string()) s.bottleneck = j["bottleneck"].get<std::string>();
+    s.metrics = j.value("metrics", std::map<std::string, double>{});
+    for (const auto& f : j.value("findings", nlohmann::json::array())) {
+      FindingSummary fs{f.at("id").get<std::string>(), f.value("title", ""), f.value("severity", ""), std::nullopt};
+      if (f.contains("estimated_speedup") && f["estimated_speedup"].is_number()) fs.estimated_speedup = f["estimated_speedup"].get<double>();
+      s.findings.push_back(fs);
+    }
+    return s;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a damaged stored record is skipped, never a crash
+  }
+}
+
+nlohmann::json diff_json(const DiffResult& d) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& p : d.pairs) pairs.push_back(pair_json(p));
+  return {{"schema", "keet.diff/1"},
+          {"threshold", d.threshold},
+          {"pairs", pairs},
+          {"unmatched_before", snapshots_json(d.unmatched_before)},
+          {"unmatched_after", snapshots_json(d.unmatched_after)}};
+}
+
+}  // namespace keet::render

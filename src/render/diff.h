@@ -1,0 +1,107 @@
+// Before/after comparison of kernels: what `keet diff`, `keet record` and
+// `keet gate` share. A kernel is first reduced to a KernelSnapshot (identity,
+// duration, key metrics, finding ids), which is also what the history store
+// keeps, so a stored baseline and a fresh report compare the same way.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/diagnosis.h"
+#include "model/report.h"
+
+namespace keet::render {
+
+struct FindingSummary {
+  std::string id;
+  std::string title;
+  std::string severity;
+  std::optional<double> estimated_speedup;
+};
+
+struct KernelSnapshot {
+  int index = 0;          // order in its report
+  std::string name;       // demangled (display) name
+  model::Dim3 grid, block;
+  std::string device;
+  std::optional<double> duration_ns;
+  std::string bottleneck;  // "memory" | "compute" | "latency" | "launch" | ""
+  std::map<std::string, double> metrics;  // key metrics only (data/diff/key_metrics.json)
+  std::vector<FindingSummary> findings;
+
+  std::string launch_text() const;  // "grid (x, y, z) block (x, y, z)"
+  std::string identity() const;     // name + launch configuration
+};
+
+struct KeyMetric {
+  std::string metric, label, unit;
+  bool lower_is_better = false;
+};
+const std::vector<KeyMetric>& key_metrics();
+
+KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d);
+// One snapshot per kernel of `d` (by index), or per report kernel when `d` has none.
+std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Diagnosis& d);
+
+enum class Verdict { Faster, Slower, Unchanged, Unknown };
+std::string_view verdict_name(Verdict v);
+
+struct MetricDelta {
+  KeyMetric key;
+  double before = 0, after = 0;
+  std::optional<double> change;  // relative (after / before - 1); none when before is 0
+};
+
+// BEFORE estimated this finding's fix would give `predicted`; AFTER no longer
+// has it and measured `measured`.
+struct PredictedGain {
+  std::string finding;
+  double predicted = 1;
+  double measured = 1;
+};
+
+struct PairDiff {
+  KernelSnapshot before, after;
+  std::optional<double> speedup;  // before duration / after duration
+  std::optional<double> change;   // after / before - 1
+  Verdict verdict = Verdict::Unknown;
+  std::vector<std::string> resolved, introduced, persisting;
+  std::vector<MetricDelta> metrics;  // largest relative change first
+  std::vector<PredictedGain> predicted;
+  std::string bottleneck_shift() const;  // "memory-bound -> latency-bound" or ""
+};
+
+struct DiffOptions {
+  double threshold = 0.02;  // relative duration change below which a pair is unchanged
+  std::vector<std::pair<int, int>> forced;  // --pair I:J (report indices)
+};
+
+struct DiffResult {
+  double threshold = 0.02;
+  std::vector<PairDiff> pairs;
+  std::vector<KernelSnapshot> unmatched_before, unmatched_after;
+};
+
+// Positions into `before`/`after`: forced pairs, then a single kernel on both
+// sides, then same identity in order of occurrence, then same name in order.
+std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
+                                                    const std::vector<KernelSnapshot>& after,
+                                                    const std::vector<std::pair<int, int>>& forced);
+PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold);
+DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+                const DiffOptions& opt);
+
+// "2%", "0.5 %", "0.02" -> 0.02. Bare numbers above 1 are read as percent.
+std::optional<double> parse_fraction(std::string_view text);
+
+nlohmann::json snapshot_json(const KernelSnapshot& s);
+std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j);
+nlohmann::json diff_json(const DiffResult& d);
+std::string diff_text(const DiffResult& d);
+std::string diff_markdown(const DiffResult& d);
+
+}  // namespace keet::render

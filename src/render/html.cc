@@ -1,0 +1,181 @@
+#include "render/html.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/hotspots.h"
+#include "analysis/ranking.h"
+#include "render/diff_format.h"
+#include "render/html_parts.h"
+
+namespace keet::render {
+namespace {
+
+using html::esc;
+
+std::string badge(std::string_view text, std::string_view cls) {
+  return fmt::format("<span class='badge {}'>{}</span>", esc(cls), esc(text));
+}
+
+std::string ranking_section(const std::vector<analysis::KernelGroup>& groups) {
+  std::string rows;
+  for (const auto& g : groups)
+    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td>"
+                        "<td><span class='share'><span style='width:{:.0f}%'></span></span> {:.1f}%</td></tr>",
+                        esc(g.name), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
+  return "<section class='card'><h2>Kernel ranking</h2><table><tr><th>kernel</th><th>launches</th>"
+         "<th>total time</th><th>share of GPU time</th></tr>" + rows + "</table></section>";
+}
+
+std::string evidence_table(const std::vector<analysis::Evidence>& ev) {
+  if (ev.empty()) return "";
+  std::string rows;
+  for (const auto& e : ev)
+    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{:.4g} {}</td><td>{}</td></tr>", esc(e.metric),
+                        e.value, esc(e.unit), esc(e.formula.empty() ? e.threshold : e.formula));
+  return "<table><tr><th>evidence</th><th>value</th><th>threshold / formula</th></tr>" + rows + "</table>";
+}
+
+std::string finding_html(const analysis::Finding& f) {
+  std::string sev(analysis::severity_name(f.severity));
+  std::string out = fmt::format("<div class='finding'><p>{} <strong>{}</strong> <code>{}</code>", badge(sev, sev),
+                                esc(f.title), esc(f.id));
+  if (f.estimated_speedup) out += fmt::format(" &mdash; estimated speedup <strong>{:.2f}x</strong>", *f.estimated_speedup);
+  out += "</p><p>" + esc(f.explanation) + "</p>" + evidence_table(f.evidence);
+  if (!f.advice.empty()) {
+    out += "<h3>What to change</h3><ul>";
+    for (const auto& a : f.advice) out += "<li>" + esc(a) + "</li>";
+    out += "</ul>";
+  }
+  return out + "</div>";
+}
+
+// Lines the findings point at, merged with the engine's hot lines; largest share first.
+std::vector<analysis::SourceRef> hot_lines(const model::Report& r, const model::Kernel* k,
+                                           const analysis::KernelDiagnosis& d) {
+  std::map<std::pair<std::string, int>, analysis::SourceRef> merged;
+  auto add = [&](const analysis::SourceRef& s) {
+    auto& slot = merged[{s.file, s.line}];
+    if (s.share >= slot.share) slot = s;
+  };
+  for (const auto& f : d.findings) std::ranges::for_each(f.source, add);
+  if (k) std::ranges::for_each(analysis::hot_lines({r, *k}, {"smsp__pcsamp_sample_count"}, 8), add);
+  std::vector<analysis::SourceRef> out;
+  for (auto& [key, s] : merged) out.push_back(s);
+  std::ranges::sort(out, [](const auto& a, const auto& b) { return a.share > b.share; });
+  return out;
+}
+
+std::string source_section(const std::vector<analysis::SourceRef>& lines) {
+  if (lines.empty()) return "<p class='empty'>no source-level data (profile with --import-source yes and source counters)</p>";
+  std::string rows;
+  for (const auto& s : lines)
+    rows += fmt::format("<tr><td><code>{}:{}</code></td><td class='num'>{:.1f}%</td><td><pre>{}</pre></td></tr>",
+                        esc(s.file), s.line, s.share * 100, esc(s.text));
+  return "<table><tr><th>line</th><th>share</th><th>code</th></tr>" + rows + "</table>";
+}
+
+std::string sol_section(const model::Kernel* k) {
+  if (!k) return "";
+  std::vector<html::Bar> bars;
+  for (auto [label, metric] : {std::pair{"Compute (SM)", "sm__throughput.avg.pct_of_peak_sustained_elapsed"},
+                               std::pair{"Memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"},
+                               std::pair{"DRAM", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"}})
+    if (auto v = k->number(metric)) bars.push_back({label, *v, fmt::format("{:.1f}%", *v)});
+  return "<h3>Speed of light (% of peak)</h3>" + html::bar_chart(bars, 100, "sol");
+}
+
+// Bars scaled to the largest stall so the dominant reason fills the row.
+std::string stall_chart(const model::Kernel* k) {
+  if (!k) return "";
+  auto bars = html::stall_bars(*k);
+  return html::bar_chart(bars, bars.empty() ? 1 : bars.front().value, "stalls");
+}
+
+std::string kernel_header(const analysis::KernelDiagnosis& d) {
+  const auto& name = d.demangled.empty() ? d.name : d.demangled;
+  return fmt::format("<h2 id='k{}'>#{} <code>{}</code></h2><p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) "
+                     "&middot; {} &middot; {} (sm_{})</p>",
+                     d.index, d.index, esc(name), d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z,
+                     esc(format_duration(d.duration_ns)), esc(d.device.name), esc(d.device.compute_capability));
+}
+
+std::string bottleneck_html(const analysis::Bottleneck& b) {
+  std::string cls(analysis::class_name(b.cls));
+  return fmt::format("<p>Bottleneck: {} confidence {:.0f}% &mdash; {}</p>", badge(cls + "-bound", cls),
+                     b.confidence * 100, esc(b.summary));
+}
+
+std::string kernel_section(const model::Report& r, const analysis::KernelDiagnosis& d) {
+  auto it = std::ranges::find_if(r.kernels, [&](const auto& k) { return k.index == d.index; });
+  const model::Kernel* k = it == r.kernels.end() ? nullptr : &*it;
+  std::string out = "<section class='card'>" + kernel_header(d) + bottleneck_html(d.bottleneck);
+  out += "<div class='grid2'><div>" + sol_section(k) + "<h3>Warp stalls (cycles per issued instruction)</h3>";
+  out += stall_chart(k);
+  out += "</div><div><h3>Roofline</h3>" + (k ? html::roofline_svg(html::roofline_of(*k)) : "") + "</div></div>";
+  out += "<h3>Findings</h3>";
+  if (d.findings.empty()) out += "<p class='empty'>no findings</p>";
+  for (const auto& f : d.findings) out += finding_html(f);
+  out += "<h3>Hot source lines</h3>" + source_section(hot_lines(r, k, d));
+  for (const auto& n : d.notes) out += "<p class='meta'>note: " + esc(n) + "</p>";
+  return out + "</section>";
+}
+
+std::string pair_section(const PairDiff& p) {
+  std::string verdict(verdict_name(p.verdict));
+  std::string out = fmt::format("<section class='card'><h2><code>{}</code> {}</h2><table>", esc(pair_title(p)),
+                                badge(verdict, verdict));
+  for (const auto& [label, value] : pair_facts(p))
+    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>", esc(label), esc(value));
+  out += "</table><h3>Key metrics</h3><table><tr><th>metric</th><th>before</th><th>after</th><th>change</th></tr>";
+  for (const auto& m : p.metrics)
+    out += fmt::format("<tr><td>{} <code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td></tr>",
+                       esc(m.key.label), esc(m.key.metric), esc(format_value(m.before, m.key.unit)),
+                       esc(format_value(m.after, m.key.unit)), esc(format_change(m.change)));
+  return out + "</table></section>";
+}
+
+std::string unmatched_section(const DiffResult& d) {
+  if (d.unmatched_before.empty() && d.unmatched_after.empty()) return "";
+  std::string out = "<section class='card'><h2>Unmatched kernels</h2><ul>";
+  for (const auto& s : d.unmatched_before) out += "<li>only before: <code>" + esc(s.identity()) + "</code></li>";
+  for (const auto& s : d.unmatched_after) out += "<li>only after: <code>" + esc(s.identity()) + "</code></li>";
+  return out + "</ul></section>";
+}
+
+}  // namespace
+
+std::string html_report(const model::Report& report, const analysis::Diagnosis& diagnosis) {
+  std::vector<const model::Kernel*> kernels;
+  for (const auto& kd : diagnosis.kernels)
+    for (const auto& k : report.kernels)
+      if (k.index == kd.index) kernels.push_back(&k);
+  std::string body = fmt::format("<header><h1>keet analysis</h1><p>{} &middot; {} &middot; Nsight Compute {}</p></header><main>",
+                                 esc(diagnosis.report_path), esc(diagnosis.report_format),
+                                 esc(diagnosis.ncu_version.empty() ? "unknown" : diagnosis.ncu_version));
+  body += ranking_section(analysis::rank_kernels(kernels));
+  for (const auto& kd : diagnosis.kernels) body += kernel_section(report, kd);
+  return html::page("keet analysis: " + diagnosis.report_path, body + "</main>");
+}
+
+std::string html_diff(const DiffResult& diff) {
+  std::string body = "<header><h1>keet diff</h1><p>";
+  body += esc(fmt::format("{} pair(s), noise threshold {:.1f}%", diff.pairs.size(), diff.threshold * 100));
+  body += "</p></header><main><section class='card'><h2>Summary</h2><table><tr><th>kernel</th><th>before</th>"
+          "<th>after</th><th>change</th><th>speedup</th><th>verdict</th></tr>";
+  for (const auto& p : diff.pairs) {
+    std::string v(verdict_name(p.verdict));
+    body += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td>"
+                        "<td class='num'>{}</td><td>{}</td></tr>",
+                        esc(pair_title(p)), esc(format_duration(p.before.duration_ns)),
+                        esc(format_duration(p.after.duration_ns)), esc(format_change(p.change)),
+                        esc(format_speedup(p.speedup)), badge(v, v));
+  }
+  body += "</table></section>";
+  for (const auto& p : diff.pairs) body += pair_section(p);
+  return html::page("keet diff", body + unmatched_section(diff) + "</main>");
+}
+
+}  // namespace keet::render

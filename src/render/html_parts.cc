@@ -1,0 +1,195 @@
+#include "render/html_parts.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace keet::render::html {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
+header{background:#1d2330;color:#fff;padding:16px 28px}header h1{margin:0;font-size:20px}
+header p{margin:4px 0 0;color:#b8c0d0;font-size:13px}main{padding:18px 28px;max-width:1200px}
+section.card{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:16px 20px;margin:0 0 18px}
+h2{font-size:17px;margin:0 0 8px;word-break:break-all}h3{font-size:14px;margin:14px 0 6px;color:#445}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #e4e6eb;vertical-align:top}
+th{background:#f0f2f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.meta{color:#556;font-size:13px}.grid2{display:grid;grid-template-columns:1fr 1fr;gap:16px}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
+.memory{background:#c2410c}.compute{background:#1d4ed8}.latency{background:#7e22ce}.launch{background:#0f766e}
+.high{background:#b91c1c}.medium{background:#d97706}.low{background:#2563eb}.info{background:#6b7280}
+.faster{background:#15803d}.slower{background:#b91c1c}.unchanged{background:#6b7280}.unknown{background:#9ca3af}
+.finding{border-left:4px solid #d0d4dc;padding:6px 12px;margin:10px 0}.finding p{margin:4px 0}
+.share{background:#e4e6eb;border-radius:3px;height:10px;width:120px;display:inline-block;vertical-align:middle}
+.share>span{display:block;height:10px;border-radius:3px;background:#2563eb}
+code,pre{font:12px ui-monospace,Menlo,Consolas,monospace}pre{background:#f6f8fa;padding:6px;margin:0;white-space:pre-wrap}
+svg text{font:11px system-ui,sans-serif;fill:#1d2330}.empty{color:#889;font-style:italic}
+)css";
+
+struct Axis {
+  double lo, hi;  // log10 range
+  double px0, px1;
+  double at(double v) const { return px0 + (std::log10(v) - lo) / (hi - lo) * (px1 - px0); }
+};
+
+std::optional<double> first_of(const model::Kernel& k, std::initializer_list<std::string_view> names) {
+  for (auto n : names)
+    if (auto v = k.number(n)) return v;
+  return std::nullopt;
+}
+
+std::optional<double> product(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *a <= 0 || *b <= 0) return std::nullopt;
+  return *a * *b;
+}
+
+// Sum of FLOP-producing instruction rates (an FMA counts twice), per cycle.
+std::optional<double> flops_per_cycle(const model::Kernel& k, const std::string& p) {
+  auto add = k.number("smsp__sass_thread_inst_executed_op_" + p + "add_pred_on.sum.per_cycle_elapsed");
+  auto mul = k.number("smsp__sass_thread_inst_executed_op_" + p + "mul_pred_on.sum.per_cycle_elapsed");
+  auto fma = k.number("smsp__sass_thread_inst_executed_op_" + p + "fma_pred_on.sum.per_cycle_elapsed");
+  if (!add && !mul && !fma) return std::nullopt;
+  return add.value_or(0) + mul.value_or(0) + 2 * fma.value_or(0);
+}
+
+std::optional<double> peak_flops(const model::Kernel& k, const std::string& p, std::optional<double> clock) {
+  auto x2 = k.number("derived__sm__sass_thread_inst_executed_op_" + p + "fma_pred_on_x2");
+  if (!x2) {
+    auto fma = k.number("sm__sass_thread_inst_executed_op_" + p + "fma_pred_on.sum.peak_sustained");
+    if (fma) x2 = 2 * *fma;
+  }
+  return product(x2, clock);
+}
+
+std::string roof_path(const Axis& x, const Axis& y, double bw, double peak) {
+  double ridge = peak / bw;
+  double x0 = std::pow(10, x.lo), x1 = std::pow(10, x.hi);
+  auto pt = [&](double ai) { return fmt::format("{:.1f},{:.1f}", x.at(ai), y.at(std::min(bw * ai, peak))); };
+  std::string d = "M" + pt(x0);
+  if (ridge > x0 && ridge < x1) d += " L" + pt(ridge);
+  return d + " L" + pt(x1);
+}
+
+std::string axis_ticks(const Axis& x, const Axis& y) {
+  std::string out;
+  for (int e = static_cast<int>(std::ceil(x.lo)); e <= x.hi; ++e)
+    out += fmt::format("<line x1='{0:.1f}' y1='{1}' x2='{0:.1f}' y2='{2}' stroke='#e4e6eb'/>"
+                       "<text x='{0:.1f}' y='{3}' text-anchor='middle'>1e{4}</text>",
+                       x.at(std::pow(10, e)), y.px1, y.px0, y.px0 + 14, e);
+  for (int e = static_cast<int>(std::ceil(y.lo)); e <= y.hi; ++e)
+    out += fmt::format("<line x1='{0}' y1='{1:.1f}' x2='{2}' y2='{1:.1f}' stroke='#e4e6eb'/>"
+                       "<text x='{3}' y='{1:.1f}' text-anchor='end' dominant-baseline='middle'>1e{4}</text>",
+                       x.px0, y.at(std::pow(10, e)), x.px1, x.px0 - 4, e);
+  return out;
+}
+
+struct RoofSeries {
+  std::string name, color;
+  std::optional<double> peak, achieved;
+};
+
+}  // namespace
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string page(const std::string& title, const std::string& body) {
+  return fmt::format("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+                     "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+                     "<title>{}</title><style>{}</style></head>\n<body>\n{}\n</body></html>\n",
+                     esc(title), kStyle, body);
+}
+
+std::string bar_chart(const std::vector<Bar>& bars, double max, const std::string& css_class) {
+  constexpr int kRow = 22, kLabel = 190, kWidth = 470, kBar = 200;
+  if (bars.empty() || max <= 0) return "<p class='empty'>no data in the report</p>";
+  std::string out = fmt::format("<svg class='{}' width='{}' height='{}' role='img'>", esc(css_class), kWidth,
+                                bars.size() * kRow + 4);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    double w = std::clamp(bars[i].value / max, 0.0, 1.0) * kBar;
+    int y = static_cast<int>(i) * kRow + 2;
+    out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel - 6, y + 14, esc(bars[i].label));
+    out += fmt::format("<rect x='{}' y='{}' width='{}' height='16' fill='#e4e6eb'/>", kLabel, y + 2, kBar);
+    out += fmt::format("<rect x='{}' y='{}' width='{:.1f}' height='16' fill='#2563eb'/>", kLabel, y + 2, w);
+    out += fmt::format("<text x='{}' y='{}'>{}</text>", kLabel + kBar + 6, y + 14, esc(bars[i].text));
+  }
+  return out + "</svg>";
+}
+
+Roofline roofline_of(const model::Kernel& k) {
+  Roofline r;
+  auto sm_clock = first_of(k, {"smsp__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"});
+  r.peak_bandwidth = product(k.number("dram__bytes.sum.peak_sustained"), k.number("dram__cycles_elapsed.avg.per_second"));
+  r.dram_rate = k.number("dram__bytes.sum.per_second");
+  r.peak_fp32 = peak_flops(k, "f", sm_clock);
+  r.peak_fp64 = peak_flops(k, "d", sm_clock);
+  r.fp32 = product(flops_per_cycle(k, "f"), sm_clock);
+  r.fp64 = product(flops_per_cycle(k, "d"), sm_clock);
+  return r;
+}
+
+std::string roofline_svg(const Roofline& r) {
+  if (!r.drawable()) return "<p class='empty'>roofline: the report lacks the peak/throughput metrics</p>";
+  std::vector<RoofSeries> series = {{"FP32", "#1d4ed8", r.peak_fp32, r.fp32}, {"FP64", "#c2410c", r.peak_fp64, r.fp64}};
+  double top = std::max(r.peak_fp32.value_or(0), r.peak_fp64.value_or(0));
+  double low = top / 1e5, ai_lo = 1e-2, ai_hi = 1e3;
+  for (const auto& s : series)
+    if (s.achieved && *r.dram_rate > 0) {
+      low = std::min(low, *s.achieved / 2);
+      ai_lo = std::min(ai_lo, *s.achieved / *r.dram_rate / 2);
+      ai_hi = std::max(ai_hi, *s.achieved / *r.dram_rate * 2);
+    }
+  Axis x{std::floor(std::log10(ai_lo)), std::ceil(std::log10(ai_hi)), 60, 440};
+  Axis y{std::floor(std::log10(low)), std::ceil(std::log10(top * 1.5)), 250, 14};
+  std::string out = "<svg class='roofline' width='470' height='290' role='img'>" + axis_ticks(x, y);
+  out += fmt::format("<text x='250' y='284' text-anchor='middle'>arithmetic intensity (FLOP/byte, DRAM)</text>"
+                     "<text x='12' y='132' transform='rotate(-90 12 132)' text-anchor='middle'>FLOP/s</text>");
+  int legend = 0;
+  for (const auto& s : series) {
+    if (!s.peak) continue;
+    out += fmt::format("<path d='{}' fill='none' stroke='{}' stroke-width='2'/>", roof_path(x, y, *r.peak_bandwidth, *s.peak),
+                       s.color);
+    out += fmt::format("<text x='{}' y='{}' fill='{}'>{} peak {:.3g} GFLOP/s</text>", 300, 28 + 14 * legend++, s.color,
+                       s.name, *s.peak / 1e9);
+    if (!s.achieved || *s.achieved <= 0) continue;
+    double ai = *s.achieved / *r.dram_rate;
+    out += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='5' fill='{}' stroke='#fff'><title>{} achieved {:.3g} GFLOP/s at "
+                       "{:.3g} FLOP/byte</title></circle>",
+                       x.at(ai), y.at(*s.achieved), s.color, s.name, *s.achieved / 1e9, ai);
+    out += fmt::format("<text x='{:.1f}' y='{:.1f}'>{} {:.3g} GFLOP/s</text>", x.at(ai) + 8, y.at(*s.achieved) + 4,
+                       s.name, *s.achieved / 1e9);
+  }
+  return out + "</svg>";
+}
+
+std::vector<Bar> stall_bars(const model::Kernel& k, size_t max_rows) {
+  constexpr std::string_view kPrefix = "smsp__average_warps_issue_stalled_", kSuffix = "_per_issue_active.ratio";
+  std::vector<Bar> bars;
+  for (const auto& m : k.metrics) {
+    std::string_view n = m.name;
+    if (!n.starts_with(kPrefix) || !n.ends_with(kSuffix) || n.find("not_issued") != n.npos) continue;
+    auto v = m.value.as_number();
+    std::string reason(n.substr(kPrefix.size(), n.size() - kPrefix.size() - kSuffix.size()));
+    if (v && *v > 0 && reason != "selected") bars.push_back({reason, *v, fmt::format("{:.2f}", *v)});
+  }
+  std::ranges::sort(bars, [](const Bar& a, const Bar& b) { return a.value > b.value; });
+  if (bars.size() > max_rows) bars.resize(max_rows);
+  return bars;
+}
+
+}  // namespace keet::render::html

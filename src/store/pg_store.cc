@@ -1,0 +1,201 @@
+// PostgreSQL backend (libpq) for teams whose CI runners share one history.
+// Each run is inserted in one transaction; the schema is created under an
+// advisory lock because concurrent CREATE TABLE IF NOT EXISTS can still collide
+// in PostgreSQL's catalog.
+#include <libpq-fe.h>
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "store/history.h"
+
+namespace keet::store {
+namespace {
+
+constexpr const char* kLock = "SELECT pg_advisory_xact_lock(7321001)";
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS keet_runs (
+  id BIGSERIAL PRIMARY KEY,
+  tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at BIGINT NOT NULL, report_path TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS keet_kernels (
+  id BIGSERIAL PRIMARY KEY,
+  run_id BIGINT NOT NULL REFERENCES keet_runs(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL,
+  duration_ns DOUBLE PRECISION, payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS keet_kernels_run ON keet_kernels(run_id);
+CREATE INDEX IF NOT EXISTS keet_runs_tag ON keet_runs(tag, recorded_at);
+)sql";
+
+// A query result, cleared on scope exit.
+struct PgResult {
+  PGresult* res;
+  explicit PgResult(PGresult* r) : res(r) {}
+  ~PgResult() { PQclear(res); }
+  PgResult(const PgResult&) = delete;
+  PgResult& operator=(const PgResult&) = delete;
+  bool ok() const {
+    auto s = PQresultStatus(res);
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+  }
+  int rows() const { return PQntuples(res); }
+  std::string text(int row, int col) const { return PQgetvalue(res, row, col); }
+  int64_t integer(int row, int col) const { return std::stoll(text(row, col)); }
+};
+
+// "postgresql://user:secret@host/db" -> "postgresql://host/db" for messages.
+std::string redact(const std::string& url) {
+  auto at = url.find('@');
+  auto scheme = url.find("://");
+  if (at == std::string::npos || scheme == std::string::npos) return url;
+  return url.substr(0, scheme + 3) + url.substr(at + 1);
+}
+
+class PgStore final : public HistoryStore {
+ public:
+  PgStore(PGconn* conn, std::string url) : conn_(conn), url_(redact(url)) {}
+  ~PgStore() override { PQfinish(conn_); }
+
+  // Only the first writer creates the schema: CREATE INDEX IF NOT EXISTS takes
+  // share locks even when the index exists, which deadlocks with concurrent
+  // inserts, so existing tables are left untouched.
+  Result<void> init() {
+    return in_transaction([&]() -> Result<void> {
+      if (auto r = exec(kLock); !r) return r;
+      PgResult exists(PQexec(conn_, "SELECT to_regclass('keet_kernels') IS NOT NULL"));
+      if (!exists.ok()) return std::unexpected(error("schema check"));
+      if (exists.rows() == 1 && exists.text(0, 0) == "t") return {};
+      return exec(kSchema);
+    });
+  }
+
+  Result<int64_t> record(const Run& run) override {
+    int64_t id = 0;
+    auto r = in_transaction([&]() -> Result<void> {
+      auto inserted = insert_run(run);
+      if (!inserted) return std::unexpected(inserted.error());
+      id = *inserted;
+      return insert_kernels(id, run.kernels);
+    });
+    if (!r) return std::unexpected(r.error());
+    return id;
+  }
+
+  Result<std::vector<Run>> runs(size_t limit) override {
+    std::vector<Run> out;
+    auto r = in_transaction([&]() -> Result<void> { return read_runs(limit, out); },
+                            "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    if (!r) return std::unexpected(r.error());
+    return out;
+  }
+
+  Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) override {
+    auto all = runs(0);
+    if (!all) return std::unexpected(all.error());
+    return pick_baseline(std::move(*all), tag, device);
+  }
+
+  std::string describe() const override { return url_; }
+
+ private:
+  Error error(std::string_view what) const {
+    std::string msg = PQerrorMessage(conn_);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return {ExitCode::Dependency, fmt::format("{}: {}: {}", url_, what, msg)};
+  }
+
+  Result<void> exec(const char* sql) {
+    PgResult r(PQexec(conn_, sql));
+    if (!r.ok()) return std::unexpected(error("query failed"));
+    return {};
+  }
+
+  // Parameters travel as text; std::nullopt becomes SQL NULL.
+  PgResult query(const char* sql, const std::vector<std::optional<std::string>>& params) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    return PgResult(PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                                 nullptr, 0));
+  }
+
+  template <typename F>
+  Result<void> in_transaction(F&& body, const char* begin = "BEGIN") {
+    if (auto r = exec(begin); !r) return r;
+    auto r = body();
+    if (!r) {
+      (void)exec("ROLLBACK");
+      return r;
+    }
+    return exec("COMMIT");
+  }
+
+  Result<int64_t> insert_run(const Run& run) {
+    auto r = query("INSERT INTO keet_runs(tag, commit_sha, recorded_at, report_path) VALUES($1,$2,$3,$4) RETURNING id",
+                   {run.tag, run.commit, std::to_string(run.recorded_at), run.report_path});
+    if (!r.ok() || r.rows() != 1) return std::unexpected(error("insert run"));
+    return r.integer(0, 0);
+  }
+
+  Result<void> insert_kernels(int64_t run_id, const std::vector<render::KernelSnapshot>& kernels) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const auto& k = kernels[i];
+      std::optional<std::string> duration;
+      if (k.duration_ns) duration = fmt::format("{}", *k.duration_ns);
+      auto r = query("INSERT INTO keet_kernels(run_id, ordinal, name, device, duration_ns, payload) "
+                     "VALUES($1,$2,$3,$4,$5,$6)",
+                     {std::to_string(run_id), std::to_string(i), k.name, k.device, duration, kernel_payload(k)});
+      if (!r.ok()) return std::unexpected(error("insert kernel"));
+    }
+    return {};
+  }
+
+  Result<void> read_runs(size_t limit, std::vector<Run>& out) {
+    std::string lim = limit == 0 ? "ALL" : std::to_string(limit);
+    std::string sql = "SELECT id, tag, commit_sha, recorded_at, report_path FROM keet_runs "
+                      "ORDER BY recorded_at DESC, id DESC LIMIT " + lim;
+    PgResult r(PQexec(conn_, sql.c_str()));
+    if (!r.ok()) return std::unexpected(error("read runs"));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(Run{r.integer(i, 0), r.text(i, 1), r.text(i, 2), r.integer(i, 3), r.text(i, 4), {}});
+    return read_kernels(out);
+  }
+
+  // One query for all kernels of the listed runs, then grouped by run.
+  Result<void> read_kernels(std::vector<Run>& runs) {
+    if (runs.empty()) return {};
+    std::map<int64_t, Run*> by_id;
+    std::string ids;
+    for (auto& run : runs) {
+      by_id[run.id] = &run;
+      ids += (ids.empty() ? "" : ",") + std::to_string(run.id);
+    }
+    std::string sql = "SELECT run_id, payload FROM keet_kernels WHERE run_id IN (" + ids + ") ORDER BY run_id, ordinal";
+    PgResult r(PQexec(conn_, sql.c_str()));
+    if (!r.ok()) return std::unexpected(error("read kernels"));
+    for (int i = 0; i < r.rows(); ++i)
+      if (auto k = kernel_from_payload(r.text(i, 1))) by_id[r.integer(i, 0)]->kernels.push_back(std::move(*k));
+    return {};
+  }
+
+  PGconn* conn_;
+  std::string url_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& conninfo) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  if (!conn || PQstatus(conn) != CONNECTION_OK) {
+    std::string msg = conn ? PQerrorMessage(conn) : "out of memory";
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    PQfinish(conn);
+    return fail(ExitCode::Dependency, fmt::format("{}: cannot connect: {}", redact(conninfo), msg));
+  }
+  // Notices ("relation already exists, skipping") would go to stderr otherwise.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  auto store = std::make_unique<PgStore>(conn, conninfo);
+  if (auto r = store->init(); !r) return std::unexpected(r.error());
+  return store;
+}
+
+}  // namespace keet::store

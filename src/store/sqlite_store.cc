@@ -1,0 +1,197 @@
+// SQLite backend. Parallel CI jobs on one machine share the file: WAL mode lets
+// readers run beside a writer, the busy timeout makes writers wait for each
+// other instead of failing, and every run is written in one IMMEDIATE
+// transaction so a run is stored whole or not at all.
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "store/history.h"
+
+namespace keet::store {
+namespace {
+
+constexpr int kBusyTimeoutMs = 60000;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at INTEGER NOT NULL, report_path TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kernels (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL, duration_ns REAL, payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS kernels_run ON kernels(run_id);
+CREATE INDEX IF NOT EXISTS runs_tag ON runs(tag, recorded_at);
+)sql";
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  void bind(int i, const std::string& s) { sqlite3_bind_text(stmt_, i, s.c_str(), -1, SQLITE_TRANSIENT); }
+  void bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void bind(int i, std::optional<double> v) {
+    v ? sqlite3_bind_double(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
+  }
+  int step() { return sqlite3_step(stmt_); }
+  void reset() { sqlite3_reset(stmt_); }
+  int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+  std::string text(int col) const {
+    auto* p = sqlite3_column_text(stmt_, col);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_ERROR;
+};
+
+class SqliteStore final : public HistoryStore {
+ public:
+  SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Result<void> init() {
+    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    if (auto r = enable_wal(); !r) return r;
+    return in_transaction([&]() -> Result<void> { return exec(kSchema); });
+  }
+
+  Result<int64_t> record(const Run& run) override {
+    int64_t id = 0;
+    auto r = in_transaction([&]() -> Result<void> {
+      auto inserted = insert_run(run);
+      if (!inserted) return std::unexpected(inserted.error());
+      id = *inserted;
+      return insert_kernels(id, run.kernels);
+    });
+    if (!r) return std::unexpected(r.error());
+    return id;
+  }
+
+  Result<std::vector<Run>> runs(size_t limit) override {
+    std::vector<Run> out;
+    auto r = in_transaction([&]() -> Result<void> { return read_runs(limit, out); }, "BEGIN");
+    if (!r) return std::unexpected(r.error());
+    return out;
+  }
+
+  Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) override {
+    auto all = runs(0);
+    if (!all) return std::unexpected(all.error());
+    return pick_baseline(std::move(*all), tag, device);
+  }
+
+  std::string describe() const override { return "sqlite:" + path_; }
+
+ private:
+  Error error(std::string_view what) const {
+    return {ExitCode::Dependency, fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_))};
+  }
+
+  Result<void> exec(const char* sql) {
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return std::unexpected(error("sqlite"));
+    return {};
+  }
+
+  // Switching to WAL needs a moment alone with the file; a writer that opens the
+  // database at the same instant can make it report busy despite the timeout.
+  Result<void> enable_wal() {
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_OK) return {};
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 + attempt * 5));
+    }
+    return std::unexpected(error("cannot enable WAL mode"));
+  }
+
+  template <typename F>
+  Result<void> in_transaction(F&& body, const char* begin = "BEGIN IMMEDIATE") {
+    if (auto r = exec(begin); !r) return r;
+    auto r = body();
+    if (!r) {
+      (void)exec("ROLLBACK");
+      return r;
+    }
+    return exec("COMMIT");
+  }
+
+  Result<int64_t> insert_run(const Run& run) {
+    Statement s(db_, "INSERT INTO runs(tag, commit_sha, recorded_at, report_path) VALUES(?,?,?,?)");
+    if (!s.ok()) return std::unexpected(error("prepare"));
+    s.bind(1, run.tag);
+    s.bind(2, run.commit);
+    s.bind(3, run.recorded_at);
+    s.bind(4, run.report_path);
+    if (s.step() != SQLITE_DONE) return std::unexpected(error("insert run"));
+    return sqlite3_last_insert_rowid(db_);
+  }
+
+  Result<void> insert_kernels(int64_t run_id, const std::vector<render::KernelSnapshot>& kernels) {
+    Statement s(db_, "INSERT INTO kernels(run_id, ordinal, name, device, duration_ns, payload) VALUES(?,?,?,?,?,?)");
+    if (!s.ok()) return std::unexpected(error("prepare"));
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      s.bind(1, run_id);
+      s.bind(2, static_cast<int64_t>(i));
+      s.bind(3, kernels[i].name);
+      s.bind(4, kernels[i].device);
+      s.bind(5, kernels[i].duration_ns);
+      s.bind(6, kernel_payload(kernels[i]));
+      if (s.step() != SQLITE_DONE) return std::unexpected(error("insert kernel"));
+      s.reset();
+    }
+    return {};
+  }
+
+  Result<void> read_runs(size_t limit, std::vector<Run>& out) {
+    Statement s(db_, "SELECT id, tag, commit_sha, recorded_at, report_path FROM runs "
+                     "ORDER BY recorded_at DESC, id DESC LIMIT ?");
+    if (!s.ok()) return std::unexpected(error("prepare"));
+    s.bind(1, limit == 0 ? int64_t{-1} : static_cast<int64_t>(limit));
+    while (s.step() == SQLITE_ROW)
+      out.push_back(Run{s.integer(0), s.text(1), s.text(2), s.integer(3), s.text(4), {}});
+    for (auto& run : out)
+      if (auto r = read_kernels(run); !r) return r;
+    return {};
+  }
+
+  Result<void> read_kernels(Run& run) {
+    Statement s(db_, "SELECT payload FROM kernels WHERE run_id = ? ORDER BY ordinal");
+    if (!s.ok()) return std::unexpected(error("prepare"));
+    s.bind(1, run.id);
+    while (s.step() == SQLITE_ROW)
+      if (auto k = kernel_from_payload(s.text(0))) run.kernels.push_back(std::move(*k));
+    return {};
+  }
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<HistoryStore>> open_sqlite(const std::string& path) {
+  std::error_code ec;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return fail(ExitCode::BadInput, fmt::format("{}: cannot open history database: {}", path, msg));
+  }
+  auto store = std::make_unique<SqliteStore>(db, path);
+  if (auto r = store->init(); !r) return std::unexpected(r.error());
+  return store;
+}
+
+}  // namespace keet::store

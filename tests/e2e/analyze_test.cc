@@ -1,0 +1,162 @@
+// End-to-end: `keet analyze`, `keet coverage` and `keet eval` on real reports.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "support/report_writer.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+using json = nlohmann::json;
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Fields that legitimately differ between machines are blanked before comparing.
+json normalized(json j) {
+  j["tool"]["version"] = "";
+  j["report"]["path"] = "";
+  return j;
+}
+
+// Compares with tests/golden/<name>; KEET_UPDATE_GOLDEN=1 rewrites it.
+void expect_golden(const std::string& name, const json& actual) {
+  std::string path = source_dir() + "/tests/golden/" + name;
+  if (std::getenv("KEET_UPDATE_GOLDEN")) std::ofstream(path) << normalized(actual).dump(2) << "\n";
+  std::string text = read_file(path);
+  ASSERT_FALSE(text.empty()) << "missing golden file " << path << " (run with KEET_UPDATE_GOLDEN=1)";
+  EXPECT_EQ(normalized(actual).dump(2), json::parse(text).dump(2)) << "golden " << name << " differs";
+}
+
+void check_contract(const json& j) {
+  ASSERT_EQ(j["schema"], "keet.analysis/1");
+  ASSERT_TRUE(j["kernels"].is_array());
+  static const std::set<std::string> classes = {"memory", "compute", "latency", "launch"};
+  static const std::set<std::string> severities = {"high", "medium", "low", "info"};
+  for (const auto& k : j["kernels"]) {
+    EXPECT_TRUE(classes.count(k["bottleneck"]["class"]));
+    double c = k["bottleneck"]["confidence"];
+    EXPECT_GE(c, 0.0);
+    EXPECT_LE(c, 1.0);
+    for (const auto& f : k["findings"]) {
+      EXPECT_TRUE(severities.count(f["severity"]));
+      EXPECT_FALSE(f["id"].get<std::string>().empty());
+      if (!f["estimated_speedup"].is_null()) EXPECT_GE(f["estimated_speedup"].get<double>(), 1.0);
+      for (const auto& e : f["evidence"]) EXPECT_TRUE(e["value"].is_number());
+    }
+  }
+}
+
+std::string scenario_report() {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel("strided_copy", 8192, 256,
+                    {{"gpu__time_duration.sum", 120000},
+                     {"device__attribute_compute_capability_major", 9},
+                     {"device__attribute_compute_capability_minor", 0},
+                     {"launch__sm_count", 132},
+                     {"launch__grid_size", 8192},
+                     {"launch__block_size", 256},
+                     {"launch__waves_per_multiprocessor", 7.76},
+                     {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 12},
+                     {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 81},
+                     {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 81},
+                     {"derived__memory_l2_theoretical_sectors_global_excessive", 6000000},
+                     {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 8000000},
+                     {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 1000000},
+                     {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 250000},
+                     {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 250000},
+                     {"smsp__issue_active.avg.pct_of_peak_sustained_active", 9}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path("scenario.ncu-rep");
+  w.write(path);
+  return path;
+}
+
+TEST(AnalyzeE2E, OwnReportMatchesGolden) {
+  auto r = run_keet("analyze --format json " + shell_quote(scenario_report()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = json::parse(r.out);
+  check_contract(j);
+  EXPECT_EQ(j["kernels"][0]["bottleneck"]["class"], "memory");
+  EXPECT_EQ(j["kernels"][0]["findings"][0]["id"], "memory.uncoalesced_global");
+  expect_golden("scenario.analysis.json", j);
+}
+
+TEST(AnalyzeE2E, TextAndMarkdownShowTheNumbers) {
+  std::string path = shell_quote(scenario_report());
+  auto text = run_keet("analyze " + path);
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("Bottleneck: MEMORY"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("66.7%"), std::string::npos);
+  EXPECT_EQ(text.out.find("\033["), std::string::npos) << "no colour when not a terminal";
+  auto md = run_keet("analyze --format markdown " + path);
+  EXPECT_NE(md.out.find("## `[0] strided_copy()`"), std::string::npos) << md.out;
+}
+
+TEST(AnalyzeE2E, SampleReportMatchesGolden) {
+  auto ex = oracle_examples();
+  if (!ex) GTEST_SKIP() << "../shared (ncu-oracle examples) is absent";
+  auto r = run_keet("analyze --format json " + shell_quote(*ex + "/addConstDouble3.ncu-rep"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = json::parse(r.out);
+  check_contract(j);
+  auto& k = j["kernels"][0];
+  EXPECT_EQ(k["bottleneck"]["class"], "memory");
+  EXPECT_EQ(k["device"]["compute_capability"], "8.6");
+  EXPECT_EQ(k["findings"][0]["id"], "memory.uncoalesced_global");
+  expect_golden("addConstDouble3.analysis.json", j);
+}
+
+TEST(AnalyzeE2E, EveryFixtureAnalysesCleanly) {
+  KEET_REQUIRE_SHARED();
+  for (const auto& f : fixture_reports()) {
+    auto r = run_keet("analyze --allow-partial --top 0 --format json " + shell_quote(f));
+    ASSERT_EQ(r.rc, 0) << f << ": " << r.err;
+    check_contract(json::parse(r.out));
+  }
+}
+
+TEST(AnalyzeE2E, EveryNcuWarningIsCoveredOrExplained) {
+  KEET_REQUIRE_SHARED();
+  std::string gaps;
+  for (const auto& f : fixture_reports()) {
+    auto r = run_keet("coverage --allow-partial --format json " + shell_quote(f));
+    ASSERT_EQ(r.rc, 0) << f << ": " << r.err;
+    for (const auto& w : json::parse(r.out)["warnings"])
+      if (w["status"] == "uncovered")
+        gaps += f + " kernel " + std::to_string(w["kernel"].get<int>()) + ": " + w["rule"].get<std::string>() + "\n";
+  }
+  EXPECT_TRUE(gaps.empty()) << "ncu warnings without a KEET finding or documented reason:\n" << gaps;
+}
+
+TEST(AnalyzeE2E, LabelledFixturesReachTheAccuracyBar) {
+  KEET_REQUIRE_SHARED();
+  auto ex = oracle_examples();
+  std::string oracle = ex ? " --oracle-examples " + shell_quote(std::filesystem::path(*ex).parent_path().string()) : "";
+  auto r = run_keet("eval --format json " + shell_quote(source_dir() + "/eval/labels.json") + " --root " +
+                    shell_quote(*shared_dir() + "/fixtures/public") + oracle);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_GE(j["scored"].get<int>(), 40);
+  // The bar is set below the measured accuracy (see the closing note) so a
+  // regression in the engine fails here.
+  EXPECT_GE(j["class_accuracy"].get<double>(), 0.75);
+  EXPECT_GE(j["top3_accuracy"].get<double>(), 0.75);
+}
+
+}  // namespace
+}  // namespace keet

@@ -1,0 +1,120 @@
+// End-to-end: `keet ask` and `keet chat` against a loopback server speaking each
+// provider's wire format (the server runs in this test process; the binary is
+// pointed at it through the providers' base-URL environment variables).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/fake_llm_server.h"
+#include "support/report_writer.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+using nlohmann::json;
+
+std::string report_path() {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120},
+                                        {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5},
+                                        {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 10.25}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path("llm-e2e.ncu-rep");
+  w.write(path);
+  return path;
+}
+
+std::string env_for(const std::string& provider, const FakeLlmServer& s) {
+  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent ";
+  if (provider == "openai") return cache + "OPENAI_API_KEY=sk-e2e-key OPENAI_BASE_URL=" + s.url() + "/v1 ";
+  if (provider == "anthropic") return cache + "ANTHROPIC_API_KEY=sk-e2e-key ANTHROPIC_BASE_URL=" + s.url() + " ";
+  return cache + "OLLAMA_HOST=" + s.url() + " ";
+}
+
+std::string text_reply(const std::string& provider, const std::string& text) {
+  if (provider == "anthropic") return anthropic_text_reply(text);
+  if (provider == "ollama") return ollama_text_reply(text);
+  return openai_text_reply(text);
+}
+
+ProcessResult keet_with(const std::string& env, const std::string& args) {
+  return run_command(env + std::string(KEET_BINARY) + " " + args);
+}
+
+class LlmCli : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlmCli, AskVerifiedJson) {
+  FakeLlmServer server;
+  server.script({200, text_reply(GetParam(), "DRAM throughput is 88.5% of peak over 5.12 us.")});
+  auto r = keet_with(env_for(GetParam(), server),
+                     "ask " + shell_quote(report_path()) + " 'why is it slow?' --no-cache --format json --llm " + GetParam() + ":m");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["llm"]["status"], "verified") << r.out;
+  EXPECT_EQ(j["llm"]["provider"], GetParam());
+  EXPECT_EQ(j["llm"]["unsupported_claims"], 0);
+  ASSERT_EQ(server.received().size(), 1u);
+  EXPECT_EQ(server.received()[0].body.find("sk-e2e-key"), std::string::npos);
+}
+
+TEST_P(LlmCli, AskFlagsInventedNumbers) {
+  FakeLlmServer server;
+  server.script({200, text_reply(GetParam(), "DRAM throughput is 99.9% of peak.")});
+  server.script({200, text_reply(GetParam(), "DRAM throughput is 99.9% of peak.")});
+  auto r = keet_with(env_for(GetParam(), server),
+                     "ask " + shell_quote(report_path()) + " why --no-cache --llm " + GetParam() + ":m");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("[unverified: 99.9%]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flagged"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, LlmCli, ::testing::Values("openai", "anthropic", "ollama"));
+
+TEST(LlmCliExit, UnavailableExitsThreeOnlyWhenRequired) {
+  FakeLlmServer server;
+  server.script({401, R"({"error":{"message":"bad key"}})"});
+  server.script({401, R"({"error":{"message":"bad key"}})"});
+  std::string args = "ask " + shell_quote(report_path()) + " why --no-cache --llm openai:m";
+  auto soft = keet_with(env_for("openai", server), args);
+  EXPECT_EQ(soft.rc, 0) << soft.err;
+  EXPECT_NE(soft.out.find("unavailable"), std::string::npos);
+  EXPECT_NE(soft.out.find("vecAdd"), std::string::npos);  // the deterministic analysis is still shown
+  auto hard = keet_with(env_for("openai", server), args + " --llm-required");
+  EXPECT_EQ(hard.rc, 3);
+}
+
+TEST(LlmCliExit, DryRunPrintsRedactedRequest) {
+  FakeLlmServer server;
+  auto r = keet_with(env_for("anthropic", server),
+                     "ask " + shell_quote(report_path()) + " why --dry-run --llm anthropic:m");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(server.received().empty());
+  EXPECT_NE(r.out.find("x-api-key: <redacted>"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("sk-e2e-key"), std::string::npos);
+}
+
+TEST(LlmCliChat, PipedSessionWithSave) {
+  FakeLlmServer server;
+  server.script({200, openai_tool_reply("list_kernels", json::object())});
+  server.script({200, openai_text_reply("vecAdd takes 5120 ns.")});
+  server.script({200, openai_text_reply("It reaches 88.5% of DRAM peak.")});
+  std::string save = temp_path("chat-transcript.json");
+  // The parentheses keep run_command's "</dev/null" off keet's piped stdin.
+  auto r = run_command("(printf 'which kernel?\\nhow busy is DRAM?\\n/quit\\n' | " + env_for("openai", server) +
+                       std::string(KEET_BINARY) + " chat " + shell_quote(report_path()) + " --no-cache --llm openai:m --save " +
+                       shell_quote(save) + ")");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(server.received().size(), 3u);
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  auto t = run_command("cat " + shell_quote(save));
+  json j = json::parse(t.out);
+  EXPECT_EQ(j["replies"].size(), 2u);
+  EXPECT_EQ(j["replies"][1]["status"], "verified");
+}
+
+}  // namespace
+}  // namespace keet

@@ -1,0 +1,198 @@
+// End-to-end: keet diff / record / history / gate / profile on reports built
+// here and on NVIDIA's sample pair (when ../shared is present).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "support/report_writer.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+namespace fs = std::filesystem;
+
+// A one-kernel report; `device` is stored as the string metric ncu writes.
+std::string report(const std::string& file, const std::string& kernel, double ns,
+                   std::vector<std::pair<std::string, double>> metrics = {}) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  metrics.emplace_back("gpu__time_duration.sum", ns);
+  auto k = w.kernel(kernel, 64, 256, metrics);
+  auto* dev = k.add_metric_results();
+  dev->set_name_id(w.name_id("device__attribute_display_name"));
+  dev->mutable_value()->set_string_value("Test GPU");
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path(file);
+  w.write(path);
+  return path;
+}
+
+std::string db_url(const std::string& name) {
+  std::string path = temp_path(name);
+  fs::remove(path);
+  return "sqlite:" + path;
+}
+
+TEST(LoopCliDiff, OwnReportsJsonTextAndHtml) {
+  auto before = report("d_before.ncu-rep", "k", 2000, {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40}});
+  auto after = report("d_after.ncu-rep", "k", 1000, {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 80}});
+  auto r = run_keet("diff --format json " + shell_quote(before) + " " + shell_quote(after));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "keet.diff/1");
+  ASSERT_EQ(j["pairs"].size(), 1u);
+  EXPECT_EQ(j["pairs"][0]["verdict"], "faster");
+  EXPECT_DOUBLE_EQ(j["pairs"][0]["speedup"].get<double>(), 2.0);
+  EXPECT_EQ(j["pairs"][0]["before"]["name"], "k()");
+  EXPECT_TRUE(j["unmatched_before"].empty());
+  auto text = run_keet("diff " + shell_quote(after) + " " + shell_quote(before));
+  EXPECT_NE(text.out.find("slower"), std::string::npos);
+  auto same = run_keet("diff --threshold 60% " + shell_quote(after) + " " + shell_quote(before));
+  EXPECT_NE(same.out.find("unchanged"), std::string::npos) << same.out;
+  std::string html = temp_path("diff.html");
+  auto h = run_keet("diff --format html -o " + shell_quote(html) + " " + shell_quote(before) + " " + shell_quote(after));
+  ASSERT_EQ(h.rc, 0) << h.err;
+  std::ifstream in(html);
+  std::string page((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(page.find("<!doctype html>"), std::string::npos);
+  EXPECT_NE(page.find("faster"), std::string::npos);
+}
+
+TEST(LoopCliDiff, BadArgumentsExitTwo) {
+  auto a = report("d_bad.ncu-rep", "k", 10);
+  EXPECT_EQ(run_keet("diff --pair x:y " + shell_quote(a) + " " + shell_quote(a)).rc, 2);
+  EXPECT_EQ(run_keet("diff --threshold lots " + shell_quote(a) + " " + shell_quote(a)).rc, 2);
+  auto missing = run_keet("diff /nonexistent.ncu-rep " + shell_quote(a));
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("/nonexistent.ncu-rep"), std::string::npos);
+}
+
+// The done-when check: the uncoalesced sample fixed by the coalesced one.
+TEST(LoopCliDiff, NvidiaSamplePairResolvesUncoalescedAccess) {
+  KEET_REQUIRE_SHARED();
+  auto dir = oracle_examples();
+  if (!dir) GTEST_SKIP() << "ncu-oracle examples unavailable";
+  auto r = run_keet("diff --format json " + shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " +
+                    shell_quote(*dir + "/addConstDouble.ncu-rep"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["pairs"].size(), 1u);
+  const auto& p = j["pairs"][0];
+  EXPECT_EQ(p["verdict"], "faster");
+  EXPECT_NEAR(p["speedup"].get<double>(), 294336.0 / 239008.0, 1e-3);
+  auto resolved = p["resolved"].get<std::vector<std::string>>();
+  EXPECT_NE(std::ranges::find(resolved, "memory.uncoalesced_global"), resolved.end()) << p.dump(2);
+}
+
+TEST(LoopCliGate, RecordThenGateFailsOnRegressionAndPassesOtherwise) {
+  std::string db = "--db " + shell_quote(db_url("gate.sqlite"));
+  auto base = report("g_base.ncu-rep", "k", 1000, {{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 100}});
+  auto slow = report("g_slow.ncu-rep", "k", 1300, {{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 300}});
+  auto ok = report("g_ok.ncu-rep", "k", 1020, {{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 100}});
+  EXPECT_EQ(run_keet("gate " + shell_quote(slow) + " --baseline main " + db).rc, 2);  // nothing recorded yet
+  auto rec = run_keet("record " + shell_quote(base) + " --tag main --commit abc123 " + db);
+  ASSERT_EQ(rec.rc, 0) << rec.err;
+  EXPECT_NE(rec.out.find("recorded run #1"), std::string::npos) << rec.out;
+
+  auto bad = run_keet("gate " + shell_quote(slow) + " --baseline main --max-slowdown 5% " + db);
+  EXPECT_EQ(bad.rc, 1) << bad.err;
+  EXPECT_NE(bad.out.find("REGRESSION k()"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("+30.0%"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("global load sectors"), std::string::npos) << "cause should name the moved metric: " << bad.out;
+
+  auto good = run_keet("gate " + shell_quote(ok) + " --baseline main --max-slowdown 5% " + db);
+  EXPECT_EQ(good.rc, 0) << good.out << good.err;
+  EXPECT_NE(good.out.find("PASSED"), std::string::npos);
+  EXPECT_EQ(run_keet("gate " + shell_quote(ok) + " --baseline nightly " + db).rc, 2);
+  EXPECT_EQ(run_keet("gate " + shell_quote(ok) + " --max-slowdown much " + db).rc, 2);
+}
+
+TEST(LoopCliGate, JunitAndSarifForCi) {
+  std::string db = "--db " + shell_quote(db_url("ci.sqlite"));
+  ASSERT_EQ(run_keet("record " + shell_quote(report("c_base.ncu-rep", "k", 1000)) + " " + db).rc, 0);
+  auto slow = shell_quote(report("c_slow.ncu-rep", "k", 2000));
+  auto junit = run_keet("gate " + slow + " --baseline latest --format junit " + db);
+  EXPECT_EQ(junit.rc, 1);
+  EXPECT_NE(junit.out.find("<testsuite "), std::string::npos);
+  EXPECT_NE(junit.out.find("failures=\"1\""), std::string::npos);
+  EXPECT_NE(junit.out.find("<failure type=\"performance-regression\""), std::string::npos);
+  auto sarif = run_keet("gate " + slow + " --baseline latest --format sarif " + db);
+  EXPECT_EQ(sarif.rc, 1);
+  auto j = nlohmann::json::parse(sarif.out);
+  EXPECT_EQ(j["version"], "2.1.0");
+  ASSERT_EQ(j["runs"][0]["results"].size(), 1u);
+  EXPECT_NE(j["runs"][0]["results"][0]["message"]["text"].get<std::string>().find("k()"), std::string::npos);
+}
+
+TEST(LoopCliHistory, ParallelRecordersLoseNothingAndHistoryShowsTrend) {
+  std::string db = "--db " + shell_quote(db_url("parallel.sqlite"));
+  std::string script;
+  constexpr int kWriters = 8;
+  for (int i = 0; i < kWriters; ++i) {
+    auto r = report("h" + std::to_string(i) + ".ncu-rep", "k", 1000 + i);
+    script += std::string(KEET_BINARY) + " record " + shell_quote(r) + " --tag t" + std::to_string(i) + " " + db + " & ";
+  }
+  auto all = run_command("(" + script + "wait)");
+  ASSERT_EQ(all.rc, 0) << all.err;
+  auto h = run_keet("history --format json --limit 0 " + db);
+  ASSERT_EQ(h.rc, 0) << h.err;
+  auto j = nlohmann::json::parse(h.out);
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  EXPECT_EQ(j["kernels"][0]["points"].size(), size_t{kWriters});
+  auto text = run_keet("history -k 'regex:^k' " + db);
+  EXPECT_NE(text.out.find("k() grid (64, 1, 1) block (256, 1, 1) on Test GPU"), std::string::npos) << text.out;
+  auto none = run_keet("history -k nomatch " + db);
+  EXPECT_NE(none.out.find("no recorded kernels"), std::string::npos);
+}
+
+// A stand-in ncu: checks the collection flags, then copies a report to -o.
+std::string fake_ncu(const std::string& name, const std::string& body) {
+  std::string path = temp_path(name);
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+TEST(LoopCliProfile, RunsNcuWithFullCollectionThenAnalyses) {
+  auto src = report("p_src.ncu-rep", "profiledKernel", 4096);
+  auto ncu = fake_ncu("ncu-ok", "echo \"$@\" > \"$0.args\"\n"
+                                "case \" $* \" in *' --set full '*) ;; *) echo 'missing --set full' >&2; exit 9;; esac\n"
+                                "case \" $* \" in *' --import-source yes '*) ;; *) exit 9;; esac\n"
+                                "case \" $* \" in *' --section SourceCounters '*) ;; *) exit 9;; esac\n"
+                                "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                                "cp " + shell_quote(src) + " \"$out\"\n");
+  std::string out = temp_path("p_out.ncu-rep");
+  fs::remove(out);
+  auto r = run_keet("profile --ncu " + shell_quote(ncu) + " -k regex:prof -o " + shell_quote(out) + " -- ./myapp --size 3");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_NE(r.out.find("profiledKernel"), std::string::npos) << r.out;
+  std::ifstream args(ncu + ".args");
+  std::string line;
+  std::getline(args, line);
+  EXPECT_NE(line.find("--kernel-name regex:prof"), std::string::npos) << line;
+  EXPECT_NE(line.find("./myapp --size 3"), std::string::npos) << line;
+}
+
+TEST(LoopCliProfile, CounterPermissionAndMissingNcuExitThree) {
+  auto ncu = fake_ncu("ncu-perm", "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission' >&2\nexit 1\n");
+  auto perm = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("none.ncu-rep")) + " -- ./app");
+  EXPECT_EQ(perm.rc, 3);
+  EXPECT_NE(perm.err.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << perm.err;
+  auto missing = run_command("env -i PATH=/nonexistent " + std::string(KEET_BINARY) + " profile -- ./app");
+  if (fs::exists("/usr/local/cuda/bin/ncu")) GTEST_SKIP() << "a real ncu is installed";
+  EXPECT_EQ(missing.rc, 3);
+  EXPECT_NE(missing.err.find("ncu (the Nsight Compute CLI) was not found"), std::string::npos) << missing.err;
+  auto env_bad = run_command("NCU=/nonexistent/ncu " + std::string(KEET_BINARY) + " profile -- ./app");
+  EXPECT_EQ(env_bad.rc, 3);
+}
+
+}  // namespace
+}  // namespace keet

@@ -1,0 +1,230 @@
+// End-to-end: `keet export --format csv` against the oracle's
+// `ncu --import R --page raw --csv --print-units base`, on every fixture the
+// oracle imports and on NVIDIA's sample reports; plus kernel counts against
+// the block headers of every fixture report, and loading the reports the
+// oracle cannot import.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ncu_report.pb.h"
+#include "readers/reader.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace keet::testing;
+
+using Row = std::vector<std::string>;
+
+// ncu quotes every cell and doubles quotes inside; no cell holds a newline in
+// these exports. Kept apart from the product's CSV reader on purpose.
+Row parse_line(std::string_view line) {
+  Row cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += line[++i];
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
+    else cell += c;
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+std::vector<Row> parse_csv(const std::string& text) {
+  std::vector<Row> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with("\"")) rows.push_back(parse_line(line));  // skips ==PROF== lines
+  return rows;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct ManifestRow {
+  std::string path, import_ok, kind, n_kernels;
+};
+
+std::vector<ManifestRow> manifest() {
+  std::vector<ManifestRow> rows;
+  std::string dir = *shared_dir() + "/fixtures/public/";
+  std::istringstream in(slurp(dir + "MANIFEST.tsv"));
+  std::string line;
+  std::getline(in, line);  // header: local_path repo commit original_path bytes kind ncu_import_ok ... n_kernels
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, '\t');) f.push_back(cell);
+    if (f.size() > 10) rows.push_back({dir + f[0], f[6], f[5], f[10]});
+  }
+  return rows;
+}
+
+// What the oracle imports: manifest "yes" rows plus NVIDIA's samples.
+std::vector<std::string> oracle_reports() {
+  std::vector<std::string> out;
+  for (const auto& r : manifest())
+    if (r.import_ok == "yes") out.push_back(r.path);
+  if (auto ex = oracle_examples())
+    for (const auto& e : fs::directory_iterator(*ex))
+      if (e.path().extension() == ".ncu-rep") out.push_back(e.path().string());
+  return out;
+}
+
+std::string oracle_csv(const std::string& report) {
+  auto r = run_command(shell_quote(*shared_dir() + "/tools/ncu-oracle") + " --import " + shell_quote(report) +
+                       " --page raw --csv --print-units base");
+  EXPECT_EQ(r.rc, 0) << report << ": " << r.err;
+  return r.out;
+}
+
+// ncu prints non-integral doubles with two decimals: equal within that rounding.
+bool numerically_close(const std::string& a, const std::string& b) {
+  char* ea = nullptr;
+  char* eb = nullptr;
+  double x = std::strtod(a.c_str(), &ea), y = std::strtod(b.c_str(), &eb);
+  if (a.empty() || b.empty() || *ea || *eb) return false;
+  return std::fabs(x - y) <= 0.005 + 1e-12 * std::fabs(x);
+}
+
+struct Comparison {
+  int exact_cells = 0, close_cells = 0, unit_diffs = 0;
+  std::vector<std::string> problems;
+};
+
+// Units row: exact, except derived__* metrics, whose units ncu takes from the
+// section that defined them (documented: KEET's table holds the usual one).
+void compare_units(const Row& head, const Row& want, const Row& got, Comparison& c) {
+  for (size_t i = 0; i < head.size() && i < got.size(); ++i) {
+    if (want[i] == got[i]) continue;
+    if (head[i].starts_with("derived__")) ++c.unit_diffs;
+    else c.problems.push_back("unit of " + head[i] + ": oracle '" + want[i] + "', keet '" + got[i] + "'");
+  }
+}
+
+void compare_cells(const Row& head, const Row& want, const Row& got, Comparison& c) {
+  for (size_t i = 0; i < head.size() && i < got.size(); ++i) {
+    if (want[i] == got[i]) ++c.exact_cells;
+    else if (numerically_close(want[i], got[i])) ++c.close_cells;
+    else c.problems.push_back(head[i] + ": oracle '" + want[i] + "', keet '" + got[i] + "'");
+  }
+}
+
+Comparison compare(const std::string& oracle, const std::string& keet) {
+  Comparison c;
+  auto want = parse_csv(oracle), got = parse_csv(keet);
+  if (want.size() != got.size() || want.size() < 2) {
+    c.problems.push_back("row count: oracle " + std::to_string(want.size()) + ", keet " + std::to_string(got.size()));
+    return c;
+  }
+  if (want[0] != got[0]) c.problems.push_back("header row differs");
+  compare_units(want[0], want[1], got[1], c);
+  for (size_t r = 2; r < want.size(); ++r) {
+    if (want[r].size() != got[r].size()) c.problems.push_back("row " + std::to_string(r) + " width differs");
+    compare_cells(want[0], want[r], got[r], c);
+  }
+  return c;
+}
+
+TEST(CsvOracleExport, EveryImportableReportMatchesNcuRawCsv) {
+  KEET_REQUIRE_SHARED();
+  auto reports = oracle_reports();
+  ASSERT_GE(reports.size(), 40u);
+  int identical = 0;
+  for (const auto& path : reports) {
+    SCOPED_TRACE(path);
+    std::string want = oracle_csv(path);
+    auto got = run_keet("export --format csv " + shell_quote(path));
+    ASSERT_EQ(got.rc, 0) << got.err;
+    auto c = compare(want, got.out);
+    EXPECT_TRUE(c.problems.empty()) << c.problems.size() << " differences, first: " << c.problems.front();
+    // Byte-identical, except the documented derived__* unit differences.
+    if (want == got.out) ++identical;
+    else EXPECT_GT(c.unit_diffs, 0) << "differs from the oracle's bytes with no documented reason";
+    EXPECT_EQ(c.close_cells, 0) << "values should print exactly as ncu prints them";
+  }
+  EXPECT_GE(identical, static_cast<int>(reports.size()) - 1);
+}
+
+// Sum of NumResults over the block headers: an independent framing walk.
+std::optional<uint64_t> header_kernel_count(const std::string& bytes) {
+  auto u32 = [&](size_t at) -> std::optional<uint32_t> {
+    if (at + 4 > bytes.size()) return std::nullopt;
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  auto n = u32(4);
+  if (bytes.compare(0, 4, std::string("NVR\0", 4)) != 0 || !n) return std::nullopt;
+  size_t at = 8 + *n;
+  uint64_t kernels = 0;
+  while (at < bytes.size()) {
+    auto hl = u32(at);
+    if (!hl || at + 4 + *hl > bytes.size()) return std::nullopt;
+    pb::BlockHeader h;
+    if (!h.ParsePartialFromString(bytes.substr(at + 4, *hl))) return std::nullopt;
+    at += 4 + *hl;
+    kernels += h.num_results();
+    for (uint64_t i = 0; i < uint64_t{h.num_sources()} + h.num_results() + h.num_range_results(); ++i) {
+      auto il = u32(at);
+      if (!il) return std::nullopt;
+      at += 4 + *il;
+    }
+  }
+  return kernels;
+}
+
+TEST(CsvOracleExport, EveryFixtureListsTheKernelCountOfItsBlockHeaders) {
+  KEET_REQUIRE_SHARED();
+  auto reports = fixture_reports();
+  ASSERT_GE(reports.size(), 60u);
+  for (const auto& path : reports) {
+    SCOPED_TRACE(path);
+    auto expected = header_kernel_count(slurp(path));
+    ASSERT_TRUE(expected.has_value()) << "the test's framing walk could not read it";
+    readers::ReadOptions opt;
+    opt.metrics = opt.instances = opt.rules = opt.modules = false;
+    auto report = readers::load_file(path, opt);
+    ASSERT_TRUE(report.has_value()) << report.error().message;
+    EXPECT_EQ(report->kernels.size(), *expected);
+  }
+}
+
+TEST(CsvOracleExport, ReportsTheOracleCannotImportStillLoad) {
+  KEET_REQUIRE_SHARED();
+  int checked = 0;
+  for (const auto& row : manifest()) {
+    if (row.kind != "ncu-rep" || !row.import_ok.starts_with("no")) continue;
+    SCOPED_TRACE(row.path);
+    auto report = readers::load_file(row.path);
+    ASSERT_TRUE(report.has_value()) << report.error().message;
+    EXPECT_FALSE(report->kernels.empty());
+    if (!row.n_kernels.empty() && std::isdigit(static_cast<unsigned char>(row.n_kernels[0])))
+      EXPECT_EQ(report->kernels.size(), std::stoul(row.n_kernels));
+    if (checked++ < 3) {  // the CLI path too, on a few (each export takes seconds)
+      auto exported = run_keet("export --format csv " + shell_quote(row.path));
+      EXPECT_EQ(exported.rc, 0) << exported.err;
+      EXPECT_EQ(parse_csv(exported.out).size(), report->kernels.size() + 2);  // header, units, kernels
+    }
+  }
+  EXPECT_GE(checked, 30);
+}
+
+}  // namespace
+}  // namespace keet

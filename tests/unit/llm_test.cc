@@ -1,0 +1,480 @@
+// The LLM layer against a real loopback server speaking each provider's wire
+// format: providers, verification, retries, repair, tool calling, privacy, cache.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "analysis/engine.h"
+#include "llm/chat.h"
+#include "llm/client.h"
+#include "llm/config.h"
+#include "llm/explain.h"
+#include "llm/verify.h"
+#include "readers/reader.h"
+#include "support/fake_llm_server.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+using namespace keet::llm;
+using keet::testing::FakeLlmServer;
+using keet::testing::ScriptedReply;
+using nlohmann::json;
+
+const char* kKey = "sk-secret-123";
+
+struct Fixture {
+  model::Report report;
+  analysis::Diagnosis diagnosis;
+};
+
+model::Metric metric(const std::string& name, double v) { return {name, model::Value::of_double(v), {}, ""}; }
+
+// A memory-bound kernel on an 8.6 device with one finding, built by hand.
+Fixture make_fixture(const std::string& cc = "8.6") {
+  Fixture f;
+  model::Kernel k;
+  k.index = 0;
+  k.mangled = "_Z6stridePfi";
+  k.demangled = "stride(float*, int)";
+  k.metrics = {metric("gpu__time_duration.sum", 239010), metric("dram__throughput.avg.pct_of_peak_sustained_elapsed", 91.75),
+               metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", 12.4),
+               metric("sm__warps_active.avg.pct_of_peak_sustained_active", 45.2), metric("launch__registers_per_thread", 40)};
+  f.report.kernels.push_back(k);
+  analysis::KernelDiagnosis d;
+  d.index = 0;
+  d.name = k.mangled;
+  d.demangled = k.demangled;
+  d.device = {"NVIDIA RTX A2000", cc};
+  d.grid = {1024, 1, 1};
+  d.block = {256, 1, 1};
+  d.duration_ns = 239010;
+  d.bottleneck = {analysis::BottleneckClass::Memory, 0.8,
+                  {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 91.75, "%", "> 60 %", ""}}, "DRAM near peak"};
+  analysis::Finding fi;
+  fi.id = "memory.uncoalesced_global";
+  fi.severity = analysis::Severity::High;
+  fi.title = "Global loads touch 16 sectors per request";
+  fi.explanation = "Strided access in /home/alice/proj/stride.cu wastes bandwidth.";
+  fi.evidence = {{"derived:sectors_per_request", 16, "", "> 4", "sectors / requests"}};
+  fi.estimated_speedup = 1.8;
+  fi.advice = {"Make consecutive threads access consecutive addresses."};
+  fi.source = {{"/home/alice/proj/stride.cu", 42, 0.61, "out[i] = in[i * stride];"}};
+  d.findings.push_back(fi);
+  f.diagnosis.kernels.push_back(d);
+  return f;
+}
+
+json answer(const std::string& summary, const std::string& suggestion = "Make consecutive threads read consecutive addresses.",
+            json finding = "memory.uncoalesced_global") {
+  return {{"summary", summary},
+          {"reasoning", "Each request touches 16 sectors; fixing it could give about 1.8x."},
+          {"suggestions", {{{"text", suggestion}, {"finding", finding}}}},
+          {"questions", {"What stride does the caller use?"}},
+          {"confidence", 0.7}};
+}
+
+const std::string kGood = "The kernel is memory-bound: DRAM throughput is 91.75% of peak over 239.01 us.";
+
+std::string structured_reply(const std::string& provider, const json& ans) {
+  if (provider == "anthropic") return testing::anthropic_tool_reply("kernel_explanation", ans);
+  if (provider == "ollama") return testing::ollama_text_reply(ans.dump());
+  return testing::openai_text_reply(ans.dump());
+}
+
+class FakeSleeper : public Sleeper {
+ public:
+  std::vector<std::chrono::milliseconds> waits;
+  void sleep_for(std::chrono::milliseconds d) override { waits.push_back(d); }
+};
+
+struct Harness {
+  explicit Harness(const std::string& provider, Timeouts t = {}, ResponseCache* cache = nullptr)
+      : provider(provider), http(make_http_client(t)) {
+    std::string base = provider == "openai" ? server.url() + "/v1" : server.url();
+    client = std::make_unique<LlmClient>(ProviderConfig{provider, "test-model", base, provider == "ollama" ? "" : kKey},
+                                         *http, sleeper, cache);
+  }
+  std::string provider;
+  FakeLlmServer server;
+  std::unique_ptr<HttpClient> http;
+  FakeSleeper sleeper;
+  std::unique_ptr<LlmClient> client;
+};
+
+LlmResult explain(Harness& h, const Fixture& f, PromptOptions p = {}) {
+  return explain_kernel(*h.client, f.diagnosis.kernels[0], &f.report.kernels[0], {p});
+}
+
+// ---- providers: happy path, what is sent ----
+
+class LlmProviderTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlmProviderTest, HappyPathVerifiedAndPrivate) {
+  Harness h(GetParam());
+  auto f = make_fixture();
+  h.server.script({200, structured_reply(GetParam(), answer(kGood))});
+  auto r = explain(h, f);
+  ASSERT_EQ(r.status, Status::Verified) << r.error << " " << r.text;
+  EXPECT_EQ(r.unsupported_claims, 0);
+  EXPECT_GE(r.claims.size(), 2u);  // 91.75% and 239.01 us (16 is a hardware constant)
+  EXPECT_GT(r.usage.prompt_tokens, 0);
+  ASSERT_EQ(r.suggestions.size(), 1u);
+  EXPECT_EQ(r.suggestions[0].finding, "memory.uncoalesced_global");
+  EXPECT_FALSE(r.suggestions[0].speculative);
+  EXPECT_LE(r.prompt_tokens_estimate, 2000);
+  auto sent = h.server.received();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].body.find(kKey), std::string::npos);
+  EXPECT_EQ(sent[0].body.find("in[i * stride]"), std::string::npos);  // no source without opt-in
+  EXPECT_EQ(sent[0].body.find("/home/alice"), std::string::npos);      // no paths either
+  EXPECT_NE(sent[0].body.find("memory.uncoalesced_global"), std::string::npos);
+  json body = sent[0].json();
+  if (GetParam() == "openai") {
+    EXPECT_EQ(sent[0].path, "/v1/chat/completions");
+    EXPECT_EQ(sent[0].headers["authorization"], std::string("Bearer ") + kKey);
+    EXPECT_EQ(body["response_format"]["type"], "json_schema");
+  } else if (GetParam() == "anthropic") {
+    EXPECT_EQ(sent[0].path, "/v1/messages");
+    EXPECT_EQ(sent[0].headers["x-api-key"], kKey);
+    EXPECT_EQ(body["tool_choice"]["name"], "kernel_explanation");
+  } else {
+    EXPECT_EQ(sent[0].path, "/api/chat");
+    EXPECT_TRUE(body["format"].is_object());
+    EXPECT_EQ(body["stream"], false);
+  }
+}
+
+TEST_P(LlmProviderTest, SourceOnlyWithOptIn) {
+  Harness h(GetParam());
+  auto f = make_fixture();
+  h.server.script({200, structured_reply(GetParam(), answer(kGood))});
+  explain(h, f, {.share_source = true});
+  EXPECT_NE(h.server.received().at(0).body.find("in[i * stride]"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, LlmProviderTest, ::testing::Values("openai", "anthropic", "ollama"));
+
+// ---- verification ----
+
+TEST(LlmVerify, InventedNumberFlaggedAfterCorrection) {
+  Harness h("openai");
+  auto f = make_fixture();
+  std::string bad = "DRAM throughput is 97% of peak.";
+  h.server.script({200, structured_reply("openai", answer(bad))});
+  h.server.script({200, structured_reply("openai", answer(bad))});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Flagged);
+  EXPECT_TRUE(r.corrected);
+  EXPECT_EQ(r.unsupported_claims, 1);
+  EXPECT_NE(r.text.find("[unverified: 97%]"), std::string::npos) << r.text;
+  auto sent = h.server.received();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_NE(sent[1].body.find("97%"), std::string::npos);  // the correction names the bad number
+  json j = to_json(r);
+  EXPECT_EQ(j["status"], "flagged");
+  EXPECT_EQ(j["unsupported_claims"], 1);
+}
+
+TEST(LlmVerify, SelfCorrectionFixesAnswer) {
+  Harness h("anthropic");
+  auto f = make_fixture();
+  h.server.script({200, structured_reply("anthropic", answer("DRAM throughput is 97% of peak."))});
+  h.server.script({200, structured_reply("anthropic", answer(kGood))});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Verified) << r.text;
+  EXPECT_TRUE(r.corrected);
+  EXPECT_EQ(r.usage.prompt_tokens, 180);  // both rounds counted (90 each)
+}
+
+TEST(LlmVerify, ArchitectureInvalidAdvice) {
+  Harness h("ollama");
+  auto f = make_fixture("8.6");
+  auto tma = answer(kGood, "Use TMA to stage tiles into shared memory.", nullptr);
+  h.server.script({200, structured_reply("ollama", tma)});
+  h.server.script({200, structured_reply("ollama", tma)});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Flagged);
+  ASSERT_EQ(r.arch_violations.size(), 1u);
+  EXPECT_NE(r.arch_violations[0].find("9.0"), std::string::npos);
+  EXPECT_TRUE(r.suggestions.at(0).speculative);
+  // The same advice on a Hopper device is fine.
+  Harness h90("ollama");
+  auto f90 = make_fixture("9.0");
+  h90.server.script({200, structured_reply("ollama", tma)});
+  EXPECT_TRUE(explain(h90, f90).arch_violations.empty());
+}
+
+TEST(LlmVerify, ClaimsExtraction) {
+  auto claims = extract_claims("L2 hit 45.2%, 1,234 cycles on sm_86 (CC 8.6); 2.5x faster, 239 us, 1. list");
+  std::vector<std::string> texts;
+  for (const auto& c : claims) texts.push_back(c.text);
+  EXPECT_EQ(texts, (std::vector<std::string>{"45.2%", "1,234", "2.5x", "239 us"}));
+  EXPECT_EQ(claims[1].value, 1234);
+}
+
+TEST(LlmVerify, MatchesConversionsAndRounding) {
+  auto f = make_fixture();
+  auto known = known_values(f.diagnosis.kernels[0], &f.report.kernels[0]);
+  auto ok = [&](const std::string& text) {
+    auto v = verify_text(text, {known, {"8.6"}, std::nullopt});
+    return v.unsupported == 0 && !v.claims.empty();
+  };
+  EXPECT_TRUE(ok("throughput 92%"));      // rounding to the shown precision
+  EXPECT_TRUE(ok("it took 0.239 ms"));   // ns -> ms
+  EXPECT_TRUE(ok("occupancy 0.452"));    // percent as a fraction
+  EXPECT_TRUE(ok("80% confidence"));     // fraction as a percent
+  EXPECT_TRUE(ok("262,144 threads"));    // grid x block
+  EXPECT_TRUE(ok("80% faster"));         // speedup 1.8x restated
+  EXPECT_FALSE(ok("throughput 93%"));
+  EXPECT_FALSE(ok("it took 0.25 ms"));
+  EXPECT_TRUE(ok("about 90%"));          // an approximation word widens the match
+}
+
+TEST(LlmVerify, BottleneckContradiction) {
+  analysis::Bottleneck b{analysis::BottleneckClass::Memory, 0.8, {}, ""};
+  EXPECT_EQ(bottleneck_contradictions("This kernel is compute-bound.", b).size(), 1u);
+  EXPECT_TRUE(bottleneck_contradictions("It is memory-bound, not compute-bound.", b).empty());
+}
+
+// ---- robustness ----
+
+TEST(LlmRobust, RetryAfterHonoured) {
+  Harness h("openai");
+  auto f = make_fixture();
+  h.server.script({429, R"({"error":{"message":"rate limited"}})", {{"Retry-After", "2"}}});
+  h.server.script({200, structured_reply("openai", answer(kGood))});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Verified) << r.error;
+  ASSERT_EQ(h.sleeper.waits.size(), 1u);
+  EXPECT_EQ(h.sleeper.waits[0], std::chrono::milliseconds(2000));
+}
+
+TEST(LlmRobust, ServerErrorsExhaustRetries) {
+  Harness h("anthropic");
+  auto f = make_fixture();
+  for (int i = 0; i < 4; ++i) h.server.script({500, R"({"error":{"message":"overloaded"}})"});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_NE(r.error.find("HTTP 500"), std::string::npos) << r.error;
+  EXPECT_EQ(h.server.received().size(), 4u);
+  std::vector<std::chrono::milliseconds> expected{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000),
+                                                   std::chrono::milliseconds(4000)};
+  EXPECT_EQ(h.sleeper.waits, expected);
+  EXPECT_EQ(to_json(r)["status"], "unavailable");
+}
+
+TEST(LlmRobust, ReadTimeoutIsUnavailable) {
+  Timeouts t;
+  t.read = std::chrono::seconds(1);
+  Harness h("ollama", t);
+  auto f = make_fixture();
+  h.server.script({200, structured_reply("ollama", answer(kGood)), {}, 2500});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_EQ(h.server.received().size(), 1u);  // a timed-out call is not repeated
+}
+
+TEST(LlmRobust, MalformedThenRepairThenUnavailable) {
+  Harness h("openai");
+  auto f = make_fixture();
+  std::string full = structured_reply("openai", answer(kGood));
+  h.server.script({200, full.substr(0, full.size() / 2)});                           // cut-off body
+  h.server.script({200, testing::openai_text_reply(R"({"summary": "x", "reason)")});  // invalid JSON content
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_NE(r.error.find("repair"), std::string::npos) << r.error;
+  auto sent = h.server.received();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_NE(sent[1].body.find("could not be used"), std::string::npos);
+}
+
+TEST(LlmRobust, RepairSucceeds) {
+  Harness h("openai");
+  auto f = make_fixture();
+  h.server.script({200, testing::openai_text_reply(R"({"summary": 3})")});  // schema mismatch
+  h.server.script({200, structured_reply("openai", answer(kGood))});
+  EXPECT_EQ(explain(h, f).status, Status::Verified);
+}
+
+TEST(LlmRobust, DryRunSendsNothingAndRedactsKey) {
+  FakeLlmServer server;
+  auto http = make_http_client({});
+  FakeSleeper sleeper;
+  std::ostringstream out;
+  LlmClient client({"openai", "m", server.url() + "/v1", kKey}, *http, sleeper, nullptr, {}, &out);
+  auto f = make_fixture();
+  auto r = explain_kernel(client, f.diagnosis.kernels[0], &f.report.kernels[0]);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_TRUE(server.received().empty());
+  EXPECT_EQ(out.str().find(kKey), std::string::npos);
+  EXPECT_NE(out.str().find("Bearer <redacted>"), std::string::npos);
+  EXPECT_NE(out.str().find("/v1/chat/completions"), std::string::npos);
+}
+
+TEST(LlmRobust, CacheHitCostsNoTokens) {
+  std::string path = testing::temp_path("llm-cache-test.sqlite");
+  std::remove(path.c_str());
+  ResponseCache cache(path);
+  Harness h("openai", {}, &cache);
+  auto f = make_fixture();
+  h.server.script({200, structured_reply("openai", answer(kGood))});
+  auto first = explain(h, f);
+  auto second = explain(h, f);
+  EXPECT_EQ(h.server.received().size(), 1u);
+  EXPECT_EQ(second.status, Status::Verified);
+  EXPECT_TRUE(second.cached);
+  EXPECT_EQ(second.usage.prompt_tokens, 0);
+  EXPECT_GT(first.usage.prompt_tokens, 0);
+  std::ifstream db(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(db)), {});
+  EXPECT_EQ(bytes.find(kKey), std::string::npos);
+}
+
+// ---- tool calling ----
+
+ToolContext tools_for(const Fixture& f, bool share = false) { return {&f.report, &f.diagnosis, share, false}; }
+
+TEST(LlmChat, MultiStepToolCallingOpenAI) {
+  Harness h("openai");
+  auto f = make_fixture();
+  h.server.script({200, testing::openai_tool_reply("list_kernels", json::object(), "c1")});
+  h.server.script({200, testing::openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "dram__"}}, "c2")});
+  h.server.script({200, testing::openai_text_reply("DRAM throughput is 91.75% of peak; the kernel is memory-bound.")});
+  ChatSession chat(*h.client, tools_for(f), {});
+  auto r = chat.turn("Why is kernel 0 slow?");
+  EXPECT_EQ(r.status, Status::Verified) << r.error << r.text;
+  auto sent = h.server.received();
+  ASSERT_EQ(sent.size(), 3u);
+  json third = sent[2].json();
+  auto msgs = third["messages"];
+  EXPECT_EQ(msgs[msgs.size() - 1]["role"], "tool");
+  EXPECT_EQ(msgs[msgs.size() - 1]["tool_call_id"], "c2");
+  EXPECT_NE(msgs[msgs.size() - 1]["content"].get<std::string>().find("91.75"), std::string::npos);
+  EXPECT_EQ(sent[0].json()["tools"].size(), 5u);  // no get_source without --share-source
+  EXPECT_EQ(chat.transcript()["messages"].size(), 7u);
+}
+
+TEST(LlmChat, ToolExchangeAnthropicAndOllama) {
+  for (std::string p : {"anthropic", "ollama"}) {
+    Harness h(p);
+    auto f = make_fixture();
+    bool anth = p == "anthropic";
+    h.server.script({200, anth ? testing::anthropic_tool_reply("get_findings", {{"kernel", "0"}})
+                               : testing::ollama_tool_reply("get_findings", {{"kernel", "0"}})});
+    std::string text = "The engine estimates 1.8x from fixing uncoalesced loads.";
+    h.server.script({200, anth ? testing::anthropic_text_reply(text) : testing::ollama_text_reply(text)});
+    ChatSession chat(*h.client, tools_for(f), {});
+    auto r = chat.turn("What should I fix?");
+    EXPECT_EQ(r.status, Status::Verified) << p << r.error;
+    json second = h.server.received().at(1).json();
+    const json& last = second["messages"].back();
+    if (anth) {
+      EXPECT_EQ(last["content"][0]["type"], "tool_result");
+      EXPECT_EQ(last["content"][0]["tool_use_id"], "toolu_1");
+    } else {
+      EXPECT_EQ(last["role"], "tool");
+      EXPECT_EQ(last["tool_name"], "get_findings");
+    }
+  }
+}
+
+TEST(LlmChat, FailedCorrectionKeepsFirstReplyFlagged) {
+  Harness h("openai");
+  auto f = make_fixture();
+  h.server.script({200, testing::openai_text_reply("DRAM throughput is 97% of peak.")});
+  h.server.script({401, R"({"error":{"message":"bad key"}})"});
+  ChatSession chat(*h.client, tools_for(f), {});
+  auto r = chat.turn("How busy is DRAM?");
+  EXPECT_EQ(r.status, Status::Flagged) << r.error;
+  EXPECT_NE(r.text.find("[unverified: 97%]"), std::string::npos) << r.text;
+  EXPECT_EQ(h.server.received().size(), 2u);
+}
+
+TEST(LlmChat, ToolRoundLimit) {
+  Harness h("openai");
+  auto f = make_fixture();
+  for (int i = 0; i < 5; ++i) h.server.script({200, testing::openai_tool_reply("list_kernels", json::object())});
+  ChatOptions opt;
+  opt.max_tool_rounds = 3;
+  ChatSession chat(*h.client, tools_for(f), opt);
+  auto r = chat.turn("loop forever");
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_NE(r.error.find("3 tool rounds"), std::string::npos);
+  EXPECT_EQ(h.server.received().size(), 3u);
+}
+
+TEST(LlmChat, SourceToolNeedsOptIn) {
+  auto f = make_fixture();
+  auto result = run_tool(tools_for(f), {"x", "get_source", {{"kernel", "0"}, {"lines", "40-44"}}});
+  EXPECT_NE(result.find("--share-source"), std::string::npos);
+  auto findings = run_tool(tools_for(f), {"y", "get_findings", {{"kernel", "0"}}});
+  EXPECT_EQ(findings.find("/home/alice"), std::string::npos);
+  EXPECT_EQ(findings.find("in[i * stride]"), std::string::npos);
+  EXPECT_NE(run_tool(tools_for(f), {"z", "nope", json::object()}).find("unknown tool"), std::string::npos);
+}
+
+// ---- configuration and prompt ----
+
+TEST(LlmConfig, Precedence) {
+  std::string dir = testing::temp_path("llm-config");
+  std::filesystem::create_directories(dir + "/keet");
+  std::ofstream(dir + "/keet/config.json") << R"({"llm": "anthropic:claude-x", "providers": {"anthropic": {"base_url": "http://h:1/"}}})";
+  std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", dir}, {"ANTHROPIC_API_KEY", "k"}};
+  Getenv get = [&](const std::string& n) { return env.count(n) ? env[n] : ""; };
+  auto s = resolve_settings("", get);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->provider.provider, "anthropic");
+  EXPECT_EQ(s->provider.base_url, "http://h:1");
+  env["KEET_LLM"] = "ollama:llama3.1:8b";
+  env["OLLAMA_HOST"] = "127.0.0.1:11434";
+  s = resolve_settings("", get);
+  EXPECT_EQ(s->provider.model, "llama3.1:8b");
+  EXPECT_EQ(s->provider.base_url, "http://127.0.0.1:11434");
+  s = resolve_settings("openai:gpt-x", get);
+  EXPECT_EQ(s->provider.base_url, "https://api.openai.com/v1");
+  EXPECT_FALSE(resolve_settings("nope:m", get));
+  EXPECT_FALSE(resolve_settings("openai", get));
+}
+
+TEST(LlmPrompt, BudgetAndRedaction) {
+  auto f = make_fixture();
+  for (int i = 0; i < 30; ++i) f.diagnosis.kernels[0].findings.push_back(f.diagnosis.kernels[0].findings[0]);
+  Prompt p = explain_prompt(f.diagnosis.kernels[0], &f.report.kernels[0], {.redact_names = true});
+  EXPECT_LE(p.estimated_tokens, 2000);
+  EXPECT_EQ(p.user.find("stride(float"), std::string::npos);
+  EXPECT_NE(p.user.find("kernel_"), std::string::npos);
+  EXPECT_GT(p.metric_rows_dropped, 0);
+}
+
+// NVIDIA's sample reports: every kernel's prompt stays within the budget.
+TEST(LlmPrompt, SampleReportsWithinBudget) {
+  KEET_REQUIRE_SHARED();
+  auto dir = testing::oracle_examples();
+  if (!dir) GTEST_SKIP() << "no oracle examples";
+  int kernels = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(*dir)) {
+    if (entry.path().extension() != ".ncu-rep") continue;
+    auto report = readers::load_file(entry.path().string());
+    ASSERT_TRUE(report) << report.error().message;
+    std::vector<const model::Kernel*> all;
+    for (const auto& k : report->kernels) all.push_back(&k);
+    auto diagnosis = analysis::analyze(*report, all);
+    for (size_t i = 0; i < diagnosis.kernels.size(); ++i) {
+      Prompt p = explain_prompt(diagnosis.kernels[i], all[i], {});
+      EXPECT_LE(p.estimated_tokens, 2000) << entry.path();
+      std::cout << "[prompt] " << entry.path().filename().string() << " #" << diagnosis.kernels[i].index << " "
+                << diagnosis.kernels[i].demangled << ": " << p.estimated_tokens << " tokens, " << p.metric_rows
+                << " metric rows, " << diagnosis.kernels[i].findings.size() << " findings\n";
+      ++kernels;
+    }
+  }
+  EXPECT_GT(kernels, 0);
+}
+
+}  // namespace
+}  // namespace keet

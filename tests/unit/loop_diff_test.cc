@@ -1,0 +1,155 @@
+// keet diff's core: pairing, verdicts, findings resolved/introduced, metric
+// deltas and predicted-vs-measured, on snapshots and diagnoses built here.
+#include <gtest/gtest.h>
+
+#include "render/diff.h"
+#include "render/diff_format.h"
+
+namespace keet::render {
+namespace {
+
+KernelSnapshot snap(int index, std::string name, uint64_t grid, double ns,
+                    std::vector<std::string> findings = {}) {
+  KernelSnapshot s;
+  s.index = index;
+  s.name = std::move(name);
+  s.grid = {grid, 1, 1};
+  s.block = {256, 1, 1};
+  s.device = "NVIDIA RTX A2000";
+  s.duration_ns = ns;
+  for (auto& f : findings) s.findings.push_back({f, "title " + f, "high", std::nullopt});
+  return s;
+}
+
+TEST(LoopDiffPairing, SingleKernelsPairDirectlyEvenWhenNamesDiffer) {
+  auto pairs = pair_kernels({snap(0, "a", 1, 10)}, {snap(0, "b", 2, 10)}, {});
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 0}));
+}
+
+TEST(LoopDiffPairing, IdentityFirstThenNameThenNothing) {
+  std::vector<KernelSnapshot> before = {snap(0, "k", 1, 10), snap(1, "k", 2, 10), snap(2, "gone", 1, 10)};
+  std::vector<KernelSnapshot> after = {snap(0, "k", 2, 10), snap(1, "k", 3, 10), snap(2, "new", 1, 10)};
+  auto pairs = pair_kernels(before, after, {});
+  ASSERT_EQ(pairs.size(), 2u);
+  // Same identity (k, grid 2) pairs first, then k (grid 1) takes the remaining k.
+  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{1, 0}));
+  EXPECT_EQ(pairs[1], (std::pair<size_t, size_t>{0, 1}));
+  auto d = diff(before, after, {});
+  ASSERT_EQ(d.unmatched_before.size(), 1u);
+  EXPECT_EQ(d.unmatched_before[0].name, "gone");
+  ASSERT_EQ(d.unmatched_after.size(), 1u);
+  EXPECT_EQ(d.unmatched_after[0].name, "new");
+}
+
+TEST(LoopDiffPairing, RepeatedLaunchesPairInOrder) {
+  std::vector<KernelSnapshot> before = {snap(0, "k", 1, 10), snap(1, "k", 1, 20)};
+  std::vector<KernelSnapshot> after = {snap(0, "k", 1, 11), snap(1, "k", 1, 21)};
+  auto pairs = pair_kernels(before, after, {});
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 0}));
+  EXPECT_EQ(pairs[1], (std::pair<size_t, size_t>{1, 1}));
+}
+
+TEST(LoopDiffPairing, ForcedPairOverridesIdentity) {
+  std::vector<KernelSnapshot> before = {snap(0, "x", 1, 10), snap(1, "y", 1, 10)};
+  std::vector<KernelSnapshot> after = {snap(0, "x", 1, 10), snap(1, "y", 1, 10)};
+  auto pairs = pair_kernels(before, after, {{0, 1}});
+  ASSERT_EQ(pairs.size(), 1u);  // x->y forced; y and x left have no partner by name
+  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 1}));
+}
+
+TEST(LoopDiffVerdict, ThresholdSeparatesNoiseFromChange) {
+  auto faster = compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 800), 0.02);
+  EXPECT_EQ(faster.verdict, Verdict::Faster);
+  EXPECT_DOUBLE_EQ(*faster.speedup, 1.25);
+  auto slower = compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 1100), 0.02);
+  EXPECT_EQ(slower.verdict, Verdict::Slower);
+  EXPECT_NEAR(*slower.change, 0.10, 1e-12);
+  EXPECT_EQ(compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 1015), 0.02).verdict, Verdict::Unchanged);
+  EXPECT_EQ(compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 1015), 0.01).verdict, Verdict::Slower);
+  auto unknown = snap(0, "k", 1, 0);
+  unknown.duration_ns.reset();
+  EXPECT_EQ(compare(unknown, snap(0, "k", 1, 10), 0.02).verdict, Verdict::Unknown);
+}
+
+TEST(LoopDiffFindings, ResolvedIntroducedAndPredictedGain) {
+  auto before = snap(0, "k", 1, 1230, {"memory.uncoalesced_global", "launch.tail_effect"});
+  before.findings[0].estimated_speedup = 1.5;
+  auto after = snap(0, "k", 1, 1000, {"launch.tail_effect", "latency.stall.long_scoreboard"});
+  before.bottleneck = "memory";
+  after.bottleneck = "latency";
+  auto p = compare(before, after, 0.02);
+  EXPECT_EQ(p.resolved, std::vector<std::string>{"memory.uncoalesced_global"});
+  EXPECT_EQ(p.introduced, std::vector<std::string>{"latency.stall.long_scoreboard"});
+  EXPECT_EQ(p.persisting, std::vector<std::string>{"launch.tail_effect"});
+  EXPECT_EQ(p.bottleneck_shift(), "memory-bound -> latency-bound");
+  ASSERT_EQ(p.predicted.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.predicted[0].predicted, 1.5);
+  EXPECT_NEAR(p.predicted[0].measured, 1.23, 1e-12);
+}
+
+TEST(LoopDiffMetrics, DeltasSortedByLargestChange) {
+  auto before = snap(0, "k", 1, 1000), after = snap(0, "k", 1, 1000);
+  before.metrics = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                    {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 300},
+                    {"not.a.key.metric", 1}};
+  after.metrics = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 44},
+                   {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 100},
+                   {"not.a.key.metric", 9}};
+  auto p = compare(before, after, 0.02);
+  ASSERT_EQ(p.metrics.size(), 2u);
+  EXPECT_EQ(p.metrics[0].key.metric, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
+  EXPECT_NEAR(*p.metrics[0].change, -2.0 / 3, 1e-12);
+  EXPECT_NEAR(*p.metrics[1].change, 0.1, 1e-12);
+}
+
+TEST(LoopDiffJson, SchemaAndRoundTrip) {
+  auto before = snap(3, "k", 1, 1000, {"memory.dram_bandwidth"});
+  before.findings[0].estimated_speedup = 1.2;
+  before.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 12.5;
+  auto d = diff({before}, {snap(0, "k", 1, 500)}, {});
+  auto j = diff_json(d);
+  EXPECT_EQ(j["schema"], "keet.diff/1");
+  ASSERT_EQ(j["pairs"].size(), 1u);
+  EXPECT_EQ(j["pairs"][0]["verdict"], "faster");
+  EXPECT_DOUBLE_EQ(j["pairs"][0]["speedup"].get<double>(), 2.0);
+  EXPECT_EQ(j["pairs"][0]["resolved"][0], "memory.dram_bandwidth");
+  EXPECT_TRUE(j["unmatched_before"].is_array());
+  auto back = snapshot_from_json(j["pairs"][0]["before"]);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->identity(), before.identity());
+  EXPECT_EQ(back->index, 3);
+  EXPECT_EQ(back->metrics, before.metrics);
+  ASSERT_EQ(back->findings.size(), 1u);
+  EXPECT_EQ(back->findings[0].estimated_speedup, 1.2);
+  EXPECT_FALSE(snapshot_from_json(nlohmann::json{{"name", 3}}));
+}
+
+TEST(LoopDiffText, NamesVerdictShiftAndUnmatched) {
+  auto before = snap(0, "k", 1, 2000, {"memory.uncoalesced_global"});
+  before.bottleneck = "memory";
+  auto after = snap(0, "k", 1, 1000);
+  after.bottleneck = "latency";
+  auto d = diff({before, snap(1, "only_before", 1, 5)}, {after}, {});
+  auto text = diff_text(d);
+  EXPECT_NE(text.find("faster"), std::string::npos);
+  EXPECT_NE(text.find("2.00x"), std::string::npos);
+  EXPECT_NE(text.find("memory-bound -> latency-bound"), std::string::npos);
+  EXPECT_NE(text.find("resolved:"), std::string::npos);
+  EXPECT_NE(text.find("only in before: #1 only_before"), std::string::npos);
+  auto md = diff_markdown(d);
+  EXPECT_NE(md.find("| `k` | 2.00 us | 1.00 us | -50.0% | 2.00x | **faster** |"), std::string::npos);
+}
+
+TEST(LoopDiffParse, Fractions) {
+  EXPECT_DOUBLE_EQ(*parse_fraction("2%"), 0.02);
+  EXPECT_DOUBLE_EQ(*parse_fraction(" 5 % "), 0.05);
+  EXPECT_DOUBLE_EQ(*parse_fraction("0.1"), 0.1);
+  EXPECT_DOUBLE_EQ(*parse_fraction("10"), 0.10);
+  EXPECT_FALSE(parse_fraction("abc"));
+  EXPECT_FALSE(parse_fraction("-3%"));
+}
+
+}  // namespace
+}  // namespace keet::render

@@ -1,0 +1,200 @@
+// The history store suite, run against both backends: SQLite (a temp file) and
+// PostgreSQL (a real server the test starts itself; skipped with the reason
+// when it cannot be started).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "store/history.h"
+#include "support/pg_server.h"
+#include "support/testing.h"
+
+namespace keet::store {
+namespace {
+
+using render::KernelSnapshot;
+
+KernelSnapshot kernel(std::string name, std::string device, double ns, std::vector<std::string> findings = {}) {
+  KernelSnapshot s;
+  s.name = std::move(name);
+  s.grid = {128, 1, 1};
+  s.block = {256, 1, 1};
+  s.device = std::move(device);
+  s.duration_ns = ns;
+  s.bottleneck = "memory";
+  s.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 42.5;
+  for (auto& f : findings) s.findings.push_back({f, "t", "high", 1.25});
+  return s;
+}
+
+Run run(std::string tag, int64_t at, std::vector<KernelSnapshot> kernels) {
+  return Run{0, std::move(tag), "abc123", at, "r.ncu-rep", std::move(kernels)};
+}
+
+// One server for the whole binary; each test gets its own database.
+testing::PgServer* pg_server(std::string& why) {
+  static std::string reason;
+  static std::optional<testing::PgServer> server = testing::PgServer::start(reason);
+  why = reason;
+  return server ? &*server : nullptr;
+}
+
+class LoopStore : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    std::string name = "store" + std::to_string(counter++);
+    if (GetParam() == "sqlite") {
+      url_ = "sqlite:" + testing::temp_path(name + ".sqlite");
+      return;
+    }
+    std::string why;
+    auto* server = pg_server(why);
+    if (!server) GTEST_SKIP() << "PostgreSQL tests skipped: " << why;
+    url_ = server->create_database(name);
+  }
+  std::unique_ptr<HistoryStore> open() {
+    auto s = open_store(url_);
+    EXPECT_TRUE(s) << (s ? "" : s.error().message);
+    return s ? std::move(*s) : nullptr;
+  }
+  std::string url_;
+};
+
+TEST_P(LoopStore, RecordsAndReadsBackWholeRuns) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto id = store->record(run("main", 100, {kernel("a", "GPU0", 10, {"memory.uncoalesced_global"}), kernel("b", "GPU0", 20)}));
+  ASSERT_TRUE(id) << id.error().message;
+  auto runs = store->runs();
+  ASSERT_TRUE(runs) << runs.error().message;
+  ASSERT_EQ(runs->size(), 1u);
+  const auto& r = (*runs)[0];
+  EXPECT_EQ(r.id, *id);
+  EXPECT_EQ(r.tag, "main");
+  EXPECT_EQ(r.commit, "abc123");
+  EXPECT_EQ(r.recorded_at, 100);
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].name, "a");
+  EXPECT_EQ(r.kernels[1].duration_ns, 20);
+  EXPECT_EQ(r.kernels[0].metrics.at("sm__throughput.avg.pct_of_peak_sustained_elapsed"), 42.5);
+  ASSERT_EQ(r.kernels[0].findings.size(), 1u);
+  EXPECT_EQ(r.kernels[0].findings[0].id, "memory.uncoalesced_global");
+  EXPECT_EQ(r.device(), "GPU0");
+}
+
+TEST_P(LoopStore, NewestFirstWithLimitAndSurvivesReopen) {
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    for (int t : {300, 100, 200}) ASSERT_TRUE(store->record(run("t" + std::to_string(t), t, {kernel("k", "G", t)})));
+  }
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto all = store->runs();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].recorded_at, 300);
+  EXPECT_EQ((*all)[2].recorded_at, 100);
+  auto two = store->runs(2);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->size(), 2u);
+}
+
+TEST_P(LoopStore, BaselineMatchesTagAndDevice) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->record(run("main", 100, {kernel("k", "A100", 10)})));
+  ASSERT_TRUE(store->record(run("main", 200, {kernel("k", "RTX", 11)})));
+  ASSERT_TRUE(store->record(run("pr", 300, {kernel("k", "A100", 12)})));
+  auto main_a100 = store->baseline("main", "A100");
+  ASSERT_TRUE(main_a100);
+  ASSERT_TRUE(main_a100->has_value());
+  EXPECT_EQ((*main_a100)->recorded_at, 100);
+  auto latest = store->baseline("latest", "A100");
+  ASSERT_TRUE(latest && latest->has_value());
+  EXPECT_EQ((*latest)->recorded_at, 300);
+  auto none = store->baseline("main", "H100");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(LoopStore, ConcurrentThreadsLoseNothing) {
+  ASSERT_TRUE(open());  // schema exists before the race, like a CI cache would
+  constexpr int kThreads = 6, kRuns = 8;
+  std::atomic<int> failures = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      auto s = open_store(url_);
+      if (!s) return void(failures += kRuns);
+      for (int i = 0; i < kRuns; ++i)
+        if (!(*s)->record(run("t" + std::to_string(t), i, {kernel("a", "G", i), kernel("b", "G", i)}))) ++failures;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto runs = open()->runs();
+  ASSERT_TRUE(runs);
+  EXPECT_EQ(runs->size(), size_t{kThreads * kRuns});
+  for (const auto& r : *runs) EXPECT_EQ(r.kernels.size(), 2u) << "run " << r.id << " is torn";
+}
+
+TEST_P(LoopStore, ConcurrentProcessesLoseNothing) {
+  // No warm-up open: first-time schema creation races too.
+  constexpr int kProcs = 5, kRuns = 6;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      auto s = open_store(url_);
+      int bad = s ? 0 : kRuns;
+      for (int i = 0; s && i < kRuns; ++i)
+        if (!(*s)->record(run("p", i, {kernel("k", "G", i)}))) ++bad;
+      _exit(bad);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer failed";
+  }
+  auto runs = open()->runs();
+  ASSERT_TRUE(runs);
+  EXPECT_EQ(runs->size(), size_t{kProcs * kRuns});
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LoopStore, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return info.param; });
+
+TEST(LoopStoreOpen, UrlsAndErrors) {
+  EXPECT_EQ(default_store_path("/x/data", "/home/u"), "/x/data/keet/history.sqlite");
+  EXPECT_EQ(default_store_path("", "/home/u"), "/home/u/.local/share/keet/history.sqlite");
+  auto bad_pg = open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2");
+  ASSERT_FALSE(bad_pg);
+  EXPECT_EQ(bad_pg.error().code, ExitCode::Dependency);
+  auto bad_path = open_store("/proc/keet-cannot-be-here/h.sqlite");
+  ASSERT_FALSE(bad_path);
+  EXPECT_EQ(bad_path.error().code, ExitCode::BadInput);
+  EXPECT_NE(bad_path.error().message.find("/proc/keet-cannot-be-here"), std::string::npos);
+}
+
+TEST(LoopStoreOpen, PasswordIsNotShownInErrors) {
+  auto r = open_store("postgresql://user:s3cret@127.0.0.1:1/db?connect_timeout=2");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message.find("s3cret"), std::string::npos);
+}
+
+TEST(LoopStoreBaseline, PicksNewestOnDevice) {
+  std::vector<store::Run> runs = {run("x", 3, {kernel("k", "B", 1)}), run("x", 2, {kernel("k", "A", 1)}),
+                           run("y", 1, {kernel("k", "A", 1)})};
+  EXPECT_EQ(pick_baseline(runs, "latest", "A")->recorded_at, 2);
+  EXPECT_EQ(pick_baseline(runs, "y", "A")->recorded_at, 1);
+  EXPECT_FALSE(pick_baseline(runs, "y", "B"));
+}
+
+}  // namespace
+}  // namespace keet::store
