@@ -107,6 +107,18 @@ TEST(AnalyzeE2E, TextAndMarkdownShowTheNumbers) {
   EXPECT_NE(md.out.find("## `[0] strided_copy()`"), std::string::npos) << md.out;
 }
 
+TEST(AnalyzeE2E, HtmlIsOneSelfContainedPage) {
+  std::string out = temp_path("analysis.html");
+  auto r = run_keet("analyze --format html -o " + shell_quote(out) + " " + shell_quote(scenario_report()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::string html = read_file(out);
+  EXPECT_NE(html.find("<html"), std::string::npos);
+  EXPECT_NE(html.find("memory.uncoalesced_global"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  for (std::string outside : {"src=\"http", "href=\"http", "<script src", "<link ", "@import", "url(http"})
+    EXPECT_EQ(html.find(outside), std::string::npos) << outside;
+}
+
 TEST(AnalyzeE2E, SampleReportMatchesGolden) {
   auto ex = oracle_examples();
   if (!ex) GTEST_SKIP() << "../shared (ncu-oracle examples) is absent";

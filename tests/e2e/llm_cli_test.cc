@@ -118,3 +118,60 @@ TEST(LlmCliChat, PipedSessionWithSave) {
 
 }  // namespace
 }  // namespace keet
+
+// `keet analyze --llm`: the deterministic analysis plus one verified narrative
+// per kernel, in the contract's `llm` object, for every provider.
+namespace keet {
+namespace {
+
+json explanation(const std::string& summary) {
+  return {{"summary", summary},
+          {"reasoning", "The engine classifies the kernel as memory-bound."},
+          {"suggestions", json::array({{{"text", "Move fewer bytes: fuse with the neighbouring kernel."},
+                                        {"finding", "memory.dram_bandwidth"}}})},
+          {"questions", json::array()},
+          {"confidence", 0.8}};
+}
+
+std::string structured(const std::string& provider, const json& ans) {
+  if (provider == "anthropic") return anthropic_tool_reply("kernel_explanation", ans);
+  if (provider == "ollama") return ollama_text_reply(ans.dump());
+  return openai_text_reply(ans.dump());
+}
+
+class LlmAnalyze : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlmAnalyze, JsonCarriesAVerifiedNarrative) {
+  FakeLlmServer server;
+  server.script({200, structured(GetParam(), explanation("DRAM throughput is 88.5% of peak; the kernel is memory-bound."))});
+  auto r = keet_with(env_for(GetParam(), server),
+                     "analyze --format json --no-cache --llm " + GetParam() + ":m " + shell_quote(report_path()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["schema"], "keet.analysis/1");
+  const auto& k = j["kernels"][0];
+  EXPECT_FALSE(k["findings"].empty()) << "the deterministic analysis is always there";
+  EXPECT_EQ(k["llm"]["status"], "verified") << k["llm"].dump(2);
+  EXPECT_EQ(k["llm"]["provider"], GetParam());
+  EXPECT_EQ(k["llm"]["unsupported_claims"], 0);
+  ASSERT_EQ(server.received().size(), 1u);
+  EXPECT_EQ(server.received()[0].body.find("sk-e2e-key"), std::string::npos);
+}
+
+TEST_P(LlmAnalyze, UnreachableLlmKeepsTheAnalysis) {
+  // Nothing listens on this port: the narrative is unavailable, the analysis
+  // is printed, and only --llm-required turns that into exit 3.
+  std::string env = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache2")) +
+                    " XDG_CONFIG_HOME=/nonexistent OPENAI_BASE_URL=http://127.0.0.1:9/v1 "
+                    "ANTHROPIC_BASE_URL=http://127.0.0.1:9 OLLAMA_HOST=http://127.0.0.1:9 OPENAI_API_KEY=k ANTHROPIC_API_KEY=k ";
+  std::string args = "analyze --no-cache --llm-timeout 2 --llm " + GetParam() + ":m " + shell_quote(report_path());
+  auto r = keet_with(env, args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("Bottleneck:"), std::string::npos) << r.out;
+  EXPECT_EQ(keet_with(env, args + " --llm-required").rc, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, LlmAnalyze, ::testing::Values("openai", "anthropic", "ollama"));
+
+}  // namespace
+}  // namespace keet

@@ -88,3 +88,23 @@ TEST(AnalysisRules, BrokenRuleDataIsAnErrorNotACrash) {
 
 }  // namespace
 }  // namespace keet::analysis
+
+// Findings point users at knowledge-base entries; every id must exist there.
+#include "kb/knowledge_base.h"
+
+namespace keet::analysis {
+namespace {
+
+TEST(AnalysisRules, EveryReferenceResolvesInTheKnowledgeBase) {
+  auto kb = kb::builtin();
+  ASSERT_TRUE(kb) << kb.error().message;
+  for (const auto& r : rules().rules)
+    for (const auto& ref : r.references) EXPECT_TRUE((*kb)->lookup(ref)) << r.id << " -> " << ref;
+  for (const auto& st : rules().stalls) {
+    EXPECT_TRUE((*kb)->lookup("finding:latency.stall." + st.reason)) << st.reason;
+    EXPECT_TRUE((*kb)->lookup("stall:" + st.reason)) << st.reason;
+  }
+}
+
+}  // namespace
+}  // namespace keet::analysis
