@@ -31,7 +31,7 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   rt->http_ = llm::make_http_client(settings->timeouts);
   if (!a.no_cache && !a.dry_run) rt->cache_ = std::make_unique<llm::ResponseCache>(llm::cache_file(ctx.getenv));
   rt->client_ = std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(),
-                                                 llm::RetryPolicy{}, a.dry_run ? &ctx.out : nullptr);
+                                                 llm::RetryPolicy{}, a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
   return rt;
 }
 

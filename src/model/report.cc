@@ -17,9 +17,10 @@ std::optional<double> Value::as_number() const {
 }
 
 const Metric* Kernel::find(std::string_view name) const {
-  if (index_.map.size() != metrics.size()) {
+  if (index_.indexed != metrics.size()) {
     index_.map.clear();
-    for (size_t i = 0; i < metrics.size(); ++i) index_.map.emplace(metrics[i].name, i);
+    for (size_t i = 0; i < metrics.size(); ++i) index_.map.emplace(metrics[i].name, i);  // first one wins
+    index_.indexed = metrics.size();
   }
   auto it = index_.map.find(name);
   return it == index_.map.end() ? nullptr : &metrics[it->second];

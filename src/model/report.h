@@ -105,9 +105,14 @@ struct Kernel {
   // so a copied or moved kernel starts with an empty index and rebuilds it.
   struct LazyIndex {
     std::unordered_map<std::string_view, size_t> map;
+    size_t indexed = 0;  // metrics covered (names can repeat, so not map.size())
     LazyIndex() = default;
     LazyIndex(const LazyIndex&) {}
-    LazyIndex& operator=(const LazyIndex&) { map.clear(); return *this; }
+    LazyIndex& operator=(const LazyIndex&) {
+      map.clear();
+      indexed = 0;
+      return *this;
+    }
   };
   mutable LazyIndex index_;
 };

@@ -2,13 +2,13 @@
 // Each run is inserted in one transaction; the schema is created under an
 // advisory lock because concurrent CREATE TABLE IF NOT EXISTS can still collide
 // in PostgreSQL's catalog.
-#include <libpq-fe.h>
 
 #include <map>
 
 #include <fmt/format.h>
 
 #include "store/history.h"
+#include "store/libpq.h"
 
 namespace keet::store {
 namespace {
@@ -31,15 +31,15 @@ CREATE INDEX IF NOT EXISTS keet_runs_tag ON keet_runs(tag, recorded_at);
 struct PgResult {
   PGresult* res;
   explicit PgResult(PGresult* r) : res(r) {}
-  ~PgResult() { PQclear(res); }
+  ~PgResult() { pq().clear(res); }
   PgResult(const PgResult&) = delete;
   PgResult& operator=(const PgResult&) = delete;
   bool ok() const {
-    auto s = PQresultStatus(res);
+    auto s = pq().result_status(res);
     return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
   }
-  int rows() const { return PQntuples(res); }
-  std::string text(int row, int col) const { return PQgetvalue(res, row, col); }
+  int rows() const { return pq().ntuples(res); }
+  std::string text(int row, int col) const { return pq().getvalue(res, row, col); }
   int64_t integer(int row, int col) const { return std::stoll(text(row, col)); }
 };
 
@@ -54,7 +54,7 @@ std::string redact(const std::string& url) {
 class PgStore final : public HistoryStore {
  public:
   PgStore(PGconn* conn, std::string url) : conn_(conn), url_(redact(url)) {}
-  ~PgStore() override { PQfinish(conn_); }
+  ~PgStore() override { pq().finish(conn_); }
 
   // Only the first writer creates the schema: CREATE INDEX IF NOT EXISTS takes
   // share locks even when the index exists, which deadlocks with concurrent
@@ -62,7 +62,7 @@ class PgStore final : public HistoryStore {
   Result<void> init() {
     return in_transaction([&]() -> Result<void> {
       if (auto r = exec(kLock); !r) return r;
-      PgResult exists(PQexec(conn_, "SELECT to_regclass('keet_kernels') IS NOT NULL"));
+      PgResult exists(pq().exec(conn_, "SELECT to_regclass('keet_kernels') IS NOT NULL"));
       if (!exists.ok()) return std::unexpected(error("schema check"));
       if (exists.rows() == 1 && exists.text(0, 0) == "t") return {};
       return exec(kSchema);
@@ -99,13 +99,13 @@ class PgStore final : public HistoryStore {
 
  private:
   Error error(std::string_view what) const {
-    std::string msg = PQerrorMessage(conn_);
+    std::string msg = pq().error_message(conn_);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return {ExitCode::Dependency, fmt::format("{}: {}: {}", url_, what, msg)};
   }
 
   Result<void> exec(const char* sql) {
-    PgResult r(PQexec(conn_, sql));
+    PgResult r(pq().exec(conn_, sql));
     if (!r.ok()) return std::unexpected(error("query failed"));
     return {};
   }
@@ -114,7 +114,7 @@ class PgStore final : public HistoryStore {
   PgResult query(const char* sql, const std::vector<std::optional<std::string>>& params) {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    return PgResult(PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+    return PgResult(pq().exec_params(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                  nullptr, 0));
   }
 
@@ -153,7 +153,7 @@ class PgStore final : public HistoryStore {
     std::string lim = limit == 0 ? "ALL" : std::to_string(limit);
     std::string sql = "SELECT id, tag, commit_sha, recorded_at, report_path FROM keet_runs "
                       "ORDER BY recorded_at DESC, id DESC LIMIT " + lim;
-    PgResult r(PQexec(conn_, sql.c_str()));
+    PgResult r(pq().exec(conn_, sql.c_str()));
     if (!r.ok()) return std::unexpected(error("read runs"));
     for (int i = 0; i < r.rows(); ++i)
       out.push_back(Run{r.integer(i, 0), r.text(i, 1), r.text(i, 2), r.integer(i, 3), r.text(i, 4), {}});
@@ -170,7 +170,7 @@ class PgStore final : public HistoryStore {
       ids += (ids.empty() ? "" : ",") + std::to_string(run.id);
     }
     std::string sql = "SELECT run_id, payload FROM keet_kernels WHERE run_id IN (" + ids + ") ORDER BY run_id, ordinal";
-    PgResult r(PQexec(conn_, sql.c_str()));
+    PgResult r(pq().exec(conn_, sql.c_str()));
     if (!r.ok()) return std::unexpected(error("read kernels"));
     for (int i = 0; i < r.rows(); ++i)
       if (auto k = kernel_from_payload(r.text(i, 1))) by_id[r.integer(i, 0)]->kernels.push_back(std::move(*k));
@@ -184,15 +184,16 @@ class PgStore final : public HistoryStore {
 }  // namespace
 
 Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& conninfo) {
-  PGconn* conn = PQconnectdb(conninfo.c_str());
-  if (!conn || PQstatus(conn) != CONNECTION_OK) {
-    std::string msg = conn ? PQerrorMessage(conn) : "out of memory";
+  if (auto lib = load_libpq(); !lib) return std::unexpected(lib.error());
+  PGconn* conn = pq().connectdb(conninfo.c_str());
+  if (!conn || pq().status(conn) != CONNECTION_OK) {
+    std::string msg = conn ? pq().error_message(conn) : "out of memory";
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    PQfinish(conn);
+    pq().finish(conn);
     return fail(ExitCode::Dependency, fmt::format("{}: cannot connect: {}", redact(conninfo), msg));
   }
   // Notices ("relation already exists, skipping") would go to stderr otherwise.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  pq().set_notice_processor(conn, [](void*, const char*) {}, nullptr);
   auto store = std::make_unique<PgStore>(conn, conninfo);
   if (auto r = store->init(); !r) return std::unexpected(r.error());
   return store;

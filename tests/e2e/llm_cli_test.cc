@@ -93,8 +93,20 @@ TEST(LlmCliExit, DryRunPrintsRedactedRequest) {
                      "ask " + shell_quote(report_path()) + " why --dry-run --llm anthropic:m");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(server.received().empty());
-  EXPECT_NE(r.out.find("x-api-key: <redacted>"), std::string::npos) << r.out;
+  // The requests go to stderr so that stdout (e.g. --format json) stays clean.
+  EXPECT_NE(r.err.find("x-api-key: <redacted>"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("sk-e2e-key"), std::string::npos);
   EXPECT_EQ(r.out.find("sk-e2e-key"), std::string::npos);
+}
+
+TEST(LlmCliExit, DryRunKeepsJsonOnStdoutClean) {
+  FakeLlmServer server;
+  auto r = keet_with(env_for("openai", server),
+                     "analyze --format json --dry-run --llm openai:m " + shell_quote(report_path()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(server.received().empty());
+  auto j = json::parse(r.out);  // throws (and fails the test) on anything but JSON
+  EXPECT_GT(j["kernels"][0]["llm"]["prompt_tokens_estimate"].get<int>(), 0);
 }
 
 TEST(LlmCliChat, PipedSessionWithSave) {
