@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -26,11 +27,20 @@ class MappedFile final : public ByteSource {
     return {static_cast<const char*>(data_), size_};
   }
   const std::string& name() const override { return name_; }
+  void release(size_t offset) const override {
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t end = std::min(offset, size_) / page * page;
+    if (data_ == nullptr || end <= released_ + 16 * page) return;  // batch small steps
+    // Private read-only mapping: dropped pages are simply read again if needed.
+    madvise(static_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+    released_ = end;
+  }
 
  private:
   std::string name_;
   void* data_;
   size_t size_;
+  mutable size_t released_ = 0;
 };
 
 class MemorySource final : public ByteSource {

@@ -15,6 +15,9 @@ class ByteSource {
   virtual ~ByteSource() = default;
   virtual std::string_view bytes() const = 0;
   virtual const std::string& name() const = 0;
+  // The reader is done with bytes [0, offset): a mapped file gives those
+  // pages back, so streaming a huge report keeps resident memory flat.
+  virtual void release(size_t /*offset*/) const {}
 };
 
 // Maps `path` read-only. Empty files map to an empty view.

@@ -311,14 +311,17 @@ void finish_session(const FileState& st, model::Report& report) {
   for (const auto& d : s.device_attributes()) report.session.devices.push_back(to_device(d));
 }
 
-void read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, const KernelSink& sink) {
+void read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, const KernelSink& sink,
+              const std::function<void(uint64_t)>& release) {
   cur.seek(kMagic.size());
   uint64_t at = cur.pos();
   pb::FileHeader fh;
   parse(fh, cur.item("file header"), at + 4, "file header");
   report.file_version = fh.version();
-  while (!cur.at_end())
+  while (!cur.at_end()) {
     if (!read_block(cur, st, opt, report, sink)) return;
+    release(cur.pos());  // everything before this block was copied into the model
+  }
 }
 
 }  // namespace
@@ -332,7 +335,7 @@ ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::
   report.format = model::Format::NcuRep;
   try {
     if (!detect(src.bytes())) throw Corrupt{0, "not an Nsight Compute report (no NVR magic)", false};
-    read_all(cur, st, opt, report, sink);
+    read_all(cur, st, opt, report, sink, [&src](uint64_t upto) { src.release(upto); });
   } catch (const Corrupt& c) {
     finish_session(st, report);
     if (st.kernels == 0) return std::unexpected(ReadError{src.name(), c.offset, c.what, false});
