@@ -1,5 +1,7 @@
 #include "analysis/source_costs.h"
 
+#include <memory>
+
 #include <algorithm>
 #include <set>
 
@@ -153,12 +155,31 @@ std::vector<SourceLineCost> group_rows(const PcValues& pcs, const readers::Cubin
 
 // ------------------------------------------------------------ the table
 
+// Every kernel of a module shares one cubin, and decoding its DWARF line
+// table dominates the cost of a source table: keep the last few decoded, keyed
+// by content (hash and size), so a report with thousands of launches of the
+// same module decodes it once.
+Result<readers::Cubin> parse_cached(const std::string& binary) {
+  struct Slot {
+    size_t hash = 0, size = 0;
+    std::shared_ptr<const Result<readers::Cubin>> cubin;
+  };
+  thread_local std::vector<Slot> cache;
+  size_t h = std::hash<std::string_view>{}(binary);
+  for (const auto& slot : cache)
+    if (slot.hash == h && slot.size == binary.size()) return *slot.cubin;
+  auto parsed = std::make_shared<const Result<readers::Cubin>>(readers::Cubin::parse(binary));
+  if (cache.size() >= 8) cache.erase(cache.begin());
+  cache.push_back({h, binary.size(), parsed});
+  return *parsed;
+}
+
 std::optional<readers::Cubin> open_cubin(const model::Module* mod, SourceTable& t) {
   if (!mod || mod->binary.empty()) {
     t.notes.push_back("the report does not embed the kernel's cubin: showing SASS offsets");
     return std::nullopt;
   }
-  auto cubin = readers::Cubin::parse(mod->binary);
+  auto cubin = parse_cached(mod->binary);
   if (!cubin) {
     t.notes.push_back(cubin.error().message + ": showing SASS offsets");
     return std::nullopt;
