@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "render/diff_format.h"
+#include "render/html_parts.h"  // html::esc(): one markup escaper for HTML and JUnit XML
 
 namespace keet::render {
 namespace {
@@ -23,20 +24,6 @@ std::string finding_title(const PairDiff& p, const std::string& id) {
   for (const auto& f : p.after.findings)
     if (f.id == id && !f.title.empty()) return fmt::format("{} ({})", id, f.title);
   return id;
-}
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 std::string pass_message(const PairDiff& p) {
@@ -109,16 +96,16 @@ std::string gate_junit(const GateResult& g) {
   for (size_t i = 0; i < g.diff.pairs.size(); ++i) {
     const auto& p = g.diff.pairs[i];
     bool bad = std::ranges::find(g.regressions, i) != g.regressions.end();
-    cases += fmt::format("    <testcase classname=\"keet.gate\" name=\"{}\" time=\"{:.9f}\">\n", xml_escape(p.after.identity()),
+    cases += fmt::format("    <testcase classname=\"keet.gate\" name=\"{}\" time=\"{:.9f}\">\n", html::esc(p.after.identity()),
                          p.after.duration_ns.value_or(0) / 1e9);
     if (bad)
       cases += fmt::format("      <failure type=\"performance-regression\" message=\"{}\"/>\n",
-                           xml_escape(regression_message(p)));
+                           html::esc(regression_message(p)));
     cases += "    </testcase>\n";
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
                      "  <testsuite name=\"keet gate {}\" tests=\"{}\" failures=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
-                     xml_escape(g.baseline), g.diff.pairs.size(), g.regressions.size(), cases);
+                     html::esc(g.baseline), g.diff.pairs.size(), g.regressions.size(), cases);
 }
 
 std::string gate_sarif(const GateResult& g) {

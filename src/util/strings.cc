@@ -1,7 +1,5 @@
 #include "util/strings.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -51,21 +49,6 @@ std::optional<double> parse_number(std::string_view s) {
   auto [ptr, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), v);
   if (ec != std::errc() || ptr != clean.data() + clean.size()) return std::nullopt;
   return v;
-}
-
-std::string format_double(double v) { return fmt::format("{}", v); }
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
 }
 
 }  // namespace keet

@@ -13,8 +13,5 @@ bool starts_with_ci(std::string_view s, std::string_view prefix);
 std::string to_lower(std::string_view s);
 // Parses a number the way ncu prints it ("1,234.5", "12.3%", "n/a" -> nullopt).
 std::optional<double> parse_number(std::string_view s);
-// Shortest decimal text that reads back as the same double (for exports).
-std::string format_double(double v);
-std::string json_escape(std::string_view s);
 
 }  // namespace keet
