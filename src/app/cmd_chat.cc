@@ -1,6 +1,5 @@
 // keet chat R: a multi-turn session with line editing and history (libedit);
 // the model uses tools, and every reply is verified before it is shown.
-#include <editline/readline.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,20 +7,42 @@
 
 #include "app/commands.h"
 #include "app/llm_flags.h"
+#include "io/dynlib.h"
 
 namespace keet::app {
 namespace {
 
+// libedit's readline interface, opened only by an interactive chat (see
+// io/dynlib.h); without it the session still works, without line editing.
+struct LineEditor {
+  char* (*readline)(const char*) = nullptr;
+  int (*add_history)(const char*) = nullptr;
+};
+
+const LineEditor& line_editor() {
+  static const LineEditor ed = [] {
+    LineEditor e;
+    auto lib = io::open_library("libedit.so.2");
+    if (!lib || !io::bind_symbol(*lib, "readline", e.readline) || !io::bind_symbol(*lib, "add_history", e.add_history))
+      e = LineEditor{};
+    return e;
+  }();
+  return ed;
+}
+
+std::optional<std::string> edited_line(const LineEditor& ed) {
+  char* raw = ed.readline("keet> ");
+  if (!raw) return std::nullopt;
+  std::string line(raw);
+  std::free(raw);
+  if (!line.empty()) ed.add_history(line.c_str());
+  return line;
+}
+
 // Interactive terminals get libedit; pipes (scripts, tests) are read plainly.
 std::optional<std::string> next_line(bool interactive) {
-  if (interactive) {
-    char* raw = readline("keet> ");
-    if (!raw) return std::nullopt;
-    std::string line(raw);
-    std::free(raw);
-    if (!line.empty()) add_history(line.c_str());
-    return line;
-  }
+  if (interactive && line_editor().readline) return edited_line(line_editor());
+  if (interactive) std::cout << "keet> " << std::flush;
   std::string line;
   if (!std::getline(std::cin, line)) return std::nullopt;
   return line;

@@ -1,5 +1,7 @@
 // keet export R --format csv|json: a drop-in for `ncu --import R --page raw
 // --csv --print-units base`, or the whole model as JSON.
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
@@ -15,7 +17,96 @@ struct ExportArgs {
   std::string format;
 };
 
+// What the first pass over a binary report learns: the column set of the
+// selected kernels and the first one's chip (it decides the units row).
+struct Columns {
+  model::Report head;
+  std::set<std::string> names;
+  std::vector<model::Kernel> first;  // zero or one kernel
+  size_t seen = 0, selected = 0;
+};
+
+bool decides_units(std::string_view metric) {
+  return metric.starts_with("device__attribute_compute_capability_");
+}
+
+// The reader calls the metric filter for each metric of a kernel before that
+// kernel reaches the sink, so names are collected without keeping any value.
+Result<Columns> scan_columns(const io::ByteSource& src, const model::KernelSelector& sel) {
+  Columns c;
+  std::vector<std::string> pending;
+  readers::ReadOptions opt;
+  opt.instances = opt.rules = opt.modules = false;
+  opt.allow_partial = true;  // the second pass decides what a truncation means
+  opt.metric_filter = [&](std::string_view n) {
+    if (!render::raw_csv_hidden(n)) pending.emplace_back(n);
+    return decides_units(n);
+  };
+  auto ok = readers::stream_into(src, opt, c.head, [&](model::Kernel&& k) {
+    ++c.seen;
+    if (sel.matches(k)) {
+      c.names.insert(pending.begin(), pending.end());
+      if (c.selected++ == 0) c.first.push_back(std::move(k));
+    }
+    pending.clear();
+    return true;
+  });
+  if (!ok) return fail(ExitCode::BadInput, ok.error().message());
+  return c;
+}
+
+render::RawCsvWriter make_writer(const Columns& c) {
+  std::vector<const model::Kernel*> first;
+  if (!c.first.empty()) first.push_back(&c.first.front());
+  std::vector<std::string> units;
+  for (const auto& n : c.names) units.push_back(render::raw_csv_unit(n, first));
+  return render::RawCsvWriter({c.names.begin(), c.names.end()}, std::move(units));
+}
+
+// Second pass: each selected kernel becomes a row as it is read and is then
+// dropped, so memory stays flat on reports with thousands of kernels.
+ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src,
+                     const model::KernelSelector& sel, const Columns& c) {
+  for (const auto& w : c.head.warnings) ctx.err << "keet: warning: " << w << "\n";
+  auto writer = make_writer(c);
+  std::string out;
+  writer.append_header(out);
+  readers::ReadOptions opt;
+  opt.modules = false;
+  opt.allow_partial = a.report.allow_partial;
+  model::Report report;
+  auto ok = readers::stream_into(src, opt, report, [&](model::Kernel&& k) {
+    if (!sel.matches(k)) return true;
+    writer.append_row(c.head, k, out);  // the first pass saw the whole session
+    if (out.size() > (1u << 20)) ctx.out << out, out.clear();
+    return true;
+  });
+  ctx.out << out;
+  if (!ok) return report_error(ctx, Error{ExitCode::BadInput, ok.error().message()});
+  return c.head.partial && !a.report.allow_partial ? ExitCode::BadInput : ExitCode::Ok;
+}
+
+bool is_binary_report(const io::ByteSource& src) {
+  const auto* r = readers::find_reader(src.bytes());
+  return r != nullptr && r->name == "ncu-rep";
+}
+
+ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSource& src) {
+  auto sel = model::KernelSelector::parse(a.report.kernel);
+  if (!sel) return report_error(ctx, sel.error());
+  auto cols = scan_columns(src, *sel);
+  if (!cols) return report_error(ctx, cols.error());
+  if (cols->selected == 0 && cols->seen > 0 && !sel->all())
+    return report_error(ctx, Error{ExitCode::BadInput,
+                                   fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel)});
+  return stream_rows(ctx, a, src, *sel, *cols);
+}
+
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
+  if (a.format == "csv") {
+    auto src = io::open_file(a.report.path);
+    if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
+  }
   readers::ReadOptions opt;
   opt.modules = false;
   opt.instances = true;  // json lists them; csv prints "" (not "no data") for a value-less metric that has them

@@ -1,6 +1,5 @@
 #include "llm/cache.h"
 
-#include <openssl/evp.h>
 #include <sqlite3.h>
 
 #include <ctime>
@@ -8,12 +7,44 @@
 
 #include <fmt/format.h>
 
+#include "io/dynlib.h"
+
 namespace keet::llm {
 
+namespace {
+
+// libcrypto is opened on first use (see io/dynlib.h); the digest goes through
+// its one-shot EVP_Digest with EVP_sha256.
+using EvpMd = struct evp_md_st;
+struct Sha256 {
+  int (*digest)(const void*, size_t, unsigned char*, unsigned int*, const EvpMd*, void*) = nullptr;
+  const EvpMd* (*sha256)() = nullptr;
+};
+
+Sha256 load_sha256() {
+  Sha256 s;
+  auto lib = io::open_library("libcrypto.so.3");
+  if (!lib || !io::bind_symbol(*lib, "EVP_Digest", s.digest) || !io::bind_symbol(*lib, "EVP_sha256", s.sha256))
+    s = Sha256{};
+  return s;
+}
+
+// Without libcrypto (never on a Debian system with keet's dependencies) keys
+// fall back to 64-bit FNV-1a: stable, just not collision-resistant.
+std::string fnv1a_hex(std::string_view data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace
+
 std::string sha256_hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
+  static const Sha256 lib = load_sha256();
+  unsigned char digest[64];
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  if (!lib.digest || lib.digest(data.data(), data.size(), digest, &len, lib.sha256(), nullptr) != 1)
+    return fnv1a_hex(data);
   std::string out;
   for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", digest[i]);
   return out;

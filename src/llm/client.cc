@@ -60,8 +60,10 @@ std::expected<HttpResponse, LlmError> LlmClient::post_with_retries(const HttpReq
     if (res && res->status == 200) return *res;
     if (!res) {
       last = {LlmError::Kind::Unreachable, res.error().message};
-      // A timed-out request already waited the full read timeout: do not repeat it.
-      if (res.error().kind == HttpFailure::Timeout) return std::unexpected(last);
+      // A timed-out request already waited the full read timeout, and a missing
+      // transport stays missing: neither is repeated.
+      auto kind = res.error().kind;
+      if (kind == HttpFailure::Timeout || kind == HttpFailure::Unavailable) return std::unexpected(last);
     } else {
       last = {LlmError::Kind::Status, error_summary(*res)};
       if (!retryable(res->status)) return std::unexpected(last);

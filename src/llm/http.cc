@@ -1,10 +1,15 @@
 #include "llm/http.h"
 
-#include <httplib.h>
-
+#include <cstdlib>
 #include <thread>
 
+#include "io/dynlib.h"
+#include "llm/http_plugin.h"
 #include "util/strings.h"
+
+#ifndef KEET_PLUGIN_BUILD_DIR
+#define KEET_PLUGIN_BUILD_DIR ""
+#endif
 
 namespace keet::llm {
 
@@ -23,39 +28,89 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
 
 namespace {
 
-HttpFailure failure_kind(httplib::Error e) {
-  switch (e) {
-    case httplib::Error::Connection:
-    case httplib::Error::SSLConnection:
-    case httplib::Error::SSLServerVerification: return HttpFailure::Connect;
-    // cpp-httplib reports a read timeout as a failed read.
-    case httplib::Error::Read:
-    case httplib::Error::ConnectionTimeout: return HttpFailure::Timeout;
-    default: return HttpFailure::Other;
+constexpr const char* kPluginName = "libkeet_http.so";
+
+// Where the plugin may be: named by KEET_HTTP_PLUGIN, beside the executable
+// (the build folder), in an installed lib/keet, or in the folder it was built in
+// (test binaries live in a sub-folder of the build).
+std::vector<std::string> plugin_candidates() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("KEET_HTTP_PLUGIN"); env && *env) return {env};
+  if (auto dir = io::executable_dir(); !dir.empty()) {
+    out.push_back(dir + "/" + kPluginName);
+    out.push_back(dir + "/../lib/keet/" + kPluginName);
   }
+  if (*KEET_PLUGIN_BUILD_DIR) out.push_back(std::string(KEET_PLUGIN_BUILD_DIR) + "/" + kPluginName);
+  return out;
 }
 
-class HttplibClient final : public HttpClient {
+Result<keet_http_post_fn> open_plugin(const std::string& path) {
+  auto lib = io::open_library(path);
+  if (!lib) return std::unexpected(lib.error());
+  keet_http_abi_version_fn version = nullptr;
+  keet_http_post_fn post = nullptr;
+  if (!io::bind_symbol(*lib, "keet_http_abi_version", version) || !io::bind_symbol(*lib, "keet_http_post", post))
+    return fail(ExitCode::Dependency, path + ": not a KEET HTTP plugin");
+  if (version() != KEET_HTTP_ABI_VERSION) return fail(ExitCode::Dependency, path + ": plugin of another keet version");
+  return post;
+}
+
+Result<keet_http_post_fn> load_plugin() {
+  Error last{ExitCode::Dependency, std::string(kPluginName) + " not found"};
+  for (const auto& path : plugin_candidates()) {
+    auto post = open_plugin(path);
+    if (post) return post;
+    last = post.error();
+  }
+  return fail(ExitCode::Dependency, "HTTP support unavailable (" + last.message + ")");
+}
+
+const Result<keet_http_post_fn>& plugin() {
+  static const Result<keet_http_post_fn> loaded = load_plugin();
+  return loaded;
+}
+
+// Collects what the plugin reports through the C sink.
+struct Collected {
+  HttpResponse response;
+  std::optional<HttpError> error;
+};
+
+keet_http_sink sink_for(Collected& c) {
+  keet_http_sink s{};
+  s.context = &c;
+  s.status = [](void* ctx, int status) { static_cast<Collected*>(ctx)->response.status = status; };
+  s.header = [](void* ctx, const char* name, const char* value) {
+    static_cast<Collected*>(ctx)->response.headers[to_lower(name)] = value;
+  };
+  s.body = [](void* ctx, const char* data, size_t size) { static_cast<Collected*>(ctx)->response.body.assign(data, size); };
+  s.error = [](void* ctx, int failure, const char* message) {
+    auto kind = failure == KEET_HTTP_CONNECT ? HttpFailure::Connect
+                : failure == KEET_HTTP_TIMEOUT ? HttpFailure::Timeout
+                                               : HttpFailure::Other;
+    static_cast<Collected*>(ctx)->error = HttpError{kind, message};
+  };
+  return s;
+}
+
+class PluginClient final : public HttpClient {
  public:
-  explicit HttplibClient(const Timeouts& t) : timeouts_(t) {}
+  explicit PluginClient(const Timeouts& t) : timeouts_(t) {}
 
   std::expected<HttpResponse, HttpError> post(const HttpRequest& req) override {
+    if (!plugin()) return std::unexpected(HttpError{HttpFailure::Unavailable, plugin().error().message});
     auto [origin, path] = split_url(req.url);
-    httplib::Client cli(origin);
-    cli.set_connection_timeout(timeouts_.connect);
-    cli.set_read_timeout(timeouts_.read);
-    cli.set_write_timeout(timeouts_.connect);
-    httplib::Headers headers;
-    std::string content_type = "application/json";
-    for (const auto& [k, v] : req.headers) headers.emplace(k, v);
-    auto res = cli.Post(path.empty() ? "/" : path, headers, req.body, content_type);
-    if (!res) {
-      auto err = res.error();
-      return std::unexpected(HttpError{failure_kind(err), origin + ": " + httplib::to_string(err)});
-    }
-    HttpResponse out{res->status, {}, res->body};
-    for (const auto& [k, v] : res->headers) out.headers[to_lower(k)] = v;
-    return out;
+    if (path.empty()) path = "/";
+    std::vector<keet_http_header> headers;
+    for (const auto& [k, v] : req.headers) headers.push_back({k.c_str(), v.c_str()});
+    keet_http_request r{origin.c_str(),     path.c_str(), headers.data(), headers.size(), req.body.data(),
+                        req.body.size(),    static_cast<long>(timeouts_.connect.count()),
+                        static_cast<long>(timeouts_.read.count())};
+    Collected c;
+    auto sink = sink_for(c);
+    (*plugin())(&r, &sink);
+    if (c.error) return std::unexpected(*c.error);
+    return std::move(c.response);
   }
 
  private:
@@ -69,7 +124,7 @@ class RealSleeper final : public Sleeper {
 
 }  // namespace
 
-std::unique_ptr<HttpClient> make_http_client(const Timeouts& t) { return std::make_unique<HttplibClient>(t); }
+std::unique_ptr<HttpClient> make_http_client(const Timeouts& t) { return std::make_unique<PluginClient>(t); }
 
 Sleeper& real_sleeper() {
   static RealSleeper s;

@@ -1,6 +1,7 @@
 // The narrow HTTP interface the LLM layer talks through. Production uses
-// cpp-httplib (HTTPS via OpenSSL); tests point it at a loopback server, so the
-// whole stack, wire format included, runs for real.
+// cpp-httplib (HTTPS via OpenSSL) in the plugin libkeet_http.so, opened on the
+// first request (see http_plugin.h); tests point it at a loopback server, so
+// the whole stack, plugin and wire format included, runs for real.
 #pragma once
 #include <chrono>
 #include <expected>
@@ -25,7 +26,8 @@ struct HttpResponse {
   std::string header(const std::string& lower_name) const;
 };
 
-enum class HttpFailure { Connect, Timeout, Other };
+// Unavailable: no HTTP transport at all (the plugin is missing); never retried.
+enum class HttpFailure { Connect, Timeout, Other, Unavailable };
 struct HttpError {
   HttpFailure kind = HttpFailure::Other;
   std::string message;

@@ -107,11 +107,20 @@ struct Kernel {
     std::unordered_map<std::string_view, size_t> map;
     size_t indexed = 0;  // metrics covered (names can repeat, so not map.size())
     LazyIndex() = default;
-    LazyIndex(const LazyIndex&) {}
-    LazyIndex& operator=(const LazyIndex&) {
+    LazyIndex(const LazyIndex&) noexcept {}
+    LazyIndex& operator=(const LazyIndex&) noexcept {
+      reset();
+      return *this;
+    }
+    // noexcept moves keep std::vector<Kernel> growth moving kernels, not copying them.
+    LazyIndex(LazyIndex&&) noexcept {}
+    LazyIndex& operator=(LazyIndex&&) noexcept {
+      reset();
+      return *this;
+    }
+    void reset() noexcept {
       map.clear();
       indexed = 0;
-      return *this;
     }
   };
   mutable LazyIndex index_;

@@ -1,6 +1,7 @@
 #include "model/units.h"
 
 #include <cmath>
+#include <iterator>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -63,11 +64,18 @@ std::string counter_unit(std::string_view counter) {
 }
 
 // ncu prints doubles with integral values as integers, others with 2 decimals.
+void append_double_text(std::string& out, double d) {
+  if (std::isnan(d)) out += "nan";
+  else if (std::isinf(d)) out += d > 0 ? "inf" : "-inf";
+  else if (d == 0) out += '0';
+  else if (d == std::floor(d)) fmt::format_to(std::back_inserter(out), "{:.0f}", d);
+  else fmt::format_to(std::back_inserter(out), "{:.2f}", d);
+}
+
 std::string double_text(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  if (d == std::floor(d)) return d == 0 ? "0" : fmt::format("{:.0f}", d);
-  return fmt::format("{:.2f}", d);
+  std::string out;
+  append_double_text(out, d);
+  return out;
 }
 
 // "Mbyte" -> byte x 1e6; "Kinst" -> inst x 1e3; base words map to themselves.
@@ -131,6 +139,24 @@ std::string csv_value_text(std::string_view, const Value& v, bool has_value) {
 std::string csv_cell_text(const Metric& m) {
   if (m.value.empty() && !m.instances.empty()) return "";
   return csv_value_text(m.name, m.value, !m.value.empty());
+}
+
+void append_csv_cell(std::string& out, const Metric& m) {
+  const Value& v = m.value;
+  if (v.empty() && !m.instances.empty()) return;
+  switch (v.kind) {
+    case Value::Kind::None: out += "no data"; return;
+    case Value::Kind::Uint64:
+    case Value::Kind::Uint32: fmt::format_to(std::back_inserter(out), "{}", v.integer); return;
+    case Value::Kind::Double:
+    case Value::Kind::Float: append_double_text(out, v.number); return;
+    case Value::Kind::String:
+      for (char c : v.text) {
+        if (c == '"') out += '"';
+        out += c;
+      }
+      return;
+  }
 }
 
 BaseValue to_base_unit(double value, std::string_view unit) {

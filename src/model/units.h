@@ -28,6 +28,9 @@ std::string unit_by_rules(std::string_view metric);
 std::string csv_value_text(std::string_view metric, const Value& v, bool has_value);
 // The same for a whole metric: a value-less metric with instances prints "".
 std::string csv_cell_text(const Metric& m);
+// The same text appended to `out` inside an already opened CSV quote (a
+// quote in a string value is doubled): the export's hot path, no temporaries.
+void append_csv_cell(std::string& out, const Metric& m);
 
 // A value in an auto-scaled unit, converted to the base unit.
 struct BaseValue {

@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -242,18 +243,43 @@ model::Module to_module(const pb::SourceData& s, const ReadOptions& opt) {
   return m;
 }
 
+// The payload of a message's leading length-delimited field 1, if it has one.
+std::optional<std::string_view> leading_message(std::string_view bytes) {
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  uint32_t len = 0;
+  if (in.ReadTag() != 0x0A || !in.ReadVarint32(&len) || len > bytes.size() - in.CurrentPosition()) return std::nullopt;
+  return bytes.substr(in.CurrentPosition(), len);
+}
+
+// A SourceData without its code, cubin and files: when modules are not wanted
+// those (often megabytes) are stepped over on the wire instead of copied.
+std::string source_ids_only(std::string_view bytes, uint64_t offset) {
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  std::string kept;
+  for (;;) {
+    int start = in.CurrentPosition();
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    if (!WireFormatLite::SkipField(&in, tag)) throw Corrupt{offset + start, "source entry has a malformed field", false};
+    if (WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED)
+      kept.append(bytes.substr(start, in.CurrentPosition() - start));
+  }
+  return kept;
+}
+
 void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report& report) {
   uint64_t at = cur.pos();
   std::string_view bytes = cur.item("source entry");
-  pb::SourceData data;
   // 2020-era writers wrapped the entry as {1: SourceData}; v7 writes it bare.
   if (!bytes.empty() && static_cast<uint8_t>(bytes[0]) == 0x0A) {
-    pb::SourceDataWrapper w;
-    parse(w, bytes, at + 4, "source entry");
-    data = w.source();
-  } else {
-    parse(data, bytes, at + 4, "source entry");
+    auto inner = leading_message(bytes);
+    if (!inner) throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
+    bytes = *inner;
   }
+  std::string ids;
+  if (!opt.modules) bytes = ids = source_ids_only(bytes, at + 4);
+  pb::SourceData data;
+  parse(data, bytes, at + 4, "source entry");
   report.modules[data.reference()] = to_module(data, opt);
 }
 

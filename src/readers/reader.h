@@ -20,7 +20,9 @@ struct ReadOptions {
   bool instances = true;        // keep per-instance lists (per-PC counters, ...)
   bool rules = true;            // keep ncu's rule results
   bool modules = true;          // keep cubins and embedded source files
-  // When set, only metrics whose name passes are kept.
+  // When set, only metrics whose name passes are kept. It is called for each
+  // metric of a kernel, before that kernel reaches the sink (keet export relies
+  // on this to collect column names without keeping values).
   std::function<bool(std::string_view)> metric_filter;
   bool allow_partial = false;   // a truncated report is not an error
 };

@@ -1,20 +1,15 @@
 #include "render/raw_csv.h"
 
 #include <ctime>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "model/units.h"
-#include "render/table.h"
 
 namespace keet::render {
 namespace {
-
-// ncu hides its pseudo-metrics (metric-name lists, regex requests) from the raw page.
-bool hidden(const std::string& name) {
-  return name.starts_with("group:") || name.starts_with("breakdown:") || name.starts_with("regex:");
-}
 
 // ncu prints the launch time in the local time zone, e.g. "2025-Feb-26 20:10:07".
 std::string kernel_time(uint64_t t) {
@@ -27,64 +22,103 @@ std::string kernel_time(uint64_t t) {
 }
 
 // Windows reports keep backslashes and a C string's terminating NUL.
-std::string basename(const std::string& p) {
-  std::string_view v(p);
+std::string_view basename(std::string_view v) {
   v = v.substr(0, v.find('\0'));
   auto pos = v.find_last_of("/\\");
-  return std::string(pos == std::string_view::npos ? v : v.substr(pos + 1));
+  return pos == std::string_view::npos ? v : v.substr(pos + 1);
 }
 
+// ncu quotes every cell, headers included; a quote inside is doubled.
+void append_cell(std::string& out, std::string_view text, bool first = false) {
+  if (!first) out += ',';
+  out += '"';
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+void append_uint_cell(std::string& out, uint64_t v) {
+  out += ",\"";
+  fmt::format_to(std::back_inserter(out), "{}", v);
+  out += '"';
+}
+
+void append_id_cells(const model::Report& r, const model::Kernel& k, std::string& out) {
+  const std::string& host = k.host_name.empty() ? r.session.host_name : k.host_name;
+  append_cell(out, std::to_string(k.index), true);
+  append_uint_cell(out, k.process_id);
+  append_cell(out, basename(k.process_name));
+  append_cell(out, host);
+  append_cell(out, k.display_name());
+  append_cell(out, kernel_time(k.creation_time));
+  append_uint_cell(out, k.context_id);
+  append_uint_cell(out, k.stream_id);
+}
+
+const char* const kIdColumns[] = {"ID",          "Process ID", "Process Name", "Host Name",
+                                  "Kernel Name", "Kernel Time", "Context",     "Stream"};
+
 std::vector<std::string> columns(const std::vector<const model::Kernel*>& kernels) {
-  std::set<std::string> names;
+  std::set<std::string_view> names;
   for (const auto* k : kernels)
     for (const auto& m : k->metrics)
-      if (!hidden(m.name)) names.insert(m.name);
+      if (!raw_csv_hidden(m.name)) names.insert(m.name);
   return {names.begin(), names.end()};
 }
 
-// ncu quotes every cell, headers included.
-std::string join_row(const std::vector<std::string>& cells) {
-  std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + csv_quote(cells[i]);
-  return line + "\n";
+}  // namespace
+
+bool raw_csv_hidden(std::string_view name) {
+  return name.starts_with("group:") || name.starts_with("breakdown:") || name.starts_with("regex:");
 }
 
-// A CSV-read report carries its units; for a binary report the units row
-// follows the first kernel's chip (ncu prints units only for chips it knows).
-std::string column_unit(const std::string& name, const std::vector<const model::Kernel*>& kernels) {
+RawCsvWriter::RawCsvWriter(std::vector<std::string> columns, std::vector<std::string> units)
+    : columns_(std::move(columns)), units_(std::move(units)) {
+  column_of_.reserve(columns_.size());
+  for (size_t i = 0; i < columns_.size(); ++i) column_of_.emplace(columns_[i], i);
+}
+
+void RawCsvWriter::append_header(std::string& out) const {
+  for (const char* id : kIdColumns) append_cell(out, id, id == kIdColumns[0]);
+  for (const auto& c : columns_) append_cell(out, c);
+  out += '\n';
+  for (const char* id : kIdColumns) append_cell(out, "", id == kIdColumns[0]);
+  for (const auto& u : units_) append_cell(out, u);
+  out += '\n';
+}
+
+// One hash lookup per metric the kernel has, not one search per column.
+void RawCsvWriter::append_row(const model::Report& r, const model::Kernel& k, std::string& out) const {
+  std::vector<const model::Metric*> cells(columns_.size(), nullptr);
+  for (const auto& m : k.metrics)
+    if (auto it = column_of_.find(m.name); it != column_of_.end() && !cells[it->second]) cells[it->second] = &m;
+  append_id_cells(r, k, out);
+  for (const auto* m : cells) {
+    out += ",\"";
+    if (m) model::append_csv_cell(out, *m);
+    out += '"';
+  }
+  out += '\n';
+}
+
+std::string raw_csv_unit(const std::string& name, const std::vector<const model::Kernel*>& kernels) {
   if (kernels.empty()) return model::unit_of(name);
   for (const auto* k : kernels)
     if (const auto* m = k->find(name); m && !m->unit.empty()) return m->unit;
   return model::unit_of(name, *kernels.front());
 }
 
-std::vector<std::string> id_cells(const model::Report& r, const model::Kernel& k) {
-  const std::string& host = k.host_name.empty() ? r.session.host_name : k.host_name;
-  return {std::to_string(k.index), std::to_string(k.process_id), basename(k.process_name), host,
-          k.display_name(), kernel_time(k.creation_time), std::to_string(k.context_id),
-          std::to_string(k.stream_id)};
-}
-
-}  // namespace
-
 std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels) {
   auto names = columns(kernels);
-  std::vector<std::string> head = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name",
-                                   "Kernel Time", "Context", "Stream"};
-  std::vector<std::string> units(head.size(), "");
-  for (const auto& n : names) {
-    head.push_back(n);
-    units.push_back(column_unit(n, kernels));
-  }
-  std::string out = join_row(head) + join_row(units);
-  for (const auto* k : kernels) {
-    auto row = id_cells(r, *k);
-    for (const auto& n : names) {
-      const auto* m = k->find(n);
-      row.push_back(m ? model::csv_cell_text(*m) : "");
-    }
-    out += join_row(row);
-  }
+  std::vector<std::string> units;
+  units.reserve(names.size());
+  for (const auto& n : names) units.push_back(raw_csv_unit(n, kernels));
+  RawCsvWriter writer(std::move(names), std::move(units));
+  std::string out;
+  writer.append_header(out);
+  for (const auto* k : kernels) writer.append_row(r, *k, out);
   return out;
 }
 

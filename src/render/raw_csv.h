@@ -3,11 +3,36 @@
 // then one row per kernel.
 #pragma once
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "model/report.h"
 
 namespace keet::render {
+
+// ncu hides its pseudo-metrics (metric-name lists, regex requests) from the raw page.
+bool raw_csv_hidden(std::string_view metric);
+
+// Writes the page row by row, so a caller can stream kernels through it
+// without holding the report: the columns are fixed up front.
+class RawCsvWriter {
+ public:
+  // `columns`: sorted metric names; `units`: one per column.
+  RawCsvWriter(std::vector<std::string> columns, std::vector<std::string> units);
+  // The header row and the units row.
+  void append_header(std::string& out) const;
+  void append_row(const model::Report& r, const model::Kernel& k, std::string& out) const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::string> units_;
+  std::unordered_map<std::string_view, size_t> column_of_;
+};
+
+// The unit row entry of one column, as ncu prints it: a CSV-read report's own
+// unit, else the metric database for the first kernel's chip.
+std::string raw_csv_unit(const std::string& metric, const std::vector<const model::Kernel*>& kernels);
 
 std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels);
 

@@ -1,25 +1,21 @@
 #include "store/libpq.h"
 
-#include <dlfcn.h>
+#include "io/dynlib.h"
 
 namespace keet::store {
 namespace {
 
-template <typename F>
-bool bind(void* lib, const char* name, F& out) {
-  out = reinterpret_cast<F>(dlsym(lib, name));
-  return out != nullptr;
-}
+using io::bind_symbol;
 
 Result<LibPq> open_libpq() {
-  void* lib = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+  auto lib = io::open_library("libpq.so.5");
   if (!lib) return fail(ExitCode::Dependency, "PostgreSQL client library libpq.so.5 not found (Debian: apt-get install libpq5)");
   LibPq p{};
-  bool ok = bind(lib, "PQconnectdb", p.connectdb) && bind(lib, "PQstatus", p.status) &&
-            bind(lib, "PQerrorMessage", p.error_message) && bind(lib, "PQfinish", p.finish) &&
-            bind(lib, "PQsetNoticeProcessor", p.set_notice_processor) && bind(lib, "PQexec", p.exec) &&
-            bind(lib, "PQexecParams", p.exec_params) && bind(lib, "PQresultStatus", p.result_status) &&
-            bind(lib, "PQntuples", p.ntuples) && bind(lib, "PQgetvalue", p.getvalue) && bind(lib, "PQclear", p.clear);
+  bool ok = bind_symbol(*lib, "PQconnectdb", p.connectdb) && bind_symbol(*lib, "PQstatus", p.status) &&
+            bind_symbol(*lib, "PQerrorMessage", p.error_message) && bind_symbol(*lib, "PQfinish", p.finish) &&
+            bind_symbol(*lib, "PQsetNoticeProcessor", p.set_notice_processor) && bind_symbol(*lib, "PQexec", p.exec) &&
+            bind_symbol(*lib, "PQexecParams", p.exec_params) && bind_symbol(*lib, "PQresultStatus", p.result_status) &&
+            bind_symbol(*lib, "PQntuples", p.ntuples) && bind_symbol(*lib, "PQgetvalue", p.getvalue) && bind_symbol(*lib, "PQclear", p.clear);
   if (!ok) return fail(ExitCode::Dependency, "libpq.so.5 lacks a function KEET needs");
   return p;
 }

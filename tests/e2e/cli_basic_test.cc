@@ -5,6 +5,9 @@
 
 #include <fstream>
 
+#include "model/select.h"
+#include "readers/reader.h"
+#include "render/raw_csv.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
 
@@ -86,6 +89,58 @@ TEST(CliBasic, KernelSelection) {
   EXPECT_EQ(run_keet("list -k vecAdd " + shell_quote(path)).rc, 0);
   EXPECT_EQ(run_keet("list -k nosuch " + shell_quote(path)).rc, 2);
   EXPECT_EQ(run_keet("list -k 'regex:(' " + shell_quote(path)).rc, 2);
+}
+
+// Three kernels over two blocks with different metric sets, a value-less
+// metric with instances, a quote in a string value, and the process name in a
+// block after the first kernel.
+std::string mixed_report() {
+  ReportWriter w;
+  ReportWriter::Block b1;
+  auto k0 = w.kernel("alpha", 10, 128, {{"gpu__time_duration.sum", 1000}, {"sm__cycles_elapsed.avg", 12.25}});
+  w.flush_strings(b1);
+  b1.results.push_back(k0.SerializeAsString());
+  w.add(b1);
+  ReportWriter::Block b2;
+  auto k1 = w.kernel("beta", 20, 64, {{"gpu__time_duration.sum", 2000}, {"zz_custom", 42.5}});
+  auto* text = k1.add_metric_results();
+  text->set_name_id(w.name_id("device__attribute_display_name"));
+  text->mutable_value()->set_string_value("GPU \"X\"");
+  auto k2 = w.kernel("gamma", 1, 32, {{"group:hidden", 1}, {"launch__grid_size", 1}});
+  auto* listed = k2.add_metric_results();  // instances but no value: prints ""
+  listed->set_name_id(w.name_id("sass__inst_executed_per_opcode"));
+  auto* e = listed->add_instances();
+  e->mutable_correlation_id()->set_string_value("FFMA");
+  e->mutable_element_value()->set_uint64_value(64);
+  w.flush_strings(b2);
+  b2.header.mutable_process()->set_process_name("/usr/bin/app");
+  b2.results.push_back(k1.SerializeAsString());
+  b2.results.push_back(k2.SerializeAsString());
+  w.add(b2);
+  std::string path = temp_path("mixed.ncu-rep");
+  w.write(path);
+  return path;
+}
+
+// keet export streams a binary report twice (columns, then rows); it must
+// print exactly what the in-memory renderer prints for the same selection.
+TEST(CliBasic, StreamingExportEqualsInMemoryCsv) {
+  std::string path = mixed_report();
+  auto report = readers::load_file(path);
+  ASSERT_TRUE(report) << report.error().message;
+  for (std::string k : {"", "0", "beta", "regex:ta", "regex:^(alpha|gamma)"}) {
+    auto sel = model::KernelSelector::parse(k);
+    ASSERT_TRUE(sel);
+    auto r = run_keet("export --format csv " + shell_quote(path) + (k.empty() ? "" : " -k " + shell_quote(k)));
+    ASSERT_EQ(r.rc, 0) << k << ": " << r.err;
+    EXPECT_EQ(r.out, render::raw_csv(*report, model::select(*report, *sel))) << k;
+  }
+  auto all = run_keet("export --format csv " + shell_quote(path));
+  EXPECT_NE(all.out.find("\"GPU \"\"X\"\"\""), std::string::npos) << all.out;  // quotes doubled
+  EXPECT_EQ(all.out.find("group:hidden"), std::string::npos);
+  auto none = run_keet("export --format csv -k nosuch " + shell_quote(path));
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("no kernel matches"), std::string::npos);
 }
 
 TEST(CliBasic, SampleReportLists) {

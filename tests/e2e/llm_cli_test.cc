@@ -183,6 +183,20 @@ TEST_P(LlmAnalyze, UnreachableLlmKeepsTheAnalysis) {
   EXPECT_EQ(keet_with(env, args + " --llm-required").rc, 3);
 }
 
+TEST_P(LlmAnalyze, MissingHttpPluginKeepsTheAnalysis) {
+  // The HTTPS transport is a plugin opened on the first request; without it
+  // the user is told why, and the engine's analysis is still printed.
+  std::string env = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache3")) +
+                    " XDG_CONFIG_HOME=/nonexistent KEET_HTTP_PLUGIN=/nonexistent/libkeet_http.so "
+                    "OPENAI_API_KEY=k ANTHROPIC_API_KEY=k ";
+  std::string args = "analyze --no-cache --llm " + GetParam() + ":m " + shell_quote(report_path());
+  auto r = keet_with(env, args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("Bottleneck:"), std::string::npos) << r.out;
+  EXPECT_NE((r.out + r.err).find("HTTP support unavailable"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(keet_with(env, args + " --llm-required").rc, 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, LlmAnalyze, ::testing::Values("openai", "anthropic", "ollama"));
 
 }  // namespace

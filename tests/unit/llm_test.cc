@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/engine.h"
+#include "llm/cache.h"
 #include "llm/chat.h"
 #include "llm/client.h"
 #include "llm/config.h"
@@ -474,6 +475,59 @@ TEST(LlmPrompt, SampleReportsWithinBudget) {
     }
   }
   EXPECT_GT(kernels, 0);
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// Cache keys and redacted names rest on SHA-256 from libcrypto (opened on
+// first use); the FIPS 180-2 test vectors pin it.
+TEST(LlmCache, Sha256MatchesTheStandardVectors) {
+  EXPECT_EQ(llm::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(llm::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// What make_http_client hands back when libkeet_http.so cannot be opened: a
+// transport that is simply not there. (The real plugin is loaded once per
+// process, so its absence is exercised end to end in llm_cli_test.)
+class MissingTransport : public llm::HttpClient {
+ public:
+  int calls = 0;
+  std::expected<llm::HttpResponse, llm::HttpError> post(const llm::HttpRequest&) override {
+    ++calls;
+    return std::unexpected(llm::HttpError{llm::HttpFailure::Unavailable, "HTTP support unavailable (test)"});
+  }
+};
+
+class CountingSleeper : public llm::Sleeper {
+ public:
+  int sleeps = 0;
+  void sleep_for(std::chrono::milliseconds) override { ++sleeps; }
+};
+
+TEST(LlmClientRetries, MissingTransportIsNotRetried) {
+  MissingTransport http;
+  CountingSleeper sleeper;
+  llm::LlmClient client(llm::ProviderConfig{"openai", "m", "http://127.0.0.1:9/v1", "k"}, http, sleeper, nullptr);
+  llm::ChatRequest req;
+  req.model = "m";
+  req.messages.push_back({llm::Role::User, "why is it slow?"});
+  auto res = client.send(req);
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().kind, llm::LlmError::Kind::Unreachable);
+  EXPECT_NE(res.error().message.find("HTTP support unavailable"), std::string::npos);
+  EXPECT_EQ(http.calls, 1);
+  EXPECT_EQ(client.http_calls(), 1);
+  EXPECT_EQ(sleeper.sleeps, 0);
 }
 
 }  // namespace

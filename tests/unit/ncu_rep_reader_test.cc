@@ -204,3 +204,73 @@ TEST(NcuRepReader, MetricFilterSkipsOtherMetrics) {
 
 }  // namespace
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+// A block with one source entry (bare, or in the 2020-era {1: SourceData}
+// wrapper) and one kernel.
+std::string report_with_module(bool wrapped) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  pb::SourceData src;
+  src.set_reference(77);
+  src.set_sm_revision((8 << 16) | 6);
+  src.set_binary(std::string(100000, '\x7f'));
+  auto* f = src.mutable_source_files()->add_files();
+  f->set_file_name("k.cu");
+  f->set_content("__global__ void k() {}\n");
+  if (wrapped) {
+    pb::SourceDataWrapper wr;
+    *wr.mutable_source() = src;
+    b.sources.push_back(wr.SerializeAsString());
+  } else {
+    b.sources.push_back(src.SerializeAsString());
+  }
+  auto k = w.kernel("k", 1, 32, {{"gpu__time_duration.sum", 10}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
+TEST(NcuRepReader, ModulesKeepCubinAndFilesOnlyWhenAsked) {
+  for (bool wrapped : {false, true}) {
+    auto full = read_bytes(report_with_module(wrapped));
+    ASSERT_TRUE(full) << full.error().message();
+    ASSERT_EQ(full->modules.count(77), 1u) << wrapped;
+    EXPECT_EQ(full->modules[77].binary.size(), 100000u);
+    ASSERT_EQ(full->modules[77].files.size(), 1u);
+    EXPECT_EQ(full->modules[77].files[0].path, "k.cu");
+
+    readers::ReadOptions opt;
+    opt.modules = false;
+    auto light = read_bytes(report_with_module(wrapped), opt);
+    ASSERT_TRUE(light) << light.error().message();
+    ASSERT_EQ(light->modules.count(77), 1u) << wrapped;
+    EXPECT_EQ(light->modules[77].sm_revision, static_cast<uint32_t>((8 << 16) | 6));
+    EXPECT_TRUE(light->modules[77].binary.empty());
+    EXPECT_TRUE(light->modules[77].files.empty());
+    EXPECT_EQ(light->kernels.size(), 1u);
+  }
+}
+
+TEST(NcuRepReader, MalformedSourceEntryIsCorruptEitherWay) {
+  std::string bytes = report_with_module(false);
+  // Cut the cubin's length-delimited field short inside the source entry by
+  // declaring a longer binary than the entry holds: find the 100000-byte run.
+  auto at = bytes.find(std::string(64, '\x7f'));
+  ASSERT_NE(at, std::string::npos);
+  // The varint length prefix (3 bytes for 100000) sits just before the run.
+  bytes[at - 1] = static_cast<char>(0x7f);  // length grows past the entry's end
+  for (bool modules : {true, false}) {
+    readers::ReadOptions opt;
+    opt.modules = modules;
+    auto r = read_bytes(bytes, opt);
+    ASSERT_FALSE(r) << modules;
+    EXPECT_NE(r.error().what.find("source entry"), std::string::npos) << r.error().what;
+  }
+}
+
+}  // namespace
+}  // namespace keet
