@@ -1,65 +1,32 @@
 #include "model/units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "util/embedded_data.h"
+#include "units_table.h"
 
 namespace keet::model {
 namespace {
 
+using namespace units_data;  // generated from data/metrics/units.json at build time
 using Scale = std::pair<std::string, double>;  // base unit, factor
 
-// data/metrics/units.json, parsed once.
-struct UnitTable {
-  int min_cc = 0, max_cc = 0;
-  std::unordered_map<std::string, std::string> units, chip_independent;
-  std::vector<std::string> percent_markers;
-  std::vector<std::pair<std::string, std::string>> counter_words, rate_suffixes;
-  std::unordered_map<std::string, Scale> numerator, denominator;
-  std::unordered_map<std::string, double> count_prefixes;
-};
-
-template <typename Map>
-void fill_map(const nlohmann::json& j, Map& out) {
-  for (const auto& [k, v] : j.items())
-    if (!k.starts_with("_")) out.emplace(k, v.template get<typename Map::mapped_type>());
-}
-
-UnitTable parse_table() {
-  UnitTable t;
-  auto text = embedded_file("metrics/units.json");
-  auto j = nlohmann::json::parse(text.value_or("{}"), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return t;  // the build embeds it; a broken file means rules only
-  t.min_cc = j["supported_compute_capability"].value("min", 0);
-  t.max_cc = j["supported_compute_capability"].value("max", 0);
-  fill_map(j["units"], t.units);
-  fill_map(j["chip_independent"], t.chip_independent);
-  const auto& r = j["rules"];
-  t.percent_markers = r["percent_markers"].get<std::vector<std::string>>();
-  t.counter_words = r["counter_words"].get<decltype(t.counter_words)>();
-  t.rate_suffixes = r["rate_suffixes"].get<decltype(t.rate_suffixes)>();
-  const auto& s = j["scaled_units"];
-  fill_map(s["numerator"], t.numerator);
-  fill_map(s["denominator"], t.denominator);
-  fill_map(s["count_prefixes"], t.count_prefixes);
-  return t;
-}
-
-const UnitTable& table() {
-  static const UnitTable t = parse_table();
-  return t;
+// The generator sorts keyed tables, so lookups are binary searches.
+template <typename Entry, size_t N>
+const Entry* find_key(const Entry (&table)[N], std::string_view key) {
+  auto it = std::lower_bound(std::begin(table), std::end(table), key,
+                             [](const Entry& e, std::string_view k) { return e.key < k; });
+  return it != std::end(table) && it->key == key ? it : nullptr;
 }
 
 std::string counter_unit(std::string_view counter) {
-  for (const auto& [word, unit] : table().counter_words)
-    if (counter.find(word) != std::string_view::npos) return unit;
+  for (const auto& [word, unit] : kCounterWords)
+    if (counter.find(word) != std::string_view::npos) return std::string(unit);
   return "";
 }
 
@@ -80,12 +47,10 @@ std::string double_text(double d) {
 
 // "Mbyte" -> byte x 1e6; "Kinst" -> inst x 1e3; base words map to themselves.
 Scale scale_numerator(std::string_view u) {
-  const auto& t = table();
-  if (auto it = t.numerator.find(std::string(u)); it != t.numerator.end()) return it->second;
+  if (const auto* n = find_key(kNumerator, u)) return Scale{std::string(n->base), n->factor};
   if (u.size() > 1) {
-    auto p = t.count_prefixes.find(std::string(u.substr(0, 1)));
-    if (p != t.count_prefixes.end() && std::islower(static_cast<unsigned char>(u[1])))
-      return Scale{std::string(u.substr(1)), p->second};
+    const auto* p = find_key(kCountPrefixes, u.substr(0, 1));
+    if (p && std::islower(static_cast<unsigned char>(u[1]))) return Scale{std::string(u.substr(1)), p->factor};
   }
   return Scale{std::string(u), 1.0};  // a base unit, or one KEET does not scale
 }
@@ -93,19 +58,18 @@ Scale scale_numerator(std::string_view u) {
 }  // namespace
 
 std::string unit_by_rules(std::string_view metric) {
-  for (const auto& m : table().percent_markers)
+  for (auto m : kPercentMarkers)
     if (metric.find(m) != std::string_view::npos) return "%";
   std::string base = counter_unit(metric.substr(0, metric.find('.')));
   if (base.empty()) return base;
-  for (const auto& [suffix, add] : table().rate_suffixes)
-    if (metric.ends_with(suffix)) return base + add;
+  for (const auto& [suffix, add] : kRateSuffixes)
+    if (metric.ends_with(suffix)) return base + std::string(add);
   return base;
 }
 
 std::string unit_of(std::string_view metric) {
-  const auto& t = table();
-  if (auto it = t.units.find(std::string(metric)); it != t.units.end()) return it->second;
-  if (auto it = t.chip_independent.find(std::string(metric)); it != t.chip_independent.end()) return it->second;
+  if (const auto* u = find_key(kUnits, metric)) return std::string(u->value);
+  if (const auto* u = find_key(kChipIndependent, metric)) return std::string(u->value);
   return unit_by_rules(metric);
 }
 
@@ -114,13 +78,13 @@ bool chip_has_units(const Kernel& k) {
   auto minor = k.number("device__attribute_compute_capability_minor");
   if (!major || !minor) return true;  // no way to tell: assume a chip ncu knows
   double cc = *major * 10 + *minor;
-  return cc >= table().min_cc && cc <= table().max_cc;
+  return cc >= kMinCc && cc <= kMaxCc;
 }
 
 std::string unit_of(std::string_view metric, const Kernel& k) {
   if (chip_has_units(k)) return unit_of(metric);
-  auto it = table().chip_independent.find(std::string(metric));
-  return it == table().chip_independent.end() ? "" : it->second;
+  const auto* u = find_key(kChipIndependent, metric);
+  return u ? std::string(u->value) : "";
 }
 
 std::string csv_value_text(std::string_view, const Value& v, bool has_value) {
@@ -164,13 +128,13 @@ BaseValue to_base_unit(double value, std::string_view unit) {
   auto num = scale_numerator(unit.substr(0, slash));
   BaseValue out{value * num.second, num.first};
   if (slash == std::string_view::npos) return out;
-  auto den = table().denominator.find(std::string(unit.substr(slash + 1)));
-  if (den == table().denominator.end()) {
+  const auto* den = find_key(kDenominator, unit.substr(slash + 1));
+  if (!den) {
     out.unit += std::string(unit.substr(slash));  // "inst/cycle": nothing to scale below the line
     return out;
   }
-  out.value /= den->second.second;
-  out.unit += "/" + den->second.first;
+  out.value /= den->factor;
+  out.unit += "/" + std::string(den->base);
   return out;
 }
 
