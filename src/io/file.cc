@@ -30,6 +30,7 @@ class MappedFile final : public ByteSource {
   void release(size_t offset) const override {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     size_t end = std::min(offset, size_) / page * page;
+    if (end < released_) released_ = 0;  // a new pass over the file (keet export reads twice)
     if (data_ == nullptr || end <= released_ + 16 * page) return;  // batch small steps
     // Private read-only mapping: dropped pages are simply read again if needed.
     madvise(static_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);

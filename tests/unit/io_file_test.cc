@@ -1,0 +1,64 @@
+// io/file: a mapped report gives consumed pages back (madvise), on every pass
+// over the file, and its bytes stay readable afterwards.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <cstdint>
+#include <cstdio>
+
+#include "io/file.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// Resident size (kB) of the mapping that starts at `data`, from /proc/self/smaps.
+long mapping_rss_kb(const void* data) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_mapping = false;
+  while (std::getline(smaps, line)) {
+    unsigned long start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &start, &end) == 2 && line.find(' ') > line.find('-')) {
+      in_mapping = start == reinterpret_cast<uintptr_t>(data);
+      continue;
+    }
+    long kb = 0;
+    if (in_mapping && std::sscanf(line.c_str(), "Rss: %ld kB", &kb) == 1) return kb;
+  }
+  return -1;
+}
+
+long touch(std::string_view bytes) {
+  long sum = 0;
+  for (size_t i = 0; i < bytes.size(); i += 512) sum += static_cast<unsigned char>(bytes[i]);
+  return sum;
+}
+
+TEST(MappedFile, ReleasesConsumedPagesOnEveryPass) {
+  std::string path = testing::temp_path("pages.bin");
+  std::string content(256 * page_size(), '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7);
+  std::ofstream(path, std::ios::binary) << content;
+  auto src = io::open_file(path);
+  ASSERT_TRUE(src) << src.error().message;
+  std::string_view bytes = (*src)->bytes();
+  ASSERT_EQ(bytes.size(), content.size());
+  size_t half = bytes.size() / 2;
+  long expected = touch(content);
+  for (int pass = 0; pass < 2; ++pass) {
+    EXPECT_EQ(touch(bytes), expected) << pass;  // every page mapped in
+    long full_kb = static_cast<long>(bytes.size() / 1024);
+    EXPECT_EQ(mapping_rss_kb(bytes.data()), full_kb) << pass;
+    (*src)->release(half / 2);  // a reader releases as it goes
+    (*src)->release(half);
+    EXPECT_EQ(mapping_rss_kb(bytes.data()), full_kb / 2) << pass;
+  }
+  EXPECT_EQ(bytes.substr(0, 64), std::string_view(content).substr(0, 64));  // read again from the file
+}
+
+}  // namespace
+}  // namespace keet
