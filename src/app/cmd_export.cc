@@ -73,6 +73,7 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
   writer.append_header(out);
   readers::ReadOptions opt;
   opt.modules = false;
+  opt.instances = false;  // a cell only needs to know a list exists (Metric::listed)
   opt.allow_partial = a.report.allow_partial;
   model::Report report;
   auto ok = readers::stream_into(src, opt, report, [&](model::Kernel&& k) {

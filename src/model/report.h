@@ -45,6 +45,9 @@ struct Metric {
   // Unit as written by a CSV export; empty for ncu-rep (units come from the
   // metric database in analysis/units).
   std::string unit;
+  // The report holds per-instance values for this metric, even when the reader
+  // was told not to keep them (ReadOptions::instances false).
+  bool listed = false;
 };
 
 struct FocusMetric {

@@ -101,13 +101,13 @@ std::string csv_value_text(std::string_view, const Value& v, bool has_value) {
 }
 
 std::string csv_cell_text(const Metric& m) {
-  if (m.value.empty() && !m.instances.empty()) return "";
+  if (m.value.empty() && (m.listed || !m.instances.empty())) return "";
   return csv_value_text(m.name, m.value, !m.value.empty());
 }
 
 void append_csv_cell(std::string& out, const Metric& m) {
   const Value& v = m.value;
-  if (v.empty() && !m.instances.empty()) return;
+  if (v.empty() && (m.listed || !m.instances.empty())) return;
   switch (v.kind) {
     case Value::Kind::None: out += "no data"; return;
     case Value::Kind::Uint64:

@@ -93,6 +93,7 @@ struct FileState {
   pb::RuleResult rule;
   pb::ProfileResultHeader header;
   std::string header_bytes;
+  std::string scratch;               // a metric without its instance list
   int kernels = 0;
   bool warned_bad_name = false;
 };
@@ -151,6 +152,25 @@ class KernelDecoder {
     return std::nullopt;
   }
 
+  // Copies a metric's bytes into `out` without field 3, its instance list
+  // (often most of its bytes), so protobuf never decodes lists nobody wants.
+  // Returns whether the metric had one.
+  static bool strip_instances(std::string_view body, std::string& out, uint64_t offset) {
+    CodedInputStream in(reinterpret_cast<const uint8_t*>(body.data()), static_cast<int>(body.size()));
+    bool found = false;
+    out.clear();
+    for (;;) {
+      int start = in.CurrentPosition();
+      uint32_t tag = in.ReadTag();
+      if (tag == 0) break;
+      if (!WireFormatLite::SkipField(&in, tag))
+        throw Corrupt{offset, "metric result is not a valid protobuf message", false};
+      if (WireFormatLite::GetTagFieldNumber(tag) == 3) found = true;
+      else out.append(body.substr(start, in.CurrentPosition() - start));
+    }
+    return found;
+  }
+
   const std::string* name_of(uint32_t id) {
     if (id < st_.strings.size()) return &st_.strings[id];
     if (!st_.warned_bad_name) {
@@ -166,6 +186,8 @@ class KernelDecoder {
       auto id = peek_name_id(body);
       if (id && *id < st_.strings.size() && !opt_.metric_filter(st_.strings[*id])) return;
     }
+    bool listed = false;
+    if (!opt_.instances) listed = strip_instances(body, st_.scratch, offset), body = st_.scratch;
     parse(st_.metric, body, offset, "metric result");
     const std::string* name = name_of(st_.metric.name_id());
     if (name == nullptr) return;
@@ -173,6 +195,7 @@ class KernelDecoder {
     model::Metric m;
     m.name = *name;
     m.value = to_value(st_.metric.value());
+    m.listed = listed || st_.metric.instances_size() > 0;
     if (opt_.instances) {
       m.instances.reserve(st_.metric.instances_size());
       for (const auto& e : st_.metric.instances())

@@ -2,6 +2,7 @@
 // string tables across blocks, unknown fields, partial and corrupt files.
 #include <gtest/gtest.h>
 
+#include "model/units.h"
 #include "readers/reader.h"
 #include "support/report_writer.h"
 
@@ -112,7 +113,39 @@ TEST(NcuRepReader, ListsKeepKeysAndValues) {
   readers::ReadOptions no_lists;
   no_lists.instances = false;
   auto r2 = read_bytes(w.bytes(), no_lists);
-  EXPECT_TRUE(r2->kernels[0].find("inst_executed")->instances.empty());
+  const auto* light = r2->kernels[0].find("inst_executed");
+  EXPECT_TRUE(light->instances.empty());
+  EXPECT_TRUE(light->listed);  // the list was stepped over, its presence kept
+  EXPECT_EQ(light->value.integer, 30u);
+  EXPECT_TRUE(inst->listed);
+  EXPECT_FALSE(r2->kernels[0].find("launch__func_cache_config")->listed);
+  EXPECT_EQ(r2->kernels[0].text("launch__func_cache_config"), "cudaFuncCachePreferNone");
+}
+
+// ncu's raw CSV prints "" (not "no data") for a value-less metric that has a
+// list; that must hold whether or not the list was decoded.
+TEST(NcuRepReader, ValueLessListedMetricPrintsEmptyEitherWay) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  pb::ProfileResult k = w.kernel("eps", 1, 1, {});
+  auto* m = k.add_metric_results();
+  m->set_name_id(w.name_id("sass__inst_executed_per_opcode"));
+  auto* e = m->add_instances();
+  e->mutable_correlation_id()->set_string_value("FFMA");
+  e->mutable_element_value()->set_uint64_value(8);
+  auto* bare = k.add_metric_results();
+  bare->set_name_id(w.name_id("zz_no_value"));
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  for (bool lists : {true, false}) {
+    readers::ReadOptions opt;
+    opt.instances = lists;
+    auto r = read_bytes(w.bytes(), opt);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(model::csv_cell_text(*r->kernels[0].find("sass__inst_executed_per_opcode")), "") << lists;
+    EXPECT_EQ(model::csv_cell_text(*r->kernels[0].find("zz_no_value")), "no data") << lists;
+  }
 }
 
 TEST(NcuRepReader, SessionDetailsMergeAcrossBlocks) {
