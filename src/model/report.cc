@@ -16,17 +16,53 @@ std::optional<double> Value::as_number() const {
   return number;
 }
 
-const Metric* Kernel::find(std::string_view name) const {
-  if (index_.indexed != metrics.size()) {
-    index_.map.clear();
-    for (size_t i = 0; i < metrics.size(); ++i) index_.map.emplace(metrics[i].name, i);  // first one wins
-    index_.indexed = metrics.size();
+namespace {
+
+uint32_t hash_tag(size_t hash) { return static_cast<uint32_t>(hash >> 32); }
+
+}  // namespace
+
+void Kernel::build_index() const {
+  size_t capacity = 16;
+  while (capacity < 2 * metrics.size()) capacity *= 2;
+  index_.slots.assign(capacity, {});
+  size_t mask = capacity - 1;
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    size_t hash = std::hash<std::string_view>{}(metrics[i].name);
+    if (find_hashed(metrics[i].name, hash)) continue;  // the first one wins
+    size_t at = hash & mask;
+    while (index_.slots[at].position != 0) at = (at + 1) & mask;
+    index_.slots[at] = {static_cast<uint32_t>(i + 1), hash_tag(hash)};
   }
-  auto it = index_.map.find(name);
-  return it == index_.map.end() ? nullptr : &metrics[it->second];
+  index_.indexed = metrics.size();
+}
+
+const Metric* Kernel::find_hashed(std::string_view name, size_t hash) const {
+  size_t mask = index_.slots.size() - 1;
+  for (size_t at = hash & mask;; at = (at + 1) & mask) {
+    const auto& slot = index_.slots[at];
+    if (slot.position == 0) return nullptr;
+    const Metric& m = metrics[slot.position - 1];
+    if (slot.hash == hash_tag(hash) && m.name == name) return &m;
+  }
+}
+
+const Metric* Kernel::find(const MetricName& name) const {
+  if (index_.indexed != metrics.size() || index_.slots.empty()) build_index();
+  return find_hashed(name.name, name.hash);
+}
+
+const Metric* Kernel::find(std::string_view name) const {
+  if (index_.indexed != metrics.size() || index_.slots.empty()) build_index();
+  return find_hashed(name, std::hash<std::string_view>{}(name));
 }
 
 std::optional<double> Kernel::number(std::string_view name) const {
+  const Metric* m = find(name);
+  return m ? m->value.as_number() : std::nullopt;
+}
+
+std::optional<double> Kernel::number(const MetricName& name) const {
   const Metric* m = find(name);
   return m ? m->value.as_number() : std::nullopt;
 }
