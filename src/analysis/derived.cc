@@ -387,37 +387,50 @@ std::optional<double> Facts::get(std::string_view name) const {
   return id ? values_[*id] : std::nullopt;
 }
 
-Evidence Facts::metric_evidence(QuantityId id) const {
-  const Spelling& s = def(id).spellings[spelling_[id]];
-  return Evidence{s.metric.name, *values_[id], s.unit, "", ""};
+Evidence Facts::evidence(QuantityId id) const {
+  const QuantityDef& d = def(id);
+  if (d.kind == Kind::Metric || d.kind == Kind::Stall) {
+    const Spelling& s = d.spellings[spelling_[id]];
+    return Evidence{s.metric.name, *values_[id], s.unit, "", ""};
+  }
+  return Evidence{d.label, *values_[id], d.unit, "", d.formula};
 }
 
-// The report values a quantity came from, repeats included, in formula order.
-void Facts::append_inputs(QuantityId id, std::vector<Evidence>& out) const {
-  switch (def(id).kind) {
+namespace {
+
+bool lists(const std::vector<Evidence>& out, const std::string& metric) {
+  return std::any_of(out.begin(), out.end(), [&](const Evidence& e) { return e.metric == metric; });
+}
+
+}  // namespace
+
+// The report values a quantity came from, in formula order, each metric once.
+void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
+  const QuantityDef& d = def(id);
+  switch (d.kind) {
     case Kind::Metric:
     case Kind::Stall:
-      out.push_back(metric_evidence(id));
+      if (!lists(out, d.spellings[spelling_[id]].metric.name)) out.push_back(evidence(id));
       break;
     case Kind::StallTotal:
       break;
     case Kind::StallShare:
     case Kind::Derived:
-      for (QuantityId in : def(id).inputs) append_inputs(in, out);
+      for (QuantityId in : d.inputs) add_inputs(in, out);
       break;
   }
 }
 
+void Facts::add_evidence(QuantityId id, std::vector<Evidence>& out) const {
+  if (!values_[id]) return;
+  if (def(id).kind == Kind::Metric || def(id).kind == Kind::Stall) return add_inputs(id, out);
+  if (!lists(out, def(id).label)) out.push_back(evidence(id));
+  add_inputs(id, out);
+}
+
 std::vector<Evidence> Facts::evidence_for(QuantityId id) const {
-  if (!values_[id]) return {};
-  const QuantityDef& d = def(id);
-  if (d.kind == Kind::Metric || d.kind == Kind::Stall) return {metric_evidence(id)};
-  std::vector<Evidence> inputs;
-  append_inputs(id, inputs);
-  std::vector<Evidence> out{Evidence{d.label, *values_[id], d.unit, "", d.formula}};
-  for (auto& in : inputs)
-    if (std::none_of(out.begin(), out.end(), [&](const Evidence& e) { return e.metric == in.metric; }))
-      out.push_back(std::move(in));
+  std::vector<Evidence> out;
+  add_evidence(id, out);
   return out;
 }
 
@@ -428,14 +441,10 @@ std::vector<Evidence> Facts::evidence_for(std::string_view name) const {
 
 std::vector<Evidence> Facts::all_evidence() const {
   std::vector<Evidence> out;
-  for (QuantityId id : catalogue().by_name) {
-    if (!values_[id]) continue;
-    const QuantityDef& d = def(id);
-    if (d.kind == Kind::Metric || d.kind == Kind::Stall)
-      out.push_back(metric_evidence(id));
-    else
-      out.push_back(Evidence{d.label, *values_[id], d.unit, "", d.formula});
-  }
+  out.reserve(
+      static_cast<size_t>(std::count_if(values_.begin(), values_.end(), [](auto& v) { return v.has_value(); })));
+  for (QuantityId id : catalogue().by_name)
+    if (values_[id]) out.push_back(evidence(id));
   return out;
 }
 

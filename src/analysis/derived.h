@@ -35,10 +35,15 @@ class Facts {
   const model::Kernel& kernel() const { return k_; }
   // Quantities that could not be computed (missing metrics), in catalogue order.
   const std::vector<QuantityId>& missing() const { return missing_; }
+  // A present quantity as one evidence item: its metric, or "derived:<name>"
+  // with the formula.
+  Evidence evidence(QuantityId id) const;
   // Evidence items for a quantity: the metric itself, or the derived value
   // followed by the distinct metrics it came from.
   std::vector<Evidence> evidence_for(QuantityId id) const;
   std::vector<Evidence> evidence_for(std::string_view name) const;
+  // Appends evidence_for(id) to `out`, leaving out metrics `out` already lists.
+  void add_evidence(QuantityId id, std::vector<Evidence>& out) const;
   // Every computed quantity by name: a plain metric as itself, a derived value
   // as "derived:<name>" with its formula (KernelDiagnosis::derived).
   std::vector<Evidence> all_evidence() const;
@@ -47,8 +52,7 @@ class Facts {
   void compute_metric(QuantityId id);
   void compute_stall_share(QuantityId id, double total);
   void compute_derived(QuantityId id);
-  Evidence metric_evidence(QuantityId id) const;
-  void append_inputs(QuantityId id, std::vector<Evidence>& out) const;
+  void add_inputs(QuantityId id, std::vector<Evidence>& out) const;
 
   const model::Kernel& k_;
   std::vector<std::optional<double>> values_;

@@ -180,7 +180,7 @@ Bottleneck classify(const Facts& f, const Classify& c, std::vector<std::string>&
   }
   b.confidence = std::round(std::clamp(b.confidence * confidence_scale, 0.0, 1.0) * 100) / 100;
   for (QuantityId id : q.evidence)
-    if (f.get(id)) b.evidence.push_back(f.evidence_for(id).front());
+    if (f.get(id)) b.evidence.push_back(f.evidence(id));
   return b;
 }
 
@@ -224,10 +224,7 @@ std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope&
 }
 
 void add_evidence(const Facts& f, std::span<const QuantityId> ids, std::vector<Evidence>& out) {
-  for (QuantityId id : ids)
-    for (auto& e : f.evidence_for(id))
-      if (std::none_of(out.begin(), out.end(), [&](const Evidence& x) { return x.metric == e.metric; }))
-        out.push_back(std::move(e));
+  for (QuantityId id : ids) f.add_evidence(id, out);
 }
 
 // The ncu rules (of `ids`, with their ncu_warn_<Rule> symbols) that warned.

@@ -1,5 +1,7 @@
 #include "analysis/text_template.h"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 namespace keet::analysis {
@@ -30,13 +32,14 @@ TextTemplate::TextTemplate(std::string_view text, SymbolTable& symbols) : text_(
 
 std::string TextTemplate::render(std::span<const std::optional<double>> values, const TextValues& words) const {
   std::string out;
+  out.reserve(text_.size() + 16);
   for (const auto& p : pieces_) {
     out += p.literal;
     if (!p.placeholder) continue;
     if (p.word && words[static_cast<size_t>(*p.word)]) {
       out += *words[static_cast<size_t>(*p.word)];
     } else if (const auto& v = values[p.symbol]) {
-      out += fmt::format(fmt::runtime(p.spec), *v);
+      fmt::format_to(std::back_inserter(out), fmt::runtime(p.spec), *v);
     } else {
       out += "n/a";
     }
