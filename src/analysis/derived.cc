@@ -364,8 +364,8 @@ void Facts::compute_stall_share(QuantityId id, double total) {
   if (total > 0 && stall) values_[id] = 100 * *stall / total;
 }
 
-// Computed only when every input is present; an input that is present but
-// gives no finite result leaves the quantity absent, not missing.
+// Computed only when every input is present (else the quantity is missing);
+// a formula with no finite result on present inputs leaves it absent only.
 void Facts::compute_derived(QuantityId id) {
   const QuantityDef& d = def(id);
   double vals[kMaxInputs];

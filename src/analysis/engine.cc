@@ -42,7 +42,9 @@ class Scope {
   TextValues words_;
 };
 
-// Quantities the engine reads itself, by name, resolved once.
+// Quantities the engine reads itself, by name, resolved once (in function
+// statics). A misspelt name is a bug in this file that every engine test hits
+// on its first kernel, not something input can cause.
 QuantityId quantity(std::string_view name) {
   auto id = quantity_id(name);
   if (!id) throw std::logic_error("the engine names an unknown quantity: " + std::string(name));

@@ -125,6 +125,17 @@ const Rule* RuleSet::find(std::string_view id) const {
   return nullptr;
 }
 
+// Every ncu rule some name refers to, so a kernel's ncu results are matched
+// to symbols without building names.
+void RuleSet::index_ncu_symbols() {
+  constexpr std::string_view warn = "ncu_warn_", speedup = "ncu_speedup_";
+  for (SymbolId id = 0; id < symbols.size(); ++id) {
+    std::string_view name = symbols.name(id);
+    if (name.starts_with(warn)) ncu_[std::string(name.substr(warn.size()))].warn = id;
+    if (name.starts_with(speedup)) ncu_[std::string(name.substr(speedup.size()))].speedup = id;
+  }
+}
+
 const NcuSymbols* RuleSet::ncu(std::string_view rule_id) const {
   auto it = ncu_.find(rule_id);
   return it == ncu_.end() ? nullptr : &it->second;
@@ -143,12 +154,7 @@ Result<RuleSet> parse_rules(std::string_view findings_json, std::string_view sta
     set.stall_speedup_doc = s.value("speedup_doc", "");
     for (const auto& [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(reason, j, sym));
     set.ncu_warn_cpi_stall = sym.intern("ncu_warn_CPIStall");
-    // Every ncu rule some name refers to, so a kernel's ncu results are matched without building names.
-    for (SymbolId id = 0; id < sym.size(); ++id) {
-      std::string_view name = sym.name(id);
-      if (name.starts_with("ncu_warn_")) set.ncu_[std::string(name.substr(9))].warn = id;
-      if (name.starts_with("ncu_speedup_")) set.ncu_[std::string(name.substr(12))].speedup = id;
-    }
+    set.index_ncu_symbols();
     return set;
   } catch (const std::exception& e) {
     return fail(ExitCode::BadInput, std::string("rule data: ") + e.what());

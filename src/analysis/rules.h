@@ -83,11 +83,8 @@ struct RuleSet {
 
  private:
   friend Result<RuleSet> parse_rules(std::string_view, std::string_view);
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, NcuSymbols, Hash, std::equal_to<>> ncu_;
+  void index_ncu_symbols();
+  std::unordered_map<std::string, NcuSymbols, StringHash, std::equal_to<>> ncu_;
 };
 
 // Parses the embedded rule files once (a broken file is a build-time bug that

@@ -47,6 +47,12 @@ enum class TextVar : uint8_t { PipeMaxName, FpUnfusedKind, Count };
 std::optional<TextVar> text_var(std::string_view name);
 using TextValues = std::array<std::optional<std::string>, static_cast<size_t>(TextVar::Count)>;
 
+// Lets string-keyed maps be searched with a string_view, without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 class SymbolTable {
  public:
   SymbolTable();
@@ -61,12 +67,8 @@ class SymbolTable {
   const std::vector<std::optional<double>>& initial_values() const { return initial_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   std::vector<std::string> names_;
-  std::unordered_map<std::string, SymbolId, Hash, std::equal_to<>> ids_;
+  std::unordered_map<std::string, SymbolId, StringHash, std::equal_to<>> ids_;
   std::vector<std::optional<double>> initial_;
 };
 

@@ -26,34 +26,35 @@ void Kernel::build_index() const {
   size_t capacity = 16;
   while (capacity < 2 * metrics.size()) capacity *= 2;
   index_.slots.assign(capacity, {});
-  size_t mask = capacity - 1;
   for (size_t i = 0; i < metrics.size(); ++i) {
     size_t hash = std::hash<std::string_view>{}(metrics[i].name);
-    if (find_hashed(metrics[i].name, hash)) continue;  // the first one wins
-    size_t at = hash & mask;
-    while (index_.slots[at].position != 0) at = (at + 1) & mask;
-    index_.slots[at] = {static_cast<uint32_t>(i + 1), hash_tag(hash)};
+    auto& slot = index_.slots[probe(metrics[i].name, hash)];
+    if (slot.position == 0) slot = {static_cast<uint32_t>(i + 1), hash_tag(hash)};  // else the first one wins
   }
   index_.indexed = metrics.size();
 }
 
-const Metric* Kernel::find_hashed(std::string_view name, size_t hash) const {
+// The slot holding `name`, or the empty slot where it would go (the table is
+// at most half full, so there always is one).
+size_t Kernel::probe(std::string_view name, size_t hash) const {
   size_t mask = index_.slots.size() - 1;
-  for (size_t at = hash & mask;; at = (at + 1) & mask) {
+  size_t at = hash & mask;
+  for (;; at = (at + 1) & mask) {
     const auto& slot = index_.slots[at];
-    if (slot.position == 0) return nullptr;
-    const Metric& m = metrics[slot.position - 1];
-    if (slot.hash == hash_tag(hash) && m.name == name) return &m;
+    if (slot.position == 0) return at;
+    if (slot.hash == hash_tag(hash) && metrics[slot.position - 1].name == name) return at;
   }
 }
 
-const Metric* Kernel::find(const MetricName& name) const {
+const Metric* Kernel::find_hashed(std::string_view name, size_t hash) const {
   if (index_.indexed != metrics.size() || index_.slots.empty()) build_index();
-  return find_hashed(name.name, name.hash);
+  const auto& slot = index_.slots[probe(name, hash)];
+  return slot.position == 0 ? nullptr : &metrics[slot.position - 1];
 }
 
+const Metric* Kernel::find(const MetricName& name) const { return find_hashed(name.name, name.hash); }
+
 const Metric* Kernel::find(std::string_view name) const {
-  if (index_.indexed != metrics.size() || index_.slots.empty()) build_index();
   return find_hashed(name, std::hash<std::string_view>{}(name));
 }
 

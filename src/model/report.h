@@ -131,6 +131,7 @@ struct Kernel {
     }
   };
   void build_index() const;
+  size_t probe(std::string_view name, size_t hash) const;
   const Metric* find_hashed(std::string_view name, size_t hash) const;
   mutable LazyIndex index_;
 };
