@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <span>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -107,9 +110,10 @@ struct DerivedDef {
   const char* name;
   const char* unit;
   const char* formula;
-  std::vector<std::string> inputs;
-  std::function<std::optional<double>(const std::vector<double>&)> fn;
+  std::vector<std::string> inputs;  // at most kMaxInputs
+  std::function<std::optional<double>(std::span<const double>)> fn;
 };
+constexpr size_t kMaxInputs = 8;
 
 std::optional<double> ratio_pct(double num, double den) {
   if (den <= 0) return std::nullopt;
@@ -117,7 +121,7 @@ std::optional<double> ratio_pct(double num, double den) {
 }
 
 const std::vector<DerivedDef>& derived_defs() {
-  using V = std::vector<double>;
+  using V = std::span<const double>;
   static const std::vector<DerivedDef> table = {
       {"global_excess_pct", "%", "global_excess_sectors / (global_ld_sectors + global_st_sectors) * 100",
        {"global_excess_sectors", "global_ld_sectors", "global_st_sectors"},
@@ -211,7 +215,103 @@ std::string legacy_stall_metric(const std::string& reason) {
   return "smsp__warp_issue_stalled_" + reason + "_per_warp_active.pct";
 }
 
+// --- The catalogue: every quantity in computation order -----------------------
+
+enum class Kind : uint8_t { Metric, Stall, StallTotal, StallShare, Derived };
+
+// A metric name with what every kernel would otherwise work out again.
+struct Spelling {
+  model::MetricName metric;
+  std::string unit;
+};
+
+struct QuantityDef {
+  std::string name;
+  Kind kind = Kind::Metric;
+  std::vector<Spelling> spellings;  // Metric, Stall: newest first
+  std::string unit, formula;        // StallTotal, StallShare, Derived
+  std::vector<QuantityId> inputs;   // StallShare: its stall; Derived: the formula's inputs
+  const DerivedDef* derived = nullptr;
+  std::string label;  // "derived:<name>"
+};
+
+constexpr QuantityId kNoQuantity = UINT32_MAX;
+
+struct Catalogue {
+  std::vector<QuantityDef> defs;
+  std::unordered_map<std::string_view, QuantityId> ids;  // views into defs
+  std::vector<QuantityId> by_name;                       // the order of KernelDiagnosis::derived
+  QuantityId id_of(std::string_view name) const {
+    auto it = ids.find(name);
+    return it == ids.end() ? kNoQuantity : it->second;
+  }
+};
+
+Spelling spelling(const std::string& metric) { return {model::MetricName(metric), model::unit_of(metric)}; }
+
+QuantityDef metric_def(std::string name, Kind kind, const std::vector<std::string>& candidates) {
+  QuantityDef d{std::move(name), kind};
+  for (const auto& c : candidates) d.spellings.push_back(spelling(c));
+  return d;
+}
+
+QuantityDef formula_def(std::string name, Kind kind, std::string unit, std::string formula) {
+  QuantityDef d{std::move(name), kind};
+  d.unit = std::move(unit);
+  d.formula = std::move(formula);
+  d.label = "derived:" + d.name;
+  return d;
+}
+
+void add_stall_defs(std::vector<QuantityDef>& defs) {
+  for (const auto& r : stall_reasons())
+    defs.push_back(metric_def("stall_" + r, Kind::Stall, {stall_metric(r), legacy_stall_metric(r)}));
+  defs.push_back(formula_def("stall_total", Kind::StallTotal, "", "sum of stall_<reason> over all reasons"));
+  for (const auto& r : stall_reasons())
+    defs.push_back(formula_def("stall_share_" + r, Kind::StallShare, "%", "stall_" + r + " / stall_total * 100"));
+}
+
+// Inputs are resolved by name after every quantity is listed.
+void resolve_inputs(Catalogue& c) {
+  for (auto& d : c.defs) {
+    if (d.kind == Kind::StallShare) d.inputs = {c.id_of("stall_" + d.name.substr(std::strlen("stall_share_")))};
+    if (d.kind != Kind::Derived) continue;
+    for (const auto& in : d.derived->inputs) d.inputs.push_back(c.id_of(in));
+  }
+}
+
+Catalogue make_catalogue() {
+  Catalogue c;
+  for (const auto& mq : metric_quantities()) c.defs.push_back(metric_def(mq.name, Kind::Metric, mq.candidates));
+  add_stall_defs(c.defs);
+  for (const auto& d : derived_defs()) {
+    c.defs.push_back(formula_def(d.name, Kind::Derived, d.unit, d.formula));
+    c.defs.back().derived = &d;
+  }
+  for (QuantityId i = 0; i < c.defs.size(); ++i) c.ids.emplace(c.defs[i].name, i);
+  resolve_inputs(c);
+  for (QuantityId i = 0; i < c.defs.size(); ++i) c.by_name.push_back(i);
+  std::sort(c.by_name.begin(), c.by_name.end(),
+            [&](QuantityId a, QuantityId b) { return c.defs[a].name < c.defs[b].name; });
+  return c;
+}
+
+const Catalogue& catalogue() {
+  static const Catalogue c = make_catalogue();
+  return c;
+}
+
+const QuantityDef& def(QuantityId id) { return catalogue().defs[id]; }
+
 }  // namespace
+
+size_t quantity_count() { return catalogue().defs.size(); }
+const std::string& quantity_name(QuantityId id) { return def(id).name; }
+
+std::optional<QuantityId> quantity_id(std::string_view name) {
+  QuantityId id = catalogue().id_of(name);
+  return id == kNoQuantity ? std::nullopt : std::optional(id);
+}
 
 const std::vector<std::string>& stall_reasons() {
   static const std::vector<std::string> reasons = {
@@ -221,75 +321,130 @@ const std::vector<std::string>& stall_reasons() {
   return reasons;
 }
 
-Facts::Facts(const model::Report& report, const model::Kernel& kernel) : r_(report), k_(kernel) { compute(); }
-
-std::optional<Evidence> Facts::metric(const std::vector<std::string>& candidates) const {
-  for (const auto& name : candidates) {
-    auto v = k_.number(name);
-    if (v && std::isfinite(*v)) return Evidence{name, *v, model::unit_of(name), "", ""};
-  }
-  return std::nullopt;
-}
-
-void Facts::compute() {
-  for (const auto& mq : metric_quantities()) {
-    auto e = metric(mq.candidates);
-    if (!e) {
-      missing_.push_back(mq.name);
-      continue;
+Facts::Facts(const model::Report&, const model::Kernel& kernel)
+    : k_(kernel), values_(quantity_count()), spelling_(quantity_count(), 0) {
+  // Catalogue order is computation order: every input precedes its users.
+  double stall_total = 0;
+  for (QuantityId id = 0; id < values_.size(); ++id) {
+    switch (def(id).kind) {
+      case Kind::Metric:
+      case Kind::Stall:
+        compute_metric(id);
+        if (def(id).kind == Kind::Stall && values_[id]) stall_total += *values_[id];
+        break;
+      case Kind::StallTotal:
+        if (stall_total > 0) values_[id] = stall_total;
+        break;
+      case Kind::StallShare:
+        compute_stall_share(id, stall_total);
+        break;
+      case Kind::Derived:
+        compute_derived(id);
+        break;
     }
-    q_[mq.name] = Quantity{e->value, e->unit, "", {*e}};
   }
-  // Stall reasons: per-issue ratios (ncu 2020.1+) or older per-warp-active percentages.
-  double total = 0;
-  for (const auto& r : stall_reasons()) {
-    auto e = metric({stall_metric(r), legacy_stall_metric(r)});
-    if (!e) continue;
-    q_["stall_" + r] = Quantity{e->value, e->unit, "", {*e}};
-    total += e->value;
-  }
-  if (total > 0) {
-    q_["stall_total"] = Quantity{total, "", "sum of stall_<reason> over all reasons", {}};
-    for (const auto& r : stall_reasons())
-      if (auto* s = find("stall_" + r))
-        q_["stall_share_" + r] = Quantity{100 * s->value / total, "%", "stall_" + r + " / stall_total * 100", s->inputs};
-  }
-  for (const auto& d : derived_defs()) {
-    std::vector<double> vals;
-    std::vector<Evidence> inputs;
-    for (const auto& in : d.inputs) {
-      const Quantity* q = find(in);
-      if (!q) break;
-      vals.push_back(q->value);
-      inputs.insert(inputs.end(), q->inputs.begin(), q->inputs.end());
+}
+
+// The first spelling present with a finite value (older/newer ncu names).
+void Facts::compute_metric(QuantityId id) {
+  const auto& spellings = def(id).spellings;
+  for (size_t i = 0; i < spellings.size(); ++i) {
+    auto v = k_.number(spellings[i].metric);
+    if (v && std::isfinite(*v)) {
+      values_[id] = *v;
+      spelling_[id] = static_cast<uint8_t>(i);
+      return;
     }
-    if (vals.size() != d.inputs.size()) {
-      missing_.push_back(d.name);
-      continue;
-    }
-    auto v = d.fn(vals);
-    if (v && std::isfinite(*v)) q_[d.name] = Quantity{*v, d.unit, d.formula, std::move(inputs)};
+  }
+  if (def(id).kind == Kind::Metric) missing_.push_back(id);  // absent stall reasons are normal
+}
+
+void Facts::compute_stall_share(QuantityId id, double total) {
+  auto stall = values_[def(id).inputs.front()];
+  if (total > 0 && stall) values_[id] = 100 * *stall / total;
+}
+
+// Computed only when every input is present (else the quantity is missing);
+// a formula with no finite result on present inputs leaves it absent only.
+void Facts::compute_derived(QuantityId id) {
+  const QuantityDef& d = def(id);
+  double vals[kMaxInputs];
+  size_t n = 0;
+  for (QuantityId in : d.inputs) {
+    if (in == kNoQuantity || !values_[in] || n == kMaxInputs) break;
+    vals[n++] = *values_[in];
+  }
+  if (n != d.inputs.size()) {
+    missing_.push_back(id);
+    return;
+  }
+  auto v = d.derived->fn(std::span<const double>(vals, n));
+  if (v && std::isfinite(*v)) values_[id] = *v;
+}
+
+std::optional<double> Facts::get(std::string_view name) const {
+  auto id = quantity_id(name);
+  return id ? values_[*id] : std::nullopt;
+}
+
+Evidence Facts::evidence(QuantityId id) const {
+  const QuantityDef& d = def(id);
+  if (d.kind == Kind::Metric || d.kind == Kind::Stall) {
+    const Spelling& s = d.spellings[spelling_[id]];
+    return Evidence{s.metric.name, *values_[id], s.unit, "", ""};
+  }
+  return Evidence{d.label, *values_[id], d.unit, "", d.formula};
+}
+
+namespace {
+
+bool lists(const std::vector<Evidence>& out, const std::string& metric) {
+  return std::any_of(out.begin(), out.end(), [&](const Evidence& e) { return e.metric == metric; });
+}
+
+}  // namespace
+
+// The report values a quantity came from, in formula order, each metric once.
+void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
+  const QuantityDef& d = def(id);
+  switch (d.kind) {
+    case Kind::Metric:
+    case Kind::Stall:
+      if (!lists(out, d.spellings[spelling_[id]].metric.name)) out.push_back(evidence(id));
+      break;
+    case Kind::StallTotal:
+      break;
+    case Kind::StallShare:
+    case Kind::Derived:
+      for (QuantityId in : d.inputs) add_inputs(in, out);
+      break;
   }
 }
 
-const Quantity* Facts::find(const std::string& name) const {
-  auto it = q_.find(name);
-  return it == q_.end() ? nullptr : &it->second;
+void Facts::add_evidence(QuantityId id, std::vector<Evidence>& out) const {
+  if (!values_[id]) return;
+  if (def(id).kind == Kind::Metric || def(id).kind == Kind::Stall) return add_inputs(id, out);
+  if (!lists(out, def(id).label)) out.push_back(evidence(id));
+  add_inputs(id, out);
 }
 
-std::optional<double> Facts::get(const std::string& name) const {
-  const Quantity* q = find(name);
-  return q ? std::optional(q->value) : std::nullopt;
+std::vector<Evidence> Facts::evidence_for(QuantityId id) const {
+  std::vector<Evidence> out;
+  add_evidence(id, out);
+  return out;
 }
 
-std::vector<Evidence> Facts::evidence_for(const std::string& name) const {
-  const Quantity* q = find(name);
-  if (!q) return {};
-  if (q->formula.empty()) return q->inputs;
-  std::vector<Evidence> out{Evidence{"derived:" + name, q->value, q->unit, "", q->formula}};
-  for (const auto& in : q->inputs)
-    if (std::none_of(out.begin(), out.end(), [&](const Evidence& e) { return e.metric == in.metric; }))
-      out.push_back(in);
+std::vector<Evidence> Facts::evidence_for(std::string_view name) const {
+  auto id = quantity_id(name);
+  return id ? evidence_for(*id) : std::vector<Evidence>{};
+}
+
+std::vector<Evidence> Facts::all_evidence() const {
+  std::vector<Evidence> out;
+  out.reserve(
+      static_cast<size_t>(std::count_if(values_.begin(), values_.end(), [](auto& v) { return v.has_value(); })));
+  for (QuantityId id : catalogue().by_name)
+    if (values_[id]) out.push_back(evidence(id));
   return out;
 }
 

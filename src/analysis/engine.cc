@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <span>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -12,69 +14,47 @@
 #include "analysis/expr.h"
 #include "analysis/hotspots.h"
 #include "analysis/rules.h"
+#include "analysis/symbols.h"
 
 namespace keet::analysis {
 namespace {
 
-// Everything a rule expression or text template may name for one kernel.
+// Everything a rule expression or text template may name for one kernel: a
+// flat array by symbol id (the kernel's quantities, then the engine's context
+// values and the ncu rule results), filled once per kernel.
 class Scope {
  public:
-  Scope(const Facts& facts) : facts_(facts) {}
-  void set(const std::string& name, double v) { extra_[name] = v; }
-  void set_text(const std::string& name, std::string v) { text_[name] = std::move(v); }
-  std::optional<double> get(const std::string& name) const {
-    if (auto it = extra_.find(name); it != extra_.end()) return it->second;
-    if (name.starts_with("ncu_warn_")) return 0.0;  // rule absent or not warning
-    return facts_.get(name);
+  Scope(const RuleSet& set, const Facts& facts) : facts_(facts), values_(set.symbols.initial_values()) {
+    std::copy(facts.values().begin(), facts.values().end(), values_.begin());  // a quantity's symbol is its id
   }
-  std::optional<std::string> text(const std::string& name) const {
-    auto it = text_.find(name);
-    return it == text_.end() ? std::nullopt : std::optional(it->second);
-  }
-  Lookup lookup() const {
-    return [this](const std::string& n) { return get(n); };
-  }
+  void set(SymbolId id, double v) { values_[id] = v; }
+  void set(ContextVar var, double v) { set(SymbolTable::of(var), v); }
+  void set_text(TextVar var, std::string v) { words_[static_cast<size_t>(var)] = std::move(v); }
+  std::optional<double> get(SymbolId id) const { return values_[id]; }
+  std::optional<double> get(ContextVar var) const { return get(SymbolTable::of(var)); }
+  std::optional<double> eval(const Expr& e) const { return e.eval(values_); }
+  std::string render(const TextTemplate& t) const { return t.render(values_, words_); }
   const Facts& facts() const { return facts_; }
 
  private:
   const Facts& facts_;
-  std::map<std::string, double> extra_;
-  std::map<std::string, std::string> text_;
+  std::vector<std::optional<double>> values_;
+  TextValues words_;
 };
 
-std::optional<double> eval(const Scope& s, const std::string& expr) {
-  auto v = evaluate(expr, s.lookup());
-  return v ? *v : std::nullopt;  // syntax errors are caught by the rule-data test
-}
-
-// Formats one placeholder body "name" or "name:.1f".
-std::string placeholder(const Scope& s, const std::string& body) {
-  auto colon = body.find(':');
-  std::string name = body.substr(0, colon);
-  if (auto t = s.text(name)) return *t;
-  auto v = s.get(name);
-  if (!v) return "n/a";
-  std::string spec = colon == std::string::npos ? "{:.4g}" : "{" + body.substr(colon) + "}";
-  return fmt::format(fmt::runtime(spec), *v);
-}
-
-std::string render_template(const Scope& s, const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto close = text.find('}', i);
-    if (text[i] != '{' || close == std::string::npos) {
-      out += text[i];
-      continue;
-    }
-    out += placeholder(s, text.substr(i + 1, close - i - 1));
-    i = close;
-  }
-  return out;
+// Quantities the engine reads itself, by name, resolved once (in function
+// statics). A misspelt name is a bug in this file that every engine test hits
+// on its first kernel, not something input can cause.
+QuantityId quantity(std::string_view name) {
+  auto id = quantity_id(name);
+  if (!id) throw std::logic_error("the engine names an unknown quantity: " + std::string(name));
+  return *id;
 }
 
 // ncu's own guided-analysis results become inputs: ncu_warn_<Rule> and
-// ncu_speedup_<Rule> (the largest estimate ncu gave, in percent).
-void add_ncu_rules(const model::Kernel& k, Scope& s) {
+// ncu_speedup_<Rule> (the largest estimate ncu gave, in percent). Rules no
+// rule data reads are skipped: nothing could see them.
+void add_ncu_rules(const model::Kernel& k, const RuleSet& set, Scope& s) {
   for (const auto& r : k.rules) {
     bool warned = false;
     std::optional<double> best;
@@ -83,8 +63,10 @@ void add_ncu_rules(const model::Kernel& k, Scope& s) {
       warned = true;
       if (m.estimated_speedup) best = std::max(best.value_or(0), *m.estimated_speedup);
     }
-    if (warned) s.set("ncu_warn_" + r.id, 1);
-    if (best) s.set("ncu_speedup_" + r.id, *best);
+    const NcuSymbols* sym = warned ? set.ncu(r.id) : nullptr;
+    if (!sym) continue;
+    if (sym->warn) s.set(*sym->warn, 1);
+    if (best && sym->speedup) s.set(*sym->speedup, *best);
   }
 }
 
@@ -98,58 +80,77 @@ void add_pipe_max(const Facts& f, Scope& s) {
                                {"pipe_fp64_pct", "FP64"},       {"pipe_tensor_pct", "tensor"},
                                {"pipe_lsu_pct", "load/store (LSU)"}, {"pipe_xu_pct", "XU (special function)"},
                                {"pipe_shared_pct", "shared (FP16/tensor)"}};
+  static const auto ids = [] {
+    std::vector<QuantityId> out;
+    for (const auto& p : pipes) out.push_back(quantity(p.quantity));
+    return out;
+  }();
   std::optional<double> best;
-  for (const auto& p : pipes)
-    if (auto v = f.get(p.quantity); v && (!best || *v > *best)) {
+  const char* label = nullptr;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (auto v = f.get(ids[i]); v && (!best || *v > *best)) {
       best = v;
-      s.set_text("pipe_max_name", p.label);
+      label = pipes[i].label;
     }
-  if (best) s.set("pipe_max_pct", *best);
+  if (label) s.set_text(TextVar::PipeMaxName, label);
+  if (best) s.set(ContextVar::PipeMaxPct, *best);
 }
 
 void add_fp_unfused(const Facts& f, Scope& s) {
-  double sp = f.get("fp32_flops").value_or(0), dp = f.get("fp64_flops").value_or(0);
-  const char* q = dp > sp ? "fp64_unfused_pct" : "fp32_unfused_pct";
-  if (auto v = f.get(q)) {
-    s.set("fp_unfused_pct", *v);
-    s.set_text("fp_unfused_kind", dp > sp ? "FP64" : "FP32");
+  static const QuantityId sp_flops = quantity("fp32_flops"), dp_flops = quantity("fp64_flops"),
+                          sp_unfused = quantity("fp32_unfused_pct"), dp_unfused = quantity("fp64_unfused_pct");
+  double sp = f.get(sp_flops).value_or(0), dp = f.get(dp_flops).value_or(0);
+  if (auto v = f.get(dp > sp ? dp_unfused : sp_unfused)) {
+    s.set(ContextVar::FpUnfusedPct, *v);
+    s.set_text(TextVar::FpUnfusedKind, dp > sp ? "FP64" : "FP32");
   }
 }
 
 void add_occupancy_context(const Facts& f, Scope& s) {
+  static const QuantityId limits[] = {quantity("limit_registers"), quantity("limit_shared_mem"),
+                                      quantity("limit_warps"), quantity("limit_blocks")};
+  static const QuantityId theoretical = quantity("theoretical_occupancy");
   std::optional<double> lim;
-  for (const char* q : {"limit_registers", "limit_shared_mem", "limit_warps", "limit_blocks"})
+  for (QuantityId q : limits)
     if (auto v = f.get(q)) lim = std::min(lim.value_or(*v), *v);
-  if (lim) s.set("occupancy_limit_min", *lim);
-  if (auto t = f.get("theoretical_occupancy")) s.set("occupancy_loss_pct", 100 - *t);
+  if (lim) s.set(ContextVar::OccupancyLimitMin, *lim);
+  if (auto t = f.get(theoretical)) s.set(ContextVar::OccupancyLossPct, 100 - *t);
 }
 
-void add_context(const model::Kernel& k, const Facts& f, Scope& s) {
-  add_ncu_rules(k, s);
+void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, Scope& s) {
+  static const QuantityId cc_major = quantity("cc_major"), cc_minor = quantity("cc_minor"),
+                          issue_active = quantity("issue_active_pct"), duration = quantity("duration_ns"),
+                          sm_fill = quantity("sm_fill_pct"), warp_eff = quantity("warp_efficiency_pct"),
+                          uniform = quantity("branch_uniform_pct");
+  add_ncu_rules(k, set, s);
   add_pipe_max(f, s);
   add_fp_unfused(f, s);
   add_occupancy_context(f, s);
-  if (auto major = f.get("cc_major")) s.set("cc", *major + f.get("cc_minor").value_or(0) / 10);
-  if (auto ia = f.get("issue_active_pct")) s.set("issue_idle_pct", 100 - *ia);
-  if (auto d = f.get("duration_ns")) {
-    s.set("duration_us", *d / 1000);
-    s.set("tiny_score", std::clamp((10000 - *d) / 100, 0.0, 100.0));
+  if (auto major = f.get(cc_major)) s.set(ContextVar::Cc, *major + f.get(cc_minor).value_or(0) / 10);
+  if (auto ia = f.get(issue_active)) s.set(ContextVar::IssueIdlePct, 100 - *ia);
+  if (auto d = f.get(duration)) {
+    s.set(ContextVar::DurationUs, *d / 1000);
+    s.set(ContextVar::TinyScore, std::clamp((10000 - *d) / 100, 0.0, 100.0));
   }
-  if (auto fill = f.get("sm_fill_pct")) s.set("sm_idle_pct", 100 - *fill);
-  auto eff = f.get("warp_efficiency_pct"), uni = f.get("branch_uniform_pct");
-  if (eff || uni) s.set("divergence_pct", 100 - std::min(eff.value_or(100), uni.value_or(100)));
+  if (auto fill = f.get(sm_fill)) s.set(ContextVar::SmIdlePct, 100 - *fill);
+  auto eff = f.get(warp_eff), uni = f.get(uniform);
+  if (eff || uni) s.set(ContextVar::DivergencePct, 100 - std::min(eff.value_or(100), uni.value_or(100)));
 }
 
 // --- Bottleneck class -------------------------------------------------------
 
-Evidence ev(const Facts& f, const std::string& q) {
-  auto e = f.evidence_for(q);
-  return e.empty() ? Evidence{q, 0, "", "", ""} : e.front();
-}
+// The headline quantities of the class, in the order the evidence lists them.
+struct ClassQuantities {
+  QuantityId compute = quantity("compute_sol"), memory = quantity("memory_sol"), dram = quantity("dram_pct"),
+             l1 = quantity("l1_pct"), l2 = quantity("l2_pct"), duration = quantity("duration_ns"),
+             sm_fill = quantity("sm_fill_pct");
+  QuantityId evidence[5] = {compute, memory, duration, quantity("issue_active_pct"), quantity("eligible_warps")};
+};
 
 Bottleneck classify(const Facts& f, const Classify& c, std::vector<std::string>& notes) {
-  auto compute = f.get("compute_sol"), memory = f.get("memory_sol");
-  if (!memory) memory = std::max({f.get("dram_pct").value_or(-1), f.get("l1_pct").value_or(-1), f.get("l2_pct").value_or(-1)});
+  static const ClassQuantities q;
+  auto compute = f.get(q.compute), memory = f.get(q.memory);
+  if (!memory) memory = std::max({f.get(q.dram).value_or(-1), f.get(q.l1).value_or(-1), f.get(q.l2).value_or(-1)});
   if (memory && *memory < 0) memory.reset();
   Bottleneck b;
   double confidence_scale = 1.0;
@@ -158,8 +159,8 @@ Bottleneck classify(const Facts& f, const Classify& c, std::vector<std::string>&
     confidence_scale = 0.5;
   }
   double C = compute.value_or(0), M = memory.value_or(0), top = std::max(C, M);
-  double dur = f.get("duration_ns").value_or(1e12);
-  bool tiny = dur < c.launch_max_duration_ns || f.get("sm_fill_pct").value_or(100) < 50;
+  double dur = f.get(q.duration).value_or(1e12);
+  bool tiny = dur < c.launch_max_duration_ns || f.get(q.sm_fill).value_or(100) < 50;
   if (tiny && top < c.launch_max_sol) {
     b.cls = BottleneckClass::Launch;
     b.confidence = 0.6 + 0.4 * (c.launch_max_sol - top) / c.launch_max_sol;
@@ -180,8 +181,8 @@ Bottleneck classify(const Facts& f, const Classify& c, std::vector<std::string>&
     b.summary = fmt::format("latency-bound: neither compute ({:.1f}%) nor memory ({:.1f}%) is near peak", C, M);
   }
   b.confidence = std::round(std::clamp(b.confidence * confidence_scale, 0.0, 1.0) * 100) / 100;
-  for (const char* q : {"compute_sol", "memory_sol", "duration_ns", "issue_active_pct", "eligible_warps"})
-    if (f.get(q)) b.evidence.push_back(ev(f, q));
+  for (QuantityId id : q.evidence)
+    if (f.get(id)) b.evidence.push_back(f.evidence(id));
   return b;
 }
 
@@ -193,10 +194,10 @@ Severity severity_of(double score, double high, double medium) {
   return Severity::Low;
 }
 
-std::optional<double> first_speedup(const Scope& s, const std::vector<std::string>& formulas, std::string& used) {
+std::optional<double> first_speedup(const Scope& s, std::span<const Expr> formulas, std::string& used) {
   for (const auto& f : formulas)
-    if (auto v = eval(s, f); v && std::isfinite(*v) && *v > 0) {
-      used = f;
+    if (auto v = s.eval(f); v && std::isfinite(*v) && *v > 0) {
+      used = f.text();
       return std::max(1.0, std::round(*v * 1000) / 1000);
     }
   return std::nullopt;
@@ -205,14 +206,15 @@ std::optional<double> first_speedup(const Scope& s, const std::vector<std::strin
 // A fix that moves no fewer DRAM bytes cannot make the kernel faster than
 // DRAM allows: cap the estimate at dram_headroom when the report has it.
 void apply_dram_cap(Finding& f, const Scope& s) {
-  auto cap = s.get("dram_headroom");
+  static const QuantityId headroom = quantity("dram_headroom");
+  auto cap = s.get(SymbolTable::of(headroom));
   if (!cap || !f.estimated_speedup || *cap >= *f.estimated_speedup) return;
   f.estimated_speedup = std::max(1.0, std::round(*cap * 1000) / 1000);
   f.speedup_formula = "min(" + f.speedup_formula + ", dram_headroom = 90 / dram_pct)";
 }
 
 std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope& s) {
-  auto cc = s.get("cc");
+  auto cc = s.get(ContextVar::Cc);
   std::vector<std::string> out;
   for (const auto& a : all) {
     // Never suggest a feature the device lacks; with an unknown device, keep
@@ -223,29 +225,28 @@ std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope&
   return out;
 }
 
-void add_evidence(const Facts& f, const std::vector<std::string>& names, std::vector<Evidence>& out) {
-  for (const auto& n : names)
-    for (auto& e : f.evidence_for(n))
-      if (std::none_of(out.begin(), out.end(), [&](const Evidence& x) { return x.metric == e.metric; }))
-        out.push_back(std::move(e));
+void add_evidence(const Facts& f, std::span<const QuantityId> ids, std::vector<Evidence>& out) {
+  for (QuantityId id : ids) f.add_evidence(id, out);
 }
 
-std::vector<std::string> warned_ncu_rules(const Scope& s, const std::vector<std::string>& ids) {
+// The ncu rules (of `ids`, with their ncu_warn_<Rule> symbols) that warned.
+std::vector<std::string> warned_ncu_rules(const Scope& s, std::span<const std::string> ids,
+                                          std::span<const SymbolId> warn) {
   std::vector<std::string> out;
-  for (const auto& id : ids)
-    if (s.get("ncu_warn_" + id).value_or(0) != 0) out.push_back(id);
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (s.get(warn[i]).value_or(0) != 0) out.push_back(ids[i]);
   return out;
 }
 
 Finding make_finding(const Rule& r, const Scope& s, const Context& ctx) {
   Finding f;
   f.id = r.id;
-  f.severity = severity_of(eval(s, r.severity_by).value_or(0), r.high, r.medium);
-  f.title = render_template(s, r.title);
-  f.explanation = render_template(s, r.explanation);
+  f.severity = severity_of(s.eval(r.severity_by).value_or(0), r.high, r.medium);
+  f.title = s.render(r.title);
+  f.explanation = s.render(r.explanation);
   if (f.explanation.find("n/a") != std::string::npos && !r.explanation_short.empty())
-    f.explanation = render_template(s, r.explanation_short);
-  add_evidence(s.facts(), r.evidence, f.evidence);
+    f.explanation = s.render(r.explanation_short);
+  add_evidence(s.facts(), r.evidence_ids, f.evidence);
   f.estimated_speedup = first_speedup(s, r.speedup, f.speedup_formula);
   if (r.dram_cap) apply_dram_cap(f, s);
   if (f.speedup_formula.empty()) f.speedup_formula = r.speedup_doc;
@@ -253,19 +254,8 @@ Finding make_finding(const Rule& r, const Scope& s, const Context& ctx) {
   f.advice = advice_for(r.advice, s);
   f.source = hot_lines(ctx, r.source_metrics, 3);
   f.references = r.references;
-  f.ncu_rules = warned_ncu_rules(s, r.ncu_rules);
+  f.ncu_rules = warned_ncu_rules(s, r.ncu_rules, r.ncu_warn);
   return f;
-}
-
-// "long_scoreboard" -> "LongScoreboard", as newer ncu names its CPIStall rules.
-std::string camel(const std::string& reason) {
-  std::string out;
-  bool up = true;
-  for (char c : reason) {
-    if (c == '_') up = true;
-    else out += up ? static_cast<char>(std::toupper(c)) : c, up = false;
-  }
-  return out == "NoInstruction" ? "NoInstructions" : out;
 }
 
 // The top two reasons over the share threshold, plus any reason ncu itself
@@ -273,33 +263,36 @@ std::string camel(const std::string& reason) {
 std::vector<const StallRule*> top_stalls(const Scope& s, const RuleSet& set) {
   std::vector<std::pair<double, const StallRule*>> ranked;
   for (const auto& st : set.stalls)
-    if (auto share = s.get("stall_share_" + st.reason)) ranked.emplace_back(*share, &st);
+    if (auto share = s.get(st.share)) ranked.emplace_back(*share, &st);
   std::sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first > b.first; });
   std::vector<const StallRule*> out;
-  bool generic_warn = s.get("ncu_warn_CPIStall").value_or(0) != 0;
+  bool generic_warn = s.get(set.ncu_warn_cpi_stall).value_or(0) != 0;
   for (size_t i = 0; i < ranked.size(); ++i) {
     auto [share, st] = ranked[i];
-    bool ncu = s.get("ncu_warn_CPIStall" + camel(st->reason)).value_or(0) != 0 || (i == 0 && generic_warn);
+    bool ncu = s.get(st->ncu_warn).value_or(0) != 0 || (i == 0 && generic_warn);
     if ((i < 2 && share >= set.stall_min_share) || (ncu && share > 0)) out.push_back(st);
   }
   return out;
 }
 
 Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, const Context& ctx) {
-  const Facts& f = s.facts();
-  double share = *f.get("stall_share_" + st.reason);
-  s.set("share", share);
+  static const QuantityId issue_active = quantity("issue_active_pct");
+  double share = *s.get(st.share);  // top_stalls chose it for its share, so share is a quantity
+  s.set(ContextVar::Share, share);
   Finding out;
   out.id = "latency.stall." + st.reason;
   out.severity = severity_of(share, 50, 30);
-  out.ncu_rules = warned_ncu_rules(s, {"CPIStall", "CPIStall" + camel(st.reason)});
+  const std::string ncu_ids[] = {"CPIStall", st.ncu_rule};
+  const SymbolId ncu_warn[] = {set.ncu_warn_cpi_stall, st.ncu_warn};
+  out.ncu_rules = warned_ncu_rules(s, ncu_ids, ncu_warn);
   out.title = fmt::format("Warps mostly stall on {} ({:.1f}% of stall cycles)", st.reason, share);
   out.explanation = fmt::format(
       "{:.1f}% of the cycles warps spent waiting were '{}' stalls: {}. Each issued instruction waited {:.2f} cycles "
       "on this reason on average.",
-      share, st.reason, st.what, f.get("stall_" + st.reason).value_or(0));
-  add_evidence(f, {"stall_share_" + st.reason, "issue_active_pct"}, out.evidence);
-  out.estimated_speedup = first_speedup(s, {set.stall_speedup}, out.speedup_formula);
+      share, st.reason, st.what, s.get(st.stall).value_or(0));
+  const QuantityId evidence[] = {st.share, issue_active};
+  add_evidence(s.facts(), evidence, out.evidence);
+  out.estimated_speedup = first_speedup(s, {&set.stall_speedup, 1}, out.speedup_formula);
   apply_dram_cap(out, s);
   out.speedup_formula += " (" + set.stall_speedup_doc + ")";
   out.advice = advice_for(st.advice, s);
@@ -308,13 +301,16 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
   return out;
 }
 
+bool is_stall_finding_of(const Finding& f, const StallRule& st) {
+  constexpr std::string_view prefix = "latency.stall.";
+  return f.id.size() == prefix.size() + st.reason.size() && f.id.starts_with(prefix) && f.id.ends_with(st.reason);
+}
+
 bool has_class_finding(const std::vector<Finding>& fs, BottleneckClass cls, const RuleSet& set) {
   for (const auto& f : fs) {
     if (const Rule* r = set.find(f.id); r && r->cls == cls) return true;
-    if (f.id.starts_with("latency.stall.")) {
-      for (const auto& st : set.stalls)
-        if ("latency.stall." + st.reason == f.id && st.cls == cls) return true;
-    }
+    for (const auto& st : set.stalls)
+      if (st.cls == cls && is_stall_finding_of(f, st)) return true;
   }
   return false;
 }
@@ -328,7 +324,7 @@ void ensure_consistent(std::vector<Finding>& fs, const Bottleneck& b, const Rule
   if (it == set.classify.fallback.end()) return;
   for (const auto& id : it->second) {
     const Rule* r = set.find(id);
-    if (!r || !eval(s, r->severity_by)) continue;
+    if (!r || !s.eval(r->severity_by)) continue;
     Finding f = make_finding(*r, s, ctx);
     if (f.severity == Severity::High) f.severity = Severity::Medium;  // its own threshold did not fire
     fs.push_back(std::move(f));
@@ -346,18 +342,19 @@ void sort_findings(std::vector<Finding>& fs) {
 }
 
 void set_bound(Scope& s, BottleneckClass cls) {
-  s.set("bound_memory", cls == BottleneckClass::Memory);
-  s.set("bound_compute", cls == BottleneckClass::Compute);
-  s.set("bound_latency", cls == BottleneckClass::Latency);
-  s.set("bound_launch", cls == BottleneckClass::Launch);
-  double ia = s.get("issue_active_pct").value_or(100);
-  s.set("occupancy_matters", cls == BottleneckClass::Latency || ia < 60);
+  static const QuantityId issue_active = quantity("issue_active_pct");
+  s.set(ContextVar::BoundMemory, cls == BottleneckClass::Memory);
+  s.set(ContextVar::BoundCompute, cls == BottleneckClass::Compute);
+  s.set(ContextVar::BoundLatency, cls == BottleneckClass::Latency);
+  s.set(ContextVar::BoundLaunch, cls == BottleneckClass::Launch);
+  double ia = s.get(SymbolTable::of(issue_active)).value_or(100);
+  s.set(ContextVar::OccupancyMatters, cls == BottleneckClass::Latency || ia < 60);
 }
 
 std::vector<Finding> evaluate_rules(const RuleSet& set, Scope& s, const Context& ctx) {
   std::vector<Finding> out;
   for (const auto& r : set.rules)
-    if (eval(s, r.when).value_or(0) != 0) out.push_back(make_finding(r, s, ctx));
+    if (s.eval(r.when).value_or(0) != 0) out.push_back(make_finding(r, s, ctx));
   for (const auto* st : top_stalls(s, set)) out.push_back(make_stall_finding(*st, set, s, ctx));
   return out;
 }
@@ -368,29 +365,28 @@ void fill_identity(const model::Kernel& k, KernelDiagnosis& d) {
   d.demangled = k.display_name();
   d.grid = k.grid;
   d.block = k.block;
-  d.duration_ns = k.number("gpu__time_duration.sum");
-  d.device.name = k.text("device__attribute_display_name").value_or("");
-  auto major = k.number("device__attribute_compute_capability_major");
-  auto minor = k.number("device__attribute_compute_capability_minor");
+  static const model::MetricName duration("gpu__time_duration.sum"), device("device__attribute_display_name"),
+      cc_major("device__attribute_compute_capability_major"), cc_minor("device__attribute_compute_capability_minor");
+  d.duration_ns = k.number(duration);
+  const model::Metric* name = k.find(device);
+  if (name && name->value.kind == model::Value::Kind::String) d.device.name = name->value.text;
+  auto major = k.number(cc_major);
+  auto minor = k.number(cc_minor);
   if (major) d.device.compute_capability = fmt::format("{}.{}", *major, minor.value_or(0));
 }
 
 void note_missing(const Facts& f, KernelDiagnosis& d) {
-  static const std::set<std::string> key = {"compute_sol", "memory_sol", "achieved_occupancy", "issue_active_pct",
-                                            "global_excess_pct", "stall_total"};
+  static const std::set<QuantityId> key = {quantity("compute_sol"),        quantity("memory_sol"),
+                                           quantity("achieved_occupancy"), quantity("issue_active_pct"),
+                                           quantity("global_excess_pct"),  quantity("stall_total")};
+  static const QuantityId stall_total = quantity("stall_total");
   std::vector<std::string> absent;
-  for (const auto& m : f.missing())
-    if (key.count(m)) absent.push_back(m);
-  if (f.find("stall_total") == nullptr) absent.push_back("warp stall reasons");
+  for (QuantityId m : f.missing())
+    if (key.count(m)) absent.push_back(quantity_name(m));
+  if (!f.get(stall_total)) absent.push_back("warp stall reasons");
   if (!absent.empty())
     d.notes.push_back(fmt::format("not in this report (fewer checks ran, confidence lowered): {}",
                                   fmt::join(absent, ", ")));
-}
-
-void fill_derived(const Facts& f, KernelDiagnosis& d) {
-  for (const auto& [name, q] : f.all())
-    d.derived.push_back(Evidence{q.formula.empty() ? q.inputs.front().metric : "derived:" + name, q.value, q.unit,
-                                 "", q.formula});
 }
 
 }  // namespace
@@ -404,8 +400,8 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
     return d;
   }
   Facts facts(report, kernel);
-  Scope scope(facts);
-  add_context(kernel, facts, scope);
+  Scope scope(**set, facts);
+  add_context(kernel, **set, facts, scope);
   d.bottleneck = classify(facts, (*set)->classify, d.notes);
   set_bound(scope, d.bottleneck.cls);
   Context ctx{report, kernel};
@@ -414,7 +410,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   sort_findings(d.findings);
   if (opt.top > 0 && d.findings.size() > static_cast<size_t>(opt.top)) d.findings.resize(opt.top);
   note_missing(facts, d);
-  fill_derived(facts, d);
+  d.derived = facts.all_evidence();
   return d;
 }
 

@@ -1,5 +1,8 @@
 #include "analysis/rules.h"
 
+#include <cctype>
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 #include "util/embedded_data.h"
@@ -27,31 +30,72 @@ Advice advice_of_text(const std::string& s) {
   return {s.substr(0, bar), std::stod(s.substr(bar + 1)), 99};
 }
 
-Rule rule_of(const json& j) {
+// Parsed once and bound to the rule set's symbols; a syntax error throws, and
+// parse_rules turns it into an Error.
+Expr expr_of(const std::string& text, SymbolTable& symbols) {
+  auto e = Expr::parse(text);
+  if (!e) throw std::invalid_argument(e.error().message);
+  e->bind([&](const std::string& name) { return symbols.intern(name); });
+  return std::move(*e);
+}
+
+std::vector<Expr> exprs_of(const std::vector<std::string>& texts, SymbolTable& symbols) {
+  std::vector<Expr> out;
+  for (const auto& t : texts) out.push_back(expr_of(t, symbols));
+  return out;
+}
+
+std::vector<QuantityId> quantities_of(const std::vector<std::string>& names) {
+  std::vector<QuantityId> out;
+  for (const auto& n : names)
+    if (auto id = quantity_id(n)) out.push_back(*id);  // other names have no evidence to give
+  return out;
+}
+
+Rule rule_of(const json& j, SymbolTable& sym) {
   Rule r;
   r.id = j.at("id");
   r.cls = class_from_name(j.at("class"));
-  r.title = j.at("title");
-  r.when = j.at("when");
-  r.severity_by = j.at("severity").at("by");
+  r.title = TextTemplate(j.at("title").get<std::string>(), sym);
+  r.when = expr_of(j.at("when"), sym);
+  r.severity_by = expr_of(j.at("severity").at("by"), sym);
   r.high = j.at("severity").at("high");
   r.medium = j.at("severity").at("medium");
   r.evidence = strings(j, "evidence");
-  r.explanation = j.at("explanation");
-  r.explanation_short = j.value("explanation_short", "");
-  r.speedup = strings(j, "speedup");
+  r.evidence_ids = quantities_of(r.evidence);
+  r.explanation = TextTemplate(j.at("explanation").get<std::string>(), sym);
+  r.explanation_short = TextTemplate(j.value("explanation_short", ""), sym);
+  r.speedup = exprs_of(strings(j, "speedup"), sym);
   r.speedup_doc = j.value("speedup_doc", "");
   r.dram_cap = j.value("dram_cap", false);
   for (const auto& a : j.at("advice")) r.advice.push_back(advice_of(a));
   r.source_metrics = strings(j, "source_metrics");
   r.references = strings(j, "references");
   r.ncu_rules = strings(j, "ncu_rules");
+  for (const auto& id : r.ncu_rules) r.ncu_warn.push_back(sym.intern("ncu_warn_" + id));
   return r;
 }
 
-StallRule stall_of(const std::string& reason, const json& j) {
+// "long_scoreboard" -> "LongScoreboard", as newer ncu names its CPIStall rules.
+std::string camel(const std::string& reason) {
+  std::string out;
+  bool up = true;
+  for (char c : reason) {
+    if (c == '_')
+      up = true;
+    else
+      out += up ? static_cast<char>(std::toupper(c)) : c, up = false;
+  }
+  return out == "NoInstruction" ? "NoInstructions" : out;
+}
+
+StallRule stall_of(const std::string& reason, const json& j, SymbolTable& sym) {
   StallRule s{reason, class_from_name(j.at("class")), j.at("what"), {}, j.value("source_metric", "")};
   for (const auto& a : j.at("advice")) s.advice.push_back(advice_of_text(a.get<std::string>()));
+  s.stall = sym.intern("stall_" + reason);
+  s.share = sym.intern("stall_share_" + reason);
+  s.ncu_rule = "CPIStall" + camel(reason);
+  s.ncu_warn = sym.intern("ncu_warn_" + s.ncu_rule);
   return s;
 }
 
@@ -75,23 +119,42 @@ BottleneckClass class_from_name(const std::string& s) {
   throw std::invalid_argument("unknown bottleneck class '" + s + "'");
 }
 
-const Rule* RuleSet::find(const std::string& id) const {
+const Rule* RuleSet::find(std::string_view id) const {
   for (const auto& r : rules)
     if (r.id == id) return &r;
   return nullptr;
 }
 
+// Every ncu rule some name refers to, so a kernel's ncu results are matched
+// to symbols without building names.
+void RuleSet::index_ncu_symbols() {
+  constexpr std::string_view warn = "ncu_warn_", speedup = "ncu_speedup_";
+  for (SymbolId id = 0; id < symbols.size(); ++id) {
+    std::string_view name = symbols.name(id);
+    if (name.starts_with(warn)) ncu_[std::string(name.substr(warn.size()))].warn = id;
+    if (name.starts_with(speedup)) ncu_[std::string(name.substr(speedup.size()))].speedup = id;
+  }
+}
+
+const NcuSymbols* RuleSet::ncu(std::string_view rule_id) const {
+  auto it = ncu_.find(rule_id);
+  return it == ncu_.end() ? nullptr : &it->second;
+}
+
 Result<RuleSet> parse_rules(std::string_view findings_json, std::string_view stalls_json) {
   try {
     RuleSet set;
+    auto& sym = set.symbols;
     json f = json::parse(findings_json);
-    for (const auto& r : f.at("rules")) set.rules.push_back(rule_of(r));
+    for (const auto& r : f.at("rules")) set.rules.push_back(rule_of(r, sym));
     set.classify = classify_of(f.at("classify"));
     json s = json::parse(stalls_json);
     set.stall_min_share = s.at("min_share");
-    set.stall_speedup = s.at("speedup");
+    set.stall_speedup = expr_of(s.at("speedup"), sym);
     set.stall_speedup_doc = s.value("speedup_doc", "");
-    for (const auto& [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(reason, j));
+    for (const auto& [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(reason, j, sym));
+    set.ncu_warn_cpi_stall = sym.intern("ncu_warn_CPIStall");
+    set.index_ncu_symbols();
     return set;
   } catch (const std::exception& e) {
     return fail(ExitCode::BadInput, std::string("rule data: ") + e.what());

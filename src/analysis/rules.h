@@ -1,11 +1,19 @@
 // Rule data (data/rules/findings.json, stalls.json) loaded into typed structs.
 // The schema is declared here once; tests validate every rule against it.
+// Expressions and templates are parsed here, once per process, and their names
+// bound to the rule set's symbol table (see symbols.h).
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/diagnosis.h"
+#include "analysis/expr.h"
+#include "analysis/symbols.h"
+#include "analysis/text_template.h"
 #include "util/error.h"
 
 namespace keet::analysis {
@@ -19,20 +27,22 @@ struct Advice {
 struct Rule {
   std::string id;
   BottleneckClass cls = BottleneckClass::Latency;
-  std::string title;        // template with {quantity[:fmt]} placeholders
-  std::string when;         // expression
-  std::string severity_by;  // expression giving the severity score
+  TextTemplate title;  // with {quantity[:fmt]} placeholders
+  Expr when;
+  Expr severity_by;  // gives the severity score
   double high = 0, medium = 0;
-  std::vector<std::string> evidence;  // quantity names
-  std::string explanation;            // template
-  std::string explanation_short;      // used when `explanation` names a quantity the report lacks
-  std::vector<std::string> speedup;   // expressions, first evaluable wins
+  std::vector<std::string> evidence;     // quantity names
+  std::vector<QuantityId> evidence_ids;  // the names that are quantities, same order
+  TextTemplate explanation;
+  TextTemplate explanation_short;  // used when `explanation` names a quantity the report lacks
+  std::vector<Expr> speedup;       // first evaluable wins
   std::string speedup_doc;
   bool dram_cap = false;  // the fix cannot remove DRAM bytes: cap at dram_headroom
   std::vector<Advice> advice;
   std::vector<std::string> source_metrics;  // per-PC metrics to attribute to lines
   std::vector<std::string> references;
   std::vector<std::string> ncu_rules;
+  std::vector<SymbolId> ncu_warn;  // ncu_warn_<Rule> for each of ncu_rules
 };
 
 struct StallRule {
@@ -41,6 +51,9 @@ struct StallRule {
   std::string what;
   std::vector<Advice> advice;
   std::string source_metric;
+  SymbolId stall = 0, share = 0;  // stall_<reason>, stall_share_<reason>
+  std::string ncu_rule;           // CPIStall<Reason>, as newer ncu names it
+  SymbolId ncu_warn = 0;          // ncu_warn_CPIStall<Reason>
 };
 
 struct Classify {
@@ -50,14 +63,28 @@ struct Classify {
   std::map<BottleneckClass, std::vector<std::string>> fallback;
 };
 
+// ncu_warn_<Rule> and ncu_speedup_<Rule> for one ncu rule id, where rule data uses them.
+struct NcuSymbols {
+  std::optional<SymbolId> warn, speedup;
+};
+
 struct RuleSet {
+  SymbolTable symbols;  // every name below is bound to it
   std::vector<Rule> rules;
   std::vector<StallRule> stalls;
   double stall_min_share = 25;
-  std::string stall_speedup;
+  Expr stall_speedup;
   std::string stall_speedup_doc;
+  SymbolId ncu_warn_cpi_stall = 0;  // ncu_warn_CPIStall (2022-era ncu)
   Classify classify;
-  const Rule* find(const std::string& id) const;
+  const Rule* find(std::string_view id) const;
+  // By ncu rule id; absent when no rule data reads that ncu rule.
+  const NcuSymbols* ncu(std::string_view rule_id) const;
+
+ private:
+  friend Result<RuleSet> parse_rules(std::string_view, std::string_view);
+  void index_ncu_symbols();
+  std::unordered_map<std::string, NcuSymbols, StringHash, std::equal_to<>> ncu_;
 };
 
 // Parses the embedded rule files once (a broken file is a build-time bug that

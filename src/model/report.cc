@@ -16,17 +16,54 @@ std::optional<double> Value::as_number() const {
   return number;
 }
 
-const Metric* Kernel::find(std::string_view name) const {
-  if (index_.indexed != metrics.size()) {
-    index_.map.clear();
-    for (size_t i = 0; i < metrics.size(); ++i) index_.map.emplace(metrics[i].name, i);  // first one wins
-    index_.indexed = metrics.size();
+namespace {
+
+uint32_t hash_tag(size_t hash) { return static_cast<uint32_t>(hash >> 32); }
+
+}  // namespace
+
+void Kernel::build_index() const {
+  size_t capacity = 16;
+  while (capacity < 2 * metrics.size()) capacity *= 2;
+  index_.slots.assign(capacity, {});
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    size_t hash = std::hash<std::string_view>{}(metrics[i].name);
+    auto& slot = index_.slots[probe(metrics[i].name, hash)];
+    if (slot.position == 0) slot = {static_cast<uint32_t>(i + 1), hash_tag(hash)};  // else the first one wins
   }
-  auto it = index_.map.find(name);
-  return it == index_.map.end() ? nullptr : &metrics[it->second];
+  index_.indexed = metrics.size();
+}
+
+// The slot holding `name`, or the empty slot where it would go (the table is
+// at most half full, so there always is one).
+size_t Kernel::probe(std::string_view name, size_t hash) const {
+  size_t mask = index_.slots.size() - 1;
+  size_t at = hash & mask;
+  for (;; at = (at + 1) & mask) {
+    const auto& slot = index_.slots[at];
+    if (slot.position == 0) return at;
+    if (slot.hash == hash_tag(hash) && metrics[slot.position - 1].name == name) return at;
+  }
+}
+
+const Metric* Kernel::find_hashed(std::string_view name, size_t hash) const {
+  if (index_.indexed != metrics.size() || index_.slots.empty()) build_index();
+  const auto& slot = index_.slots[probe(name, hash)];
+  return slot.position == 0 ? nullptr : &metrics[slot.position - 1];
+}
+
+const Metric* Kernel::find(const MetricName& name) const { return find_hashed(name.name, name.hash); }
+
+const Metric* Kernel::find(std::string_view name) const {
+  return find_hashed(name, std::hash<std::string_view>{}(name));
 }
 
 std::optional<double> Kernel::number(std::string_view name) const {
+  const Metric* m = find(name);
+  return m ? m->value.as_number() : std::nullopt;
+}
+
+std::optional<double> Kernel::number(const MetricName& name) const {
   const Metric* m = find(name);
   return m ? m->value.as_number() : std::nullopt;
 }

@@ -81,6 +81,14 @@ struct Dim3 {
   bool operator==(const Dim3&) const = default;
 };
 
+// A metric name with its hash worked out once, for names looked up in every
+// kernel of a report (the analysis's metric tables).
+struct MetricName {
+  explicit MetricName(std::string n) : name(std::move(n)), hash(std::hash<std::string_view>{}(name)) {}
+  std::string name;
+  size_t hash;
+};
+
 struct Kernel {
   int index = 0;             // order in the report
   std::string mangled;
@@ -97,18 +105,26 @@ struct Kernel {
   std::vector<Metric> metrics;
   std::vector<RuleResult> rules;
 
-  // Lookup by exact metric name (index built lazily on first use).
+  // Lookup by exact metric name (index built lazily on first use; the first
+  // metric of a repeated name wins).
   const Metric* find(std::string_view name) const;
+  const Metric* find(const MetricName& name) const;
   std::optional<double> number(std::string_view name) const;
+  std::optional<double> number(const MetricName& name) const;
   std::optional<std::string> text(std::string_view name) const;
   const std::string& display_name() const;
 
  private:
-  // Name -> position in `metrics`. Views point into this kernel's own strings,
-  // so a copied or moved kernel starts with an empty index and rebuilds it.
+  // Open addressing over metric positions: one allocation per kernel instead
+  // of a node per metric, which matters when every kernel of a large report
+  // is analysed. A copied or moved kernel starts with an empty index.
   struct LazyIndex {
-    std::unordered_map<std::string_view, size_t> map;
-    size_t indexed = 0;  // metrics covered (names can repeat, so not map.size())
+    struct Slot {
+      uint32_t position = 0;  // in `metrics`, plus one; 0: empty
+      uint32_t hash = 0;      // high bits of the name's hash, compared before the name
+    };
+    std::vector<Slot> slots;  // size is a power of two, at least twice the metrics
+    size_t indexed = 0;       // metrics covered
     LazyIndex() = default;
     LazyIndex(const LazyIndex&) noexcept {}
     LazyIndex& operator=(const LazyIndex&) noexcept {
@@ -122,10 +138,13 @@ struct Kernel {
       return *this;
     }
     void reset() noexcept {
-      map.clear();
+      slots.clear();
       indexed = 0;
     }
   };
+  void build_index() const;
+  size_t probe(std::string_view name, size_t hash) const;
+  const Metric* find_hashed(std::string_view name, size_t hash) const;
   mutable LazyIndex index_;
 };
 

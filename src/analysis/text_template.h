@@ -1,0 +1,40 @@
+// Finding texts in rule data ("{global_excess_pct:.1f}% more sectors ..."):
+// placeholders name a quantity, a context value or a word, with an optional
+// fmt format spec. Split into pieces once when the rules load; rendered only
+// for findings that fire.
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/symbols.h"
+
+namespace keet::analysis {
+
+class TextTemplate {
+ public:
+  TextTemplate() = default;
+  // Interns every placeholder name in `symbols`.
+  TextTemplate(std::string_view text, SymbolTable& symbols);
+
+  const std::string& text() const { return text_; }
+  bool empty() const { return text_.empty(); }
+  // A placeholder becomes its word when one is set, else its value formatted
+  // with the spec ("{:.4g}" when none is given), else "n/a".
+  std::string render(std::span<const std::optional<double>> values, const TextValues& words) const;
+
+ private:
+  struct Piece {
+    std::string literal;  // text before the placeholder
+    bool placeholder = false;
+    SymbolId symbol = 0;
+    std::optional<TextVar> word;
+    std::string spec;  // a complete fmt replacement field, e.g. "{:.1f}"
+  };
+  std::string text_;
+  std::vector<Piece> pieces_;
+};
+
+}  // namespace keet::analysis
