@@ -72,7 +72,7 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
   std::string out;
   writer.append_header(out);
   readers::ReadOptions opt;
-  opt.modules = false;
+  opt.modules = opt.rules = false;  // the raw page shows neither
   opt.instances = false;  // a cell only needs to know a list exists (Metric::listed)
   opt.allow_partial = a.report.allow_partial;
   model::Report report;
