@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "units_table.h"
+#include "util/strings.h"
 
 namespace keet::model {
 namespace {
@@ -37,12 +38,6 @@ void append_double_text(std::string& out, double d) {
   else if (d == 0) out += '0';
   else if (d == std::floor(d)) fmt::format_to(std::back_inserter(out), "{:.0f}", d);
   else fmt::format_to(std::back_inserter(out), "{:.2f}", d);
-}
-
-std::string double_text(double d) {
-  std::string out;
-  append_double_text(out, d);
-  return out;
 }
 
 // "Mbyte" -> byte x 1e6; "Kinst" -> inst x 1e3; base words map to themselves.
@@ -87,40 +82,39 @@ std::string unit_of(std::string_view metric, const Kernel& k) {
   return u ? std::string(u->value) : "";
 }
 
-std::string csv_value_text(std::string_view, const Value& v, bool has_value) {
-  if (!has_value) return "no data";
-  switch (v.kind) {
-    case Value::Kind::None: return "no data";
-    case Value::Kind::String: return v.text;
-    case Value::Kind::Uint64:
-    case Value::Kind::Uint32: return fmt::format("{}", v.integer);
-    case Value::Kind::Double:
-    case Value::Kind::Float: return double_text(v.number);
-  }
-  return "";
-}
+namespace {
 
-std::string csv_cell_text(const Metric& m) {
-  if (m.value.empty() && (m.listed || !m.instances.empty())) return "";
-  return csv_value_text(m.name, m.value, !m.value.empty());
-}
+// ncu's raw page leaves the cell of a value-less metric that has a list empty.
+bool blank_cell(const Metric& m) { return m.value.empty() && (m.listed || !m.instances.empty()); }
 
-void append_csv_cell(std::string& out, const Metric& m) {
-  const Value& v = m.value;
-  if (v.empty() && (m.listed || !m.instances.empty())) return;
+void append_value_text(std::string& out, const Value& v) {
   switch (v.kind) {
     case Value::Kind::None: out += "no data"; return;
+    case Value::Kind::String: out += v.text; return;
     case Value::Kind::Uint64:
     case Value::Kind::Uint32: fmt::format_to(std::back_inserter(out), "{}", v.integer); return;
     case Value::Kind::Double:
     case Value::Kind::Float: append_double_text(out, v.number); return;
-    case Value::Kind::String:
-      for (char c : v.text) {
-        if (c == '"') out += '"';
-        out += c;
-      }
-      return;
   }
+}
+
+}  // namespace
+
+std::string csv_value_text(std::string_view, const Value& v, bool has_value) {
+  if (!has_value) return "no data";
+  std::string out;
+  append_value_text(out, v);
+  return out;
+}
+
+std::string csv_cell_text(const Metric& m) {
+  return blank_cell(m) ? "" : csv_value_text(m.name, m.value, !m.value.empty());
+}
+
+void append_csv_cell(std::string& out, const Metric& m) {
+  if (blank_cell(m)) return;
+  if (m.value.kind == Value::Kind::String) append_quote_doubled(out, m.value.text);
+  else append_value_text(out, m.value);
 }
 
 BaseValue to_base_unit(double value, std::string_view unit) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/units.h"
+#include "util/strings.h"
 
 namespace keet::render {
 namespace {
@@ -32,10 +33,7 @@ std::string_view basename(std::string_view v) {
 void append_cell(std::string& out, std::string_view text, bool first = false) {
   if (!first) out += ',';
   out += '"';
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
+  append_quote_doubled(out, text);
   out += '"';
 }
 

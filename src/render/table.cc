@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace keet::render {
 namespace {
 
@@ -39,10 +41,7 @@ std::string Table::str(size_t max_width) const {
 
 std::string csv_quote(const std::string& s) {
   std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
+  append_quote_doubled(out, s);
   return out + "\"";
 }
 

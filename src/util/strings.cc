@@ -51,4 +51,11 @@ std::optional<double> parse_number(std::string_view s) {
   return v;
 }
 
+void append_quote_doubled(std::string& out, std::string_view text) {
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+}
+
 }  // namespace keet
