@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstring>
+#include <expected>
 #include <optional>
 
 #include <fmt/format.h>
@@ -85,6 +86,24 @@ model::Value to_value(const pb::MetricValue& v) {
 model::Dim3 to_dim(const pb::Uint64x3& d) { return {d.x(), d.y(), d.z()}; }
 
 // State that lives across blocks.
+// Copies a message's fields into `out`, except those `drop` selects by tag, so
+// protobuf never decodes (or copies) what nobody asked for. Returns whether a
+// field was left out; on a malformed field, the error is its position in `bytes`.
+template <typename Drop>
+std::expected<bool, int> copy_fields_except(std::string_view bytes, std::string& out, Drop drop) {
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  bool dropped = false;
+  out.clear();
+  for (;;) {
+    int start = in.CurrentPosition();
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) return dropped;
+    if (!WireFormatLite::SkipField(&in, tag)) return std::unexpected(start);
+    if (drop(tag)) dropped = true;
+    else out.append(bytes.substr(start, in.CurrentPosition() - start));
+  }
+}
+
 struct FileState {
   std::vector<std::string> strings;  // cumulative, global string table
   pb::SessionDetails session;        // merged from fragments
@@ -152,25 +171,6 @@ class KernelDecoder {
     return std::nullopt;
   }
 
-  // Copies a metric's bytes into `out` without field 3, its instance list
-  // (often most of its bytes), so protobuf never decodes lists nobody wants.
-  // Returns whether the metric had one.
-  static bool strip_instances(std::string_view body, std::string& out, uint64_t offset) {
-    CodedInputStream in(reinterpret_cast<const uint8_t*>(body.data()), static_cast<int>(body.size()));
-    bool found = false;
-    out.clear();
-    for (;;) {
-      int start = in.CurrentPosition();
-      uint32_t tag = in.ReadTag();
-      if (tag == 0) break;
-      if (!WireFormatLite::SkipField(&in, tag))
-        throw Corrupt{offset, "metric result is not a valid protobuf message", false};
-      if (WireFormatLite::GetTagFieldNumber(tag) == 3) found = true;
-      else out.append(body.substr(start, in.CurrentPosition() - start));
-    }
-    return found;
-  }
-
   const std::string* name_of(uint32_t id) {
     if (id < st_.strings.size()) return &st_.strings[id];
     if (!st_.warned_bad_name) {
@@ -186,8 +186,16 @@ class KernelDecoder {
       auto id = peek_name_id(body);
       if (id && *id < st_.strings.size() && !opt_.metric_filter(st_.strings[*id])) return;
     }
+    // Without instances, the list (often most of a metric's bytes) is stepped
+    // over on the wire and only its presence kept.
     bool listed = false;
-    if (!opt_.instances) listed = strip_instances(body, st_.scratch, offset), body = st_.scratch;
+    if (!opt_.instances) {
+      auto dropped = copy_fields_except(body, st_.scratch,
+                                        [](uint32_t tag) { return WireFormatLite::GetTagFieldNumber(tag) == 3; });
+      if (!dropped) throw Corrupt{offset, "metric result is not a valid protobuf message", false};
+      listed = *dropped;
+      body = st_.scratch;
+    }
     parse(st_.metric, body, offset, "metric result");
     const std::string* name = name_of(st_.metric.name_id());
     if (name == nullptr) return;
@@ -277,16 +285,11 @@ std::optional<std::string_view> leading_message(std::string_view bytes) {
 // A SourceData without its code, cubin and files: when modules are not wanted
 // those (often megabytes) are stepped over on the wire instead of copied.
 std::string source_ids_only(std::string_view bytes, uint64_t offset) {
-  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
   std::string kept;
-  for (;;) {
-    int start = in.CurrentPosition();
-    uint32_t tag = in.ReadTag();
-    if (tag == 0) break;
-    if (!WireFormatLite::SkipField(&in, tag)) throw Corrupt{offset + start, "source entry has a malformed field", false};
-    if (WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED)
-      kept.append(bytes.substr(start, in.CurrentPosition() - start));
-  }
+  auto r = copy_fields_except(bytes, kept, [](uint32_t tag) {
+    return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+  });
+  if (!r) throw Corrupt{offset + r.error(), "source entry has a malformed field", false};
   return kept;
 }
 
