@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "store/history.h"
 #include "store/libpq.h"
+#include "store/sql_store.h"
 
 namespace keet::store {
 namespace {
@@ -51,8 +51,12 @@ std::string redact(const std::string& url) {
   return url.substr(0, scheme + 3) + url.substr(at + 1);
 }
 
-class PgStore final : public HistoryStore {
+class PgStore final : public SqlStore<PgStore> {
  public:
+  static constexpr const char* kWriteBegin = "BEGIN";
+  // Reads see one snapshot even while other writers commit.
+  static constexpr const char* kReadBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ";
+
   PgStore(PGconn* conn, std::string url) : conn_(conn), url_(redact(url)) {}
   ~PgStore() override { pq().finish(conn_); }
 
@@ -69,35 +73,11 @@ class PgStore final : public HistoryStore {
     });
   }
 
-  Result<int64_t> record(const Run& run) override {
-    int64_t id = 0;
-    auto r = in_transaction([&]() -> Result<void> {
-      auto inserted = insert_run(run);
-      if (!inserted) return std::unexpected(inserted.error());
-      id = *inserted;
-      return insert_kernels(id, run.kernels);
-    });
-    if (!r) return std::unexpected(r.error());
-    return id;
-  }
-
-  Result<std::vector<Run>> runs(size_t limit) override {
-    std::vector<Run> out;
-    auto r = in_transaction([&]() -> Result<void> { return read_runs(limit, out); },
-                            "BEGIN ISOLATION LEVEL REPEATABLE READ");
-    if (!r) return std::unexpected(r.error());
-    return out;
-  }
-
-  Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) override {
-    auto all = runs(0);
-    if (!all) return std::unexpected(all.error());
-    return pick_baseline(std::move(*all), tag, device);
-  }
-
   std::string describe() const override { return url_; }
 
  private:
+  friend class SqlStore<PgStore>;
+
   Error error(std::string_view what) const {
     std::string msg = pq().error_message(conn_);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
@@ -116,17 +96,6 @@ class PgStore final : public HistoryStore {
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
     return PgResult(pq().exec_params(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                  nullptr, 0));
-  }
-
-  template <typename F>
-  Result<void> in_transaction(F&& body, const char* begin = "BEGIN") {
-    if (auto r = exec(begin); !r) return r;
-    auto r = body();
-    if (!r) {
-      (void)exec("ROLLBACK");
-      return r;
-    }
-    return exec("COMMIT");
   }
 
   Result<int64_t> insert_run(const Run& run) {

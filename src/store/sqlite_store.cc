@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "store/history.h"
+#include "store/sql_store.h"
 
 namespace keet::store {
 namespace {
@@ -55,8 +55,12 @@ class Statement {
   int rc_ = SQLITE_ERROR;
 };
 
-class SqliteStore final : public HistoryStore {
+class SqliteStore final : public SqlStore<SqliteStore> {
  public:
+  // Writers take the lock up front, so two of them never deadlock upgrading.
+  static constexpr const char* kWriteBegin = "BEGIN IMMEDIATE";
+  static constexpr const char* kReadBegin = "BEGIN";
+
   SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
@@ -66,34 +70,11 @@ class SqliteStore final : public HistoryStore {
     return in_transaction([&]() -> Result<void> { return exec(kSchema); });
   }
 
-  Result<int64_t> record(const Run& run) override {
-    int64_t id = 0;
-    auto r = in_transaction([&]() -> Result<void> {
-      auto inserted = insert_run(run);
-      if (!inserted) return std::unexpected(inserted.error());
-      id = *inserted;
-      return insert_kernels(id, run.kernels);
-    });
-    if (!r) return std::unexpected(r.error());
-    return id;
-  }
-
-  Result<std::vector<Run>> runs(size_t limit) override {
-    std::vector<Run> out;
-    auto r = in_transaction([&]() -> Result<void> { return read_runs(limit, out); }, "BEGIN");
-    if (!r) return std::unexpected(r.error());
-    return out;
-  }
-
-  Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) override {
-    auto all = runs(0);
-    if (!all) return std::unexpected(all.error());
-    return pick_baseline(std::move(*all), tag, device);
-  }
-
   std::string describe() const override { return "sqlite:" + path_; }
 
  private:
+  friend class SqlStore<SqliteStore>;
+
   Error error(std::string_view what) const {
     return {ExitCode::Dependency, fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_))};
   }
@@ -111,17 +92,6 @@ class SqliteStore final : public HistoryStore {
       std::this_thread::sleep_for(std::chrono::milliseconds(20 + attempt * 5));
     }
     return std::unexpected(error("cannot enable WAL mode"));
-  }
-
-  template <typename F>
-  Result<void> in_transaction(F&& body, const char* begin = "BEGIN IMMEDIATE") {
-    if (auto r = exec(begin); !r) return r;
-    auto r = body();
-    if (!r) {
-      (void)exec("ROLLBACK");
-      return r;
-    }
-    return exec("COMMIT");
   }
 
   Result<int64_t> insert_run(const Run& run) {
