@@ -2,384 +2,373 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <functional>
-#include <span>
+#include <stdexcept>
 #include <unordered_map>
 
-#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "analysis/expr.h"
 #include "model/units.h"
+#include "util/embedded_data.h"
 
 namespace keet::analysis {
 namespace {
 
-// Plain quantities: a name and the metric spellings that carry it, newest first.
-struct MetricQuantity {
-  const char* name;
-  std::vector<std::string> candidates;
-};
+using nlohmann::json;
 
-const std::vector<MetricQuantity>& metric_quantities() {
-  static const std::vector<MetricQuantity> table = {
-      {"duration_ns", {"gpu__time_duration.sum"}},
-      {"compute_sol", {"sm__throughput.avg.pct_of_peak_sustained_elapsed"}},
-      {"memory_sol", {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"}},
-      {"dram_pct", {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                    "dram__throughput.avg.pct_of_peak_sustained_elapsed"}},
-      {"l1_pct", {"l1tex__throughput.avg.pct_of_peak_sustained_active"}},
-      {"l2_pct", {"lts__throughput.avg.pct_of_peak_sustained_elapsed"}},
-      {"l1_hit", {"l1tex__t_sector_hit_rate.pct"}},
-      {"l2_hit", {"lts__t_sector_hit_rate.pct"}},
-      {"achieved_occupancy", {"sm__warps_active.avg.pct_of_peak_sustained_active"}},
-      {"theoretical_occupancy", {"sm__maximum_warps_per_active_cycle_pct"}},
-      {"issue_active_pct", {"smsp__issue_active.avg.pct_of_peak_sustained_active",
-                            "sm__inst_issued.avg.pct_of_peak_sustained_active"}},
-      {"eligible_warps", {"smsp__warps_eligible.avg.per_cycle_active"}},
-      {"active_warps_per_scheduler", {"smsp__warps_active.avg.per_cycle_active"}},
-      {"waves", {"launch__waves_per_multiprocessor"}},
-      {"grid_size", {"launch__grid_size"}},
-      {"block_size", {"launch__block_size"}},
-      {"registers", {"launch__registers_per_thread"}},
-      {"sm_count", {"launch__sm_count", "device__attribute_multiprocessor_count"}},
-      {"limit_registers", {"launch__occupancy_limit_registers"}},
-      {"limit_shared_mem", {"launch__occupancy_limit_shared_mem"}},
-      {"limit_warps", {"launch__occupancy_limit_warps"}},
-      {"limit_blocks", {"launch__occupancy_limit_blocks"}},
-      {"smem_per_block", {"launch__shared_mem_per_block"}},
-      {"threads_per_inst", {"smsp__thread_inst_executed_per_inst_executed.ratio"}},
-      {"threads_pred_on_per_inst", {"smsp__thread_inst_executed_pred_on_per_inst_executed.ratio"}},
-      {"branch_uniform_pct", {"smsp__sass_average_branch_targets_threads_uniform.pct"}},
-      {"pipe_fp64_pct", {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
-                         "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"}},
-      {"pipe_fma_pct", {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-                        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"}},
-      {"pipe_alu_pct", {"sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
-                        "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"}},
-      {"pipe_tensor_pct", {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-                           "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}},
-      {"pipe_lsu_pct", {"sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"}},
-      {"pipe_xu_pct", {"sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"}},
-      {"pipe_shared_pct", {"sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active"}},
-      {"global_excess_sectors", {"derived__memory_l2_theoretical_sectors_global_excessive"}},
-      {"shared_excess_wavefronts", {"derived__memory_l1_wavefronts_shared_excessive"}},
-      {"shared_wavefronts", {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"}},
-      {"global_ld_sectors", {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"}},
-      {"global_st_sectors", {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"}},
-      {"global_ld_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"}},
-      {"global_st_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"}},
-      {"local_ld_sectors", {"l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"}},
-      {"local_st_sectors", {"l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"}},
-      {"shared_ld_conflicts", {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"}},
-      {"shared_st_conflicts", {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"}},
-      {"atomic_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"}},
-      {"reduction_requests", {"l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"}},
-      {"l2_requests", {"lts__t_requests.sum"}},
-      {"sysmem_fill_pct", {"lts__d_sectors_fill_sysmem.avg.pct_of_peak_sustained_elapsed"}},
-      {"dram_bytes_per_s", {"dram__bytes.sum.per_second"}},
-      {"dram_read_bytes", {"dram__bytes_read.sum"}},
-      {"dram_write_bytes", {"dram__bytes_write.sum"}},
-      {"fadd_per_cycle", {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed"}},
-      {"fmul_per_cycle", {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed"}},
-      {"ffma2_per_cycle", {"derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2"}},
-      {"dadd_per_cycle", {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed"}},
-      {"dmul_per_cycle", {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed"}},
-      {"dfma2_per_cycle", {"derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2"}},
-      {"fp32_peak_per_cycle", {"derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2"}},
-      {"fp64_peak_per_cycle", {"derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2"}},
-      {"smsp_cycles_per_s", {"smsp__cycles_elapsed.avg.per_second"}},
-      {"sm_cycles_per_s", {"sm__cycles_elapsed.avg.per_second"}},
-      {"dram_peak_bytes_per_cycle", {"dram__bytes.sum.peak_sustained"}},
-      {"dram_cycles_per_s", {"dram__cycles_elapsed.avg.per_second"}},
-      {"fadd_count", {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"}},
-      {"fmul_count", {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"}},
-      {"ffma_count", {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"}},
-      {"dadd_count", {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum"}},
-      {"dmul_count", {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum"}},
-      {"dfma_count", {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"}},
-      {"cc_major", {"device__attribute_compute_capability_major"}},
-      {"cc_minor", {"device__attribute_compute_capability_minor"}},
-      {"max_warps_per_sm", {"device__attribute_max_warps_per_multiprocessor"}},
-  };
-  return table;
-}
+enum class Kind : uint8_t { Plain, Stall, StallTotal, StallShare };
 
-// Derived quantities: name, unit, formula text, inputs (quantity names), and
-// the function of those inputs. Only computed when every input is present.
-struct DerivedDef {
-  const char* name;
-  const char* unit;
-  const char* formula;
-  std::vector<std::string> inputs;  // at most kMaxInputs
-  std::function<std::optional<double>(std::span<const double>)> fn;
-};
-constexpr size_t kMaxInputs = 8;
-
-std::optional<double> ratio_pct(double num, double den) {
-  if (den <= 0) return std::nullopt;
-  return 100.0 * num / den;
-}
-
-const std::vector<DerivedDef>& derived_defs() {
-  using V = std::span<const double>;
-  static const std::vector<DerivedDef> table = {
-      {"global_excess_pct", "%", "global_excess_sectors / (global_ld_sectors + global_st_sectors) * 100",
-       {"global_excess_sectors", "global_ld_sectors", "global_st_sectors"},
-       [](const V& v) { return ratio_pct(v[0], v[1] + v[2]); }},
-      {"ld_sectors_per_request", "sector/request", "global_ld_sectors / global_ld_requests",
-       {"global_ld_sectors", "global_ld_requests"},
-       [](const V& v) -> std::optional<double> { return v[1] > 0 ? std::optional(v[0] / v[1]) : std::nullopt; }},
-      {"st_sectors_per_request", "sector/request", "global_st_sectors / global_st_requests",
-       {"global_st_sectors", "global_st_requests"},
-       [](const V& v) -> std::optional<double> { return v[1] > 0 ? std::optional(v[0] / v[1]) : std::nullopt; }},
-      {"shared_excess_pct", "%", "shared_excess_wavefronts / shared_wavefronts * 100",
-       {"shared_excess_wavefronts", "shared_wavefronts"}, [](const V& v) { return ratio_pct(v[0], v[1]); }},
-      {"bank_conflict_pct", "%", "(shared_ld_conflicts + shared_st_conflicts) / shared_wavefronts * 100",
-       {"shared_ld_conflicts", "shared_st_conflicts", "shared_wavefronts"},
-       [](const V& v) { return ratio_pct(v[0] + v[1], v[2]); }},
-      {"local_share_pct", "%",
-       "(local_ld_sectors + local_st_sectors) / (local + global_ld_sectors + global_st_sectors) * 100",
-       {"local_ld_sectors", "local_st_sectors", "global_ld_sectors", "global_st_sectors"},
-       [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2] + v[3]); }},
-      {"local_bytes", "byte", "(local_ld_sectors + local_st_sectors) * 32", {"local_ld_sectors", "local_st_sectors"},
-       [](const V& v) { return std::optional((v[0] + v[1]) * 32); }},
-      {"atomic_share_pct", "%", "(atomic_requests + reduction_requests) / (global_ld_requests + global_st_requests + atomic_requests + reduction_requests) * 100",
-       {"atomic_requests", "reduction_requests", "global_ld_requests", "global_st_requests"},
-       [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2] + v[3]); }},
-      {"warp_efficiency_pct", "%", "threads_per_inst / 32 * 100", {"threads_per_inst"},
-       [](const V& v) { return std::optional(v[0] / 32 * 100); }},
-      {"predicated_off_pct", "%", "(threads_per_inst - threads_pred_on_per_inst) / threads_per_inst * 100",
-       {"threads_per_inst", "threads_pred_on_per_inst"}, [](const V& v) { return ratio_pct(v[0] - v[1], v[0]); }},
-      {"occupancy_gap_pct", "%", "(theoretical_occupancy - achieved_occupancy) / theoretical_occupancy * 100",
-       {"theoretical_occupancy", "achieved_occupancy"}, [](const V& v) { return ratio_pct(v[0] - v[1], v[0]); }},
-      {"tail_waste_pct", "%", "(ceil(waves) - waves) / ceil(waves) * 100", {"waves"},
-       [](const V& v) -> std::optional<double> {
-         double c = std::ceil(v[0]);
-         return c > 0 ? std::optional(100 * (c - v[0]) / c) : std::nullopt;
-       }},
-      {"sm_fill_pct", "%", "min(grid_size / sm_count, 1) * 100", {"grid_size", "sm_count"},
-       [](const V& v) { return ratio_pct(std::min(v[0], v[1]), v[1]); }},
-      {"block_lane_waste_pct", "%", "(ceil(block_size / 32) * 32 - block_size) / (ceil(block_size / 32) * 32) * 100",
-       {"block_size"},
-       [](const V& v) {
-         double lanes = std::ceil(v[0] / 32) * 32;
-         return ratio_pct(lanes - v[0], lanes);
-       }},
-      {"fp32_unfused_pct", "%", "(fadd_count + fmul_count) / (fadd_count + fmul_count + ffma_count) * 100",
-       {"fadd_count", "fmul_count", "ffma_count"}, [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2]); }},
-      {"fp64_unfused_pct", "%", "(dadd_count + dmul_count) / (dadd_count + dmul_count + dfma_count) * 100",
-       {"dadd_count", "dmul_count", "dfma_count"}, [](const V& v) { return ratio_pct(v[0] + v[1], v[0] + v[1] + v[2]); }},
-      {"fp32_flops", "flop", "fadd_count + fmul_count + 2 * ffma_count", {"fadd_count", "fmul_count", "ffma_count"},
-       [](const V& v) { return std::optional(v[0] + v[1] + 2 * v[2]); }},
-      {"fp64_flops", "flop", "dadd_count + dmul_count + 2 * dfma_count", {"dadd_count", "dmul_count", "dfma_count"},
-       [](const V& v) { return std::optional(v[0] + v[1] + 2 * v[2]); }},
-      {"fp32_flop_per_s", "flop/second", "(fadd + fmul + 2*ffma per cycle) * smsp_cycles_per_s",
-       {"fadd_per_cycle", "fmul_per_cycle", "ffma2_per_cycle", "smsp_cycles_per_s"},
-       [](const V& v) { return std::optional((v[0] + v[1] + v[2]) * v[3]); }},
-      {"fp64_flop_per_s", "flop/second", "(dadd + dmul + 2*dfma per cycle) * smsp_cycles_per_s",
-       {"dadd_per_cycle", "dmul_per_cycle", "dfma2_per_cycle", "smsp_cycles_per_s"},
-       [](const V& v) { return std::optional((v[0] + v[1] + v[2]) * v[3]); }},
-      {"fp32_peak_flop_per_s", "flop/second", "fp32_peak_per_cycle * sm_cycles_per_s",
-       {"fp32_peak_per_cycle", "sm_cycles_per_s"}, [](const V& v) { return std::optional(v[0] * v[1]); }},
-      {"fp64_peak_flop_per_s", "flop/second", "fp64_peak_per_cycle * sm_cycles_per_s",
-       {"fp64_peak_per_cycle", "sm_cycles_per_s"}, [](const V& v) { return std::optional(v[0] * v[1]); }},
-      {"dram_peak_bytes_per_s", "byte/second", "dram_peak_bytes_per_cycle * dram_cycles_per_s",
-       {"dram_peak_bytes_per_cycle", "dram_cycles_per_s"}, [](const V& v) { return std::optional(v[0] * v[1]); }},
-      {"fp32_to_fp64_ratio", "", "fp32_peak_per_cycle / fp64_peak_per_cycle", {"fp32_peak_per_cycle", "fp64_peak_per_cycle"},
-       [](const V& v) -> std::optional<double> { return v[1] > 0 ? std::optional(v[0] / v[1]) : std::nullopt; }},
-      {"arithmetic_intensity", "flop/byte", "(fp32_flop_per_s + fp64_flop_per_s) / dram_bytes_per_s",
-       {"fp32_flop_per_s", "fp64_flop_per_s", "dram_bytes_per_s"},
-       [](const V& v) -> std::optional<double> { return v[2] > 0 ? std::optional((v[0] + v[1]) / v[2]) : std::nullopt; }},
-      {"fp32_peak_pct", "%", "fp32_flop_per_s / fp32_peak_flop_per_s * 100", {"fp32_flop_per_s", "fp32_peak_flop_per_s"},
-       [](const V& v) { return ratio_pct(v[0], v[1]); }},
-      {"fp64_peak_pct", "%", "fp64_flop_per_s / fp64_peak_flop_per_s * 100", {"fp64_flop_per_s", "fp64_peak_flop_per_s"},
-       [](const V& v) { return ratio_pct(v[0], v[1]); }},
-      {"global_ideal_bytes", "byte", "(global_ld_sectors + global_st_sectors - global_excess_sectors) * 32",
-       {"global_ld_sectors", "global_st_sectors", "global_excess_sectors"},
-       [](const V& v) { return std::optional((v[0] + v[1] - v[2]) * 32); }},
-      {"dram_bytes", "byte", "dram_read_bytes + dram_write_bytes", {"dram_read_bytes", "dram_write_bytes"},
-       [](const V& v) { return std::optional(v[0] + v[1]); }},
-      {"dram_headroom", "", "90 / max(dram_pct, 1)", {"dram_pct"},
-       [](const V& v) { return std::optional(90 / std::max(v[0], 1.0)); }},
-      {"issue_active", "", "issue_active_pct / 100", {"issue_active_pct"},
-       [](const V& v) { return std::optional(v[0] / 100); }},
-  };
-  return table;
-}
-
-std::string stall_metric(const std::string& reason) {
-  return "smsp__average_warps_issue_stalled_" + reason + "_per_issue_active.ratio";
-}
-
-std::string legacy_stall_metric(const std::string& reason) {
-  return "smsp__warp_issue_stalled_" + reason + "_per_warp_active.pct";
-}
-
-// --- The catalogue: every quantity in computation order -----------------------
-
-enum class Kind : uint8_t { Metric, Stall, StallTotal, StallShare, Derived };
-
-// A metric name with what every kernel would otherwise work out again.
+// One metric spelling of a quantity, with what every kernel would otherwise work out again.
 struct Spelling {
   model::MetricName metric;
   std::string unit;
+  double scale = 1;
+};
+
+struct Formula {
+  Expr expr;                        // bound to quantity ids
+  std::vector<QuantityId> inputs;   // distinct, in order of appearance
 };
 
 struct QuantityDef {
-  std::string name;
-  Kind kind = Kind::Metric;
-  std::vector<Spelling> spellings;  // Metric, Stall: newest first
-  std::string unit, formula;        // StallTotal, StallShare, Derived
-  std::vector<QuantityId> inputs;   // StallShare: its stall; Derived: the formula's inputs
-  const DerivedDef* derived = nullptr;
-  std::string label;  // "derived:<name>"
+  std::string name, unit, meaning, label;  // label: "derived:<name>"
+  Kind kind = Kind::Plain;
+  std::vector<Spelling> spellings;  // Stall: one per stall form (an empty name where the form lacks the reason)
+  std::vector<Formula> formulas;
+  std::optional<Formula> valid_when;
+  bool hidden = false;  // a raw metric that a formula names; not reported as missing
+  std::vector<std::string> nvprof;
 };
 
-constexpr QuantityId kNoQuantity = UINT32_MAX;
+struct StallForm {
+  std::string unit;
+  bool nvprof = false;
+  std::vector<std::string> complete_set;
+};
 
 struct Catalogue {
   std::vector<QuantityDef> defs;
-  std::unordered_map<std::string_view, QuantityId> ids;  // views into defs
-  std::vector<QuantityId> by_name;                       // the order of KernelDiagnosis::derived
-  QuantityId id_of(std::string_view name) const {
-    auto it = ids.find(name);
-    return it == ids.end() ? kNoQuantity : it->second;
+  std::unordered_map<std::string, QuantityId> ids;
+  std::vector<QuantityId> by_name;  // the order of KernelDiagnosis::derived
+  std::vector<std::string> reasons;            // stall reasons, catalogue order
+  std::vector<bool> counts_as_stall;           // per reason: false for "selected"
+  std::vector<QuantityId> stall_ids, share_ids;  // per reason
+  QuantityId stall_total = 0;
+  std::vector<StallForm> forms;
+  std::vector<UnitDef> units;
+  std::vector<SectionDef> sections;
+
+  std::optional<QuantityId> find(std::string_view name) const {
+    auto it = ids.find(std::string(name));
+    return it == ids.end() ? std::nullopt : std::optional(it->second);
+  }
+  QuantityId add(QuantityDef d) {
+    auto id = static_cast<QuantityId>(defs.size());
+    if (!ids.emplace(d.name, id).second) throw std::runtime_error("quantity listed twice: " + d.name);
+    d.label = "derived:" + d.name;
+    defs.push_back(std::move(d));
+    return id;
+  }
+  QuantityId require(const std::string& name, const std::string& user) const {
+    if (auto id = find(name)) return *id;
+    throw std::runtime_error(user + " names " + name + ", which is not an earlier quantity");
   }
 };
 
-Spelling spelling(const std::string& metric) { return {model::MetricName(metric), model::unit_of(metric)}; }
-
-QuantityDef metric_def(std::string name, Kind kind, const std::vector<std::string>& candidates) {
-  QuantityDef d{std::move(name), kind};
-  for (const auto& c : candidates) d.spellings.push_back(spelling(c));
-  return d;
+Spelling spelling(const std::string& metric, double scale = 1, std::string unit = "") {
+  return {model::MetricName(metric), unit.empty() ? model::unit_of(metric) : std::move(unit), scale};
 }
 
-QuantityDef formula_def(std::string name, Kind kind, std::string unit, std::string formula) {
-  QuantityDef d{std::move(name), kind};
-  d.unit = std::move(unit);
-  d.formula = std::move(formula);
-  d.label = "derived:" + d.name;
-  return d;
+QuantityId add_hidden_metric(Catalogue& c, const std::string& metric) {
+  QuantityDef raw{metric, model::unit_of(metric), "report metric " + metric};
+  raw.spellings.push_back(spelling(metric));
+  raw.hidden = true;
+  return c.add(std::move(raw));
 }
 
-void add_stall_defs(std::vector<QuantityDef>& defs) {
-  for (const auto& r : stall_reasons())
-    defs.push_back(metric_def("stall_" + r, Kind::Stall, {stall_metric(r), legacy_stall_metric(r)}));
-  defs.push_back(formula_def("stall_total", Kind::StallTotal, "", "sum of stall_<reason> over all reasons"));
-  for (const auto& r : stall_reasons())
-    defs.push_back(formula_def("stall_share_" + r, Kind::StallShare, "%", "stall_" + r + " / stall_total * 100"));
+void add_hidden_metrics(Catalogue& c, const std::string& text) {
+  auto e = Expr::parse(text);
+  if (!e) return;  // parse_formula reports it
+  for (const auto& n : e->names())
+    if (!c.find(n) && n.find("__") != std::string::npos) add_hidden_metric(c, n);
 }
 
-// Inputs are resolved by name after every quantity is listed.
-void resolve_inputs(Catalogue& c) {
-  for (auto& d : c.defs) {
-    if (d.kind == Kind::StallShare) d.inputs = {c.id_of("stall_" + d.name.substr(std::strlen("stall_share_")))};
-    if (d.kind != Kind::Derived) continue;
-    for (const auto& in : d.derived->inputs) d.inputs.push_back(c.id_of(in));
+// Parses a formula; a name that is neither an earlier quantity nor a metric
+// (it has "__") is an error. A metric becomes a hidden quantity of its own.
+Formula parse_formula(Catalogue& c, const std::string& text, const std::string& user) {
+  auto e = Expr::parse(text);
+  if (!e) throw std::runtime_error(user + ": " + e.error().message);
+  Formula f{std::move(*e), {}};
+  for (const auto& n : f.expr.names()) {
+    auto id = c.find(n);
+    if (!id && n.find("__") != std::string::npos) id = add_hidden_metric(c, n);
+    f.inputs.push_back(id ? *id : c.require(n, user));
+  }
+  f.expr.bind([&](const std::string& n) { return *c.find(n); });
+  return f;
+}
+
+std::string expand(std::string form, const std::string& key, const std::string& value) {
+  auto pos = form.find(key);
+  if (pos != std::string::npos) form.replace(pos, key.size(), value);
+  return form;
+}
+
+std::string name_in(const json& table, const std::string& reason) {
+  auto it = table.find(reason);
+  return it == table.end() ? "" : it->get<std::string>();
+}
+
+// stall_<reason> for every reason (one spelling per form), stall_total and stall_share_<reason>.
+void add_stalls(Catalogue& c, const json& s) {
+  auto not_a_stall = s.value("not_a_stall", std::vector<std::string>{});
+  for (const auto& f : s.at("forms")) {
+    StallForm form{f.at("unit").get<std::string>(), f.value("nvprof", false), {}};
+    form.complete_set = s.at(form.nvprof ? "nvprof_complete_set" : "complete_set").get<std::vector<std::string>>();
+    c.forms.push_back(std::move(form));
+  }
+  for (const auto& r : s.at("reasons")) {
+    std::string reason = r.get<std::string>();
+    QuantityDef d{"stall_" + reason, "", "warps stalled on " + reason};
+    d.kind = Kind::Stall;
+    for (size_t i = 0; i < c.forms.size(); ++i) {
+      std::string form = s.at("forms")[i].at("form").get<std::string>();
+      std::string pcsamp = name_in(s.value("pcsamp_names", json::object()), reason);
+      std::string nvprof = name_in(s.value("nvprof_names", json::object()), reason);
+      form = expand(expand(form, "{reason}", reason), "{pcsamp_reason}", pcsamp.empty() ? reason : pcsamp);
+      if (c.forms[i].nvprof) form = nvprof;
+      d.spellings.push_back(spelling(form.empty() ? "" : form, 1, c.forms[i].unit));
+      if (c.forms[i].nvprof && !nvprof.empty()) d.nvprof.push_back(nvprof);
+    }
+    c.reasons.push_back(reason);
+    c.counts_as_stall.push_back(std::ranges::find(not_a_stall, reason) == not_a_stall.end());
+    c.stall_ids.push_back(c.add(std::move(d)));
+  }
+  QuantityDef total{"stall_total", "", "sum of the stall reasons of one metric form"};
+  total.kind = Kind::StallTotal;
+  c.stall_total = c.add(std::move(total));
+  for (const auto& reason : c.reasons) {
+    QuantityDef share{"stall_share_" + reason, "%", "share of all stalls that were " + reason};
+    share.kind = Kind::StallShare;
+    c.share_ids.push_back(c.add(std::move(share)));
+  }
+}
+
+void add_quantity(Catalogue& c, const json& q) {
+  QuantityDef d{q.at("name").get<std::string>(), q.value("unit", ""), q.value("meaning", "")};
+  for (const auto& s : q.value("spellings", json::array())) {
+    if (s.is_string()) d.spellings.push_back(spelling(s.get<std::string>()));
+    else d.spellings.push_back(spelling(s.at("metric").get<std::string>(), s.value("scale", 1.0), d.unit));
+  }
+  for (const auto& s : q.value("nvprof", json::array())) {
+    std::string metric = s.is_string() ? s.get<std::string>() : s.at("metric").get<std::string>();
+    d.nvprof.push_back(metric);
+    d.spellings.push_back(spelling(metric, s.is_string() ? 1.0 : s.value("scale", 1.0), d.unit));
+  }
+  for (const auto& f : q.value("formulas", json::array())) d.formulas.push_back(parse_formula(c, f, d.name));
+  // valid_when may name the quantity itself, so it is bound once the quantity
+  // exists; metrics it names are added first, so they are computed before it.
+  std::string valid = q.value("valid_when", "");
+  if (!valid.empty()) add_hidden_metrics(c, valid);
+  QuantityId id = c.add(std::move(d));
+  if (!valid.empty()) c.defs[id].valid_when = parse_formula(c, valid, c.defs[id].name + " valid_when");
+}
+
+std::vector<QuantityId> ids_of(const Catalogue& c, const json& names, const std::string& user) {
+  std::vector<QuantityId> out;
+  for (const auto& n : names) out.push_back(c.require(n.get<std::string>(), user));
+  return out;
+}
+
+void add_units_and_sections(Catalogue& c, const json& root) {
+  for (const auto& u : root.at("units")) {
+    UnitDef d{u.at("id").get<std::string>(), u.at("label").get<std::string>()};
+    d.kind = u.at("kind").get<std::string>() == "memory" ? BottleneckClass::Memory : BottleneckClass::Compute;
+    d.quantities = ids_of(c, u.at("quantities"), "unit " + d.id);
+    d.generic = u.value("generic", false);
+    d.saturation_finding = u.value("saturation_finding", "");
+    c.units.push_back(std::move(d));
+  }
+  for (const auto& s : root.at("sections")) {
+    SectionDef d{s.at("id").get<std::string>(), s.at("what").get<std::string>(), s.at("option").get<std::string>()};
+    d.quantities = ids_of(c, s.at("quantities"), "section " + d.id);
+    c.sections.push_back(std::move(d));
   }
 }
 
 Catalogue make_catalogue() {
   Catalogue c;
-  for (const auto& mq : metric_quantities()) c.defs.push_back(metric_def(mq.name, Kind::Metric, mq.candidates));
-  add_stall_defs(c.defs);
-  for (const auto& d : derived_defs()) {
-    c.defs.push_back(formula_def(d.name, Kind::Derived, d.unit, d.formula));
-    c.defs.back().derived = &d;
-  }
-  for (QuantityId i = 0; i < c.defs.size(); ++i) c.ids.emplace(c.defs[i].name, i);
-  resolve_inputs(c);
+  auto text = embedded_file("metrics/quantities.json");
+  if (!text) throw std::logic_error("metrics/quantities.json is not embedded");
+  json root = json::parse(*text);
+  add_stalls(c, root.at("stalls"));
+  for (const auto& q : root.at("quantities")) add_quantity(c, q);
+  add_units_and_sections(c, root);
   for (QuantityId i = 0; i < c.defs.size(); ++i) c.by_name.push_back(i);
   std::sort(c.by_name.begin(), c.by_name.end(),
             [&](QuantityId a, QuantityId b) { return c.defs[a].name < c.defs[b].name; });
   return c;
 }
 
+// The catalogue is data compiled into the binary: a broken file is a build
+// bug that every analysis test hits on its first kernel.
 const Catalogue& catalogue() {
-  static const Catalogue c = make_catalogue();
+  static const Catalogue c = [] {
+    try {
+      return make_catalogue();
+    } catch (const std::exception& e) {
+      throw std::logic_error(std::string("data/metrics/quantities.json: ") + e.what());
+    }
+  }();
   return c;
 }
 
 const QuantityDef& def(QuantityId id) { return catalogue().defs[id]; }
 
+// Why a value the report holds cannot be a measurement, or empty.
+std::string implausible(double v, const std::string& unit) {
+  if (std::isnan(v)) return "not a number";
+  if (std::isinf(v)) return "infinite";
+  if (v < 0) return "negative";
+  if (unit == "%" && v > 110) return "a percentage far above 100";
+  return "";
+}
+
 }  // namespace
 
 size_t quantity_count() { return catalogue().defs.size(); }
 const std::string& quantity_name(QuantityId id) { return def(id).name; }
+const std::string& quantity_unit(QuantityId id) { return def(id).unit; }
+const std::string& quantity_meaning(QuantityId id) { return def(id).meaning; }
+std::optional<QuantityId> quantity_id(std::string_view name) { return catalogue().find(name); }
 
-std::optional<QuantityId> quantity_id(std::string_view name) {
-  QuantityId id = catalogue().id_of(name);
-  return id == kNoQuantity ? std::nullopt : std::optional(id);
+std::vector<std::string> quantity_spellings(QuantityId id) {
+  std::vector<std::string> out;
+  for (const auto& s : def(id).spellings)
+    if (!s.metric.name.empty() && std::ranges::find(out, s.metric.name) == out.end()) out.push_back(s.metric.name);
+  return out;
 }
 
-const std::vector<std::string>& stall_reasons() {
-  static const std::vector<std::string> reasons = {
-      "long_scoreboard", "short_scoreboard", "barrier",      "membar",     "mio_throttle", "lg_throttle",
-      "math_pipe_throttle", "wait",          "branch_resolving", "no_instruction", "not_selected",
-      "dispatch_stall",  "tex_throttle",     "drain",        "sleeping",   "imc_miss",     "misc"};
-  return reasons;
+std::optional<double> metric_quantity(const model::Kernel& k, QuantityId id) {
+  for (const auto& s : def(id).spellings) {
+    if (s.metric.name.empty()) continue;
+    auto v = k.number(s.metric);
+    if (v && implausible(*v, s.unit).empty()) return *v * s.scale;
+  }
+  return std::nullopt;
 }
+
+std::optional<double> kernel_duration_ns(const model::Kernel& k) {
+  static const QuantityId duration = *quantity_id("duration_ns");
+  return metric_quantity(k, duration);
+}
+
+bool is_duration_metric(std::string_view metric) {
+  static const QuantityId duration = *quantity_id("duration_ns");
+  return std::ranges::any_of(def(duration).spellings, [&](const Spelling& s) { return s.metric.name == metric; });
+}
+
+const std::vector<UnitDef>& unit_defs() { return catalogue().units; }
+const std::vector<SectionDef>& section_defs() { return catalogue().sections; }
+const std::vector<std::string>& stall_reasons() { return catalogue().reasons; }
 
 Facts::Facts(const model::Report&, const model::Kernel& kernel)
-    : k_(kernel), values_(quantity_count()), spelling_(quantity_count(), 0) {
-  // Catalogue order is computation order: every input precedes its users.
-  double stall_total = 0;
-  for (QuantityId id = 0; id < values_.size(); ++id) {
-    switch (def(id).kind) {
-      case Kind::Metric:
-      case Kind::Stall:
-        compute_metric(id);
-        if (def(id).kind == Kind::Stall && values_[id]) stall_total += *values_[id];
-        break;
-      case Kind::StallTotal:
-        if (stall_total > 0) values_[id] = stall_total;
-        break;
-      case Kind::StallShare:
-        compute_stall_share(id, stall_total);
-        break;
-      case Kind::Derived:
-        compute_derived(id);
-        break;
-    }
-  }
+    : k_(kernel), values_(quantity_count()), source_(quantity_count(), 0) {
+  compute_stalls();
+  for (QuantityId id = 0; id < values_.size(); ++id)
+    if (def(id).kind == Kind::Plain) compute(id);
 }
 
-// The first spelling present with a finite value (older/newer ncu names).
-void Facts::compute_metric(QuantityId id) {
+// The first spelling present with a plausible value, else the first formula
+// that evaluates; then the quantity's floor.
+void Facts::compute(QuantityId id) {
+  if (!from_spelling(id) && !from_formula(id)) {
+    if (!def(id).hidden) missing_.push_back(id);
+    return;
+  }
+  apply_floor(id);
+}
+
+bool Facts::from_spelling(QuantityId id) {
   const auto& spellings = def(id).spellings;
   for (size_t i = 0; i < spellings.size(); ++i) {
     auto v = k_.number(spellings[i].metric);
-    if (v && std::isfinite(*v)) {
-      values_[id] = *v;
-      spelling_[id] = static_cast<uint8_t>(i);
-      return;
+    if (!v) continue;
+    if (auto why = implausible(*v, spellings[i].unit); !why.empty()) {
+      bool listed = std::ranges::any_of(invalid_, [&](auto& x) { return x.metric == spellings[i].metric.name; });
+      if (!listed) invalid_.push_back({spellings[i].metric.name, *v, why});
+      continue;
     }
+    values_[id] = *v * spellings[i].scale;
+    source_[id] = static_cast<int16_t>(i);
+    return true;
   }
-  if (def(id).kind == Kind::Metric) missing_.push_back(id);  // absent stall reasons are normal
+  return false;
 }
 
-void Facts::compute_stall_share(QuantityId id, double total) {
-  auto stall = values_[def(id).inputs.front()];
-  if (total > 0 && stall) values_[id] = 100 * *stall / total;
+bool Facts::from_formula(QuantityId id) {
+  const auto& formulas = def(id).formulas;
+  for (size_t i = 0; i < formulas.size(); ++i) {
+    auto v = formulas[i].expr.eval(values_);
+    if (!v || !std::isfinite(*v)) continue;
+    values_[id] = *v;
+    source_[id] = static_cast<int16_t>(-1 - static_cast<int>(i));
+    return true;
+  }
+  return false;
 }
 
-// Computed only when every input is present (else the quantity is missing);
-// a formula with no finite result on present inputs leaves it absent only.
-void Facts::compute_derived(QuantityId id) {
-  const QuantityDef& d = def(id);
-  double vals[kMaxInputs];
-  size_t n = 0;
-  for (QuantityId in : d.inputs) {
-    if (in == kNoQuantity || !values_[in] || n == kMaxInputs) break;
-    vals[n++] = *values_[in];
+// A ratio over a handful of events is not evidence: below its floor the
+// quantity is absent (and data_quality says so).
+void Facts::apply_floor(QuantityId id) {
+  const auto& floor = def(id).valid_when;
+  if (!floor) return;
+  auto ok = floor->expr.eval(values_);
+  if (ok && *ok != 0) return;
+  values_[id].reset();
+  below_floor_.push_back(id);
+}
+
+// Stall values come in several metric forms with different units; use the
+// form that covers the most reasons, so every value and share is in one unit.
+void Facts::compute_stalls() {
+  const Catalogue& c = catalogue();
+  size_t best_form = 0, best_count = 0;
+  std::vector<std::vector<std::optional<double>>> by_form(c.forms.size(), std::vector<std::optional<double>>(c.reasons.size()));
+  for (size_t f = 0; f < c.forms.size(); ++f) {
+    size_t count = 0;
+    for (size_t r = 0; r < c.reasons.size(); ++r) {
+      const Spelling& s = def(c.stall_ids[r]).spellings[f];
+      if (s.metric.name.empty()) continue;
+      auto v = k_.number(s.metric);
+      if (!v) continue;
+      if (auto why = implausible(*v, ""); !why.empty()) {
+        invalid_.push_back({s.metric.name, *v, why});
+        continue;
+      }
+      by_form[f][r] = *v;
+      ++count;
+    }
+    if (count > best_count) best_form = f, best_count = count;
   }
-  if (n != d.inputs.size()) {
-    missing_.push_back(id);
-    return;
+  if (best_count == 0) return;
+  stall_unit_ = c.forms[best_form].unit;
+  double total = 0;
+  for (size_t r = 0; r < c.reasons.size(); ++r) {
+    if (!by_form[best_form][r]) continue;
+    values_[c.stall_ids[r]] = by_form[best_form][r];
+    source_[c.stall_ids[r]] = static_cast<int16_t>(best_form);
+    stalls_present_.push_back(c.reasons[r]);
+    if (c.counts_as_stall[r]) total += *by_form[best_form][r];
   }
-  auto v = d.derived->fn(std::span<const double>(vals, n));
-  if (v && std::isfinite(*v)) values_[id] = *v;
+  const auto& complete = c.forms[best_form].complete_set;
+  stall_shares_ = total > 0 && std::ranges::all_of(complete, [&](const std::string& r) {
+                    return std::ranges::find(stalls_present_, r) != stalls_present_.end();
+                  });
+  if (!stall_shares_) return;
+  values_[c.stall_total] = total;
+  for (size_t r = 0; r < c.reasons.size(); ++r)
+    if (c.counts_as_stall[r] && values_[c.stall_ids[r]]) values_[c.share_ids[r]] = 100 * *values_[c.stall_ids[r]] / total;
 }
 
 std::optional<double> Facts::get(std::string_view name) const {
@@ -389,11 +378,15 @@ std::optional<double> Facts::get(std::string_view name) const {
 
 Evidence Facts::evidence(QuantityId id) const {
   const QuantityDef& d = def(id);
-  if (d.kind == Kind::Metric || d.kind == Kind::Stall) {
-    const Spelling& s = d.spellings[spelling_[id]];
-    return Evidence{s.metric.name, *values_[id], s.unit, "", ""};
+  if ((d.kind == Kind::Plain || d.kind == Kind::Stall) && source_[id] >= 0) {
+    const Spelling& s = d.spellings[static_cast<size_t>(source_[id])];
+    return Evidence{s.metric.name, *values_[id], s.scale == 1 ? s.unit : d.unit, "", ""};
   }
-  return Evidence{d.label, *values_[id], d.unit, "", d.formula};
+  std::string formula;
+  if (d.kind == Kind::StallTotal) formula = "sum of the stall reasons (" + stall_unit_ + ")";
+  else if (d.kind == Kind::StallShare) formula = "stall_" + d.name.substr(12) + " / stall_total * 100";
+  else formula = d.formulas[static_cast<size_t>(-1 - source_[id])].expr.text();
+  return Evidence{d.label, *values_[id], d.kind == Kind::StallTotal ? stall_unit_ : d.unit, "", formula};
 }
 
 namespace {
@@ -406,24 +399,33 @@ bool lists(const std::vector<Evidence>& out, const std::string& metric) {
 
 // The report values a quantity came from, in formula order, each metric once.
 void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
+  if (!values_[id]) return;
   const QuantityDef& d = def(id);
+  const Catalogue& c = catalogue();
   switch (d.kind) {
-    case Kind::Metric:
+    case Kind::Plain:
+      if (source_[id] >= 0) {
+        if (!lists(out, d.spellings[static_cast<size_t>(source_[id])].metric.name)) out.push_back(evidence(id));
+        return;
+      }
+      for (QuantityId in : d.formulas[static_cast<size_t>(-1 - source_[id])].inputs) add_inputs(in, out);
+      return;
     case Kind::Stall:
-      if (!lists(out, d.spellings[spelling_[id]].metric.name)) out.push_back(evidence(id));
-      break;
+      if (!lists(out, d.spellings[static_cast<size_t>(source_[id])].metric.name)) out.push_back(evidence(id));
+      return;
     case Kind::StallTotal:
-      break;
+      return;
     case Kind::StallShare:
-    case Kind::Derived:
-      for (QuantityId in : d.inputs) add_inputs(in, out);
-      break;
+      for (size_t r = 0; r < c.share_ids.size(); ++r)
+        if (c.share_ids[r] == id) add_inputs(c.stall_ids[r], out);
+      return;
   }
 }
 
 void Facts::add_evidence(QuantityId id, std::vector<Evidence>& out) const {
   if (!values_[id]) return;
-  if (def(id).kind == Kind::Metric || def(id).kind == Kind::Stall) return add_inputs(id, out);
+  bool plain_metric = (def(id).kind == Kind::Plain || def(id).kind == Kind::Stall) && source_[id] >= 0;
+  if (plain_metric) return add_inputs(id, out);
   if (!lists(out, def(id).label)) out.push_back(evidence(id));
   add_inputs(id, out);
 }
@@ -441,8 +443,6 @@ std::vector<Evidence> Facts::evidence_for(std::string_view name) const {
 
 std::vector<Evidence> Facts::all_evidence() const {
   std::vector<Evidence> out;
-  out.reserve(
-      static_cast<size_t>(std::count_if(values_.begin(), values_.end(), [](auto& v) { return v.has_value(); })));
   for (QuantityId id : catalogue().by_name)
     if (values_[id]) out.push_back(evidence(id));
   return out;

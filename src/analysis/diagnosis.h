@@ -12,7 +12,7 @@ namespace keet::analysis {
 enum class Severity { High, Medium, Low, Info };
 std::string_view severity_name(Severity s);
 
-enum class BottleneckClass { Memory, Compute, Latency, Launch };
+enum class BottleneckClass { Memory, Compute, Latency, Launch, Unknown };
 std::string_view class_name(BottleneckClass c);
 
 // A value taken from the report (after unit conversion) or derived from report
@@ -34,6 +34,7 @@ struct SourceRef {
 
 struct Finding {
   std::string id;  // e.g. "memory.uncoalesced_global"
+  std::vector<std::string> relieves;  // unit ids this fix takes work off (catalogue "units")
   Severity severity = Severity::Info;
   std::string title;
   std::string explanation;
@@ -53,6 +54,46 @@ struct Bottleneck {
   std::string summary;    // one line
 };
 
+// One hardware unit's utilisation, % of its peak, as the report measured it.
+struct UnitLoad {
+  std::string id;     // "dram", "l1tex", "pipe_fma", "issue", ... (data/metrics/quantities.json "units")
+  std::string label;  // "L1/TEX cache"
+  BottleneckClass kind = BottleneckClass::Memory;  // Memory or Compute
+  double pct = 0;
+  Evidence evidence;  // the metric the utilisation came from
+};
+
+// Which unit binds the kernel and which would bind next: every unit the
+// report measures, busiest first.
+struct Limiter {
+  std::vector<UnitLoad> units;
+  const UnitLoad* binding() const { return units.empty() ? nullptr : &units[0]; }
+  const UnitLoad* next() const { return units.size() < 2 ? nullptr : &units[1]; }
+};
+
+struct InvalidMetric {
+  std::string metric;
+  std::optional<double> value;  // absent when not finite
+  std::string why;              // "not a number", "negative", ...
+};
+
+// What the report holds for this kernel, and whether it can support a class.
+struct DataQuality {
+  std::vector<std::string> sections_present, sections_missing;  // ncu section ids
+  std::vector<std::string> collect;                             // ncu options that add what is missing
+  std::vector<std::string> missing;                             // key quantities absent
+  std::vector<std::string> below_floor;  // quantities dropped: too few events to be evidence
+  std::vector<InvalidMetric> invalid;
+  std::vector<std::string> problems;    // grid (0,0,0), zero duration, ...
+  std::vector<std::string> ncu_errors;  // ncu rule results of type ERROR ("Rule: message")
+  std::string stall_unit;               // unit of the stall values, when any
+  std::vector<std::string> stall_reasons;
+  std::vector<double> stall_values;  // per reason above, in stall_unit
+  bool stall_shares = false;  // every reason of the form's complete set is present
+  bool sufficient = true;     // false: outcome insufficient_data, class unknown
+  bool degraded() const { return !invalid.empty() || !problems.empty() || !ncu_errors.empty(); }
+};
+
 struct DeviceInfo {
   std::string name;
   std::string compute_capability;  // "8.6"
@@ -66,6 +107,9 @@ struct KernelDiagnosis {
   model::Dim3 grid, block;
   std::optional<double> duration_ns;
   Bottleneck bottleneck;
+  Limiter limiter;
+  DataQuality data_quality;
+  std::string library;  // "cuBLAS", "CUTLASS", ... when the name says so: advice is about calling it
   std::vector<Finding> findings;  // most impactful first
   std::vector<std::string> notes; // missing metrics, lowered confidence, ...
   // Derived numbers the LLM verifier may accept as "from the report".

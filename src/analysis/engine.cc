@@ -9,12 +9,16 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "analysis/derived.h"
 #include "analysis/expr.h"
 #include "analysis/hotspots.h"
+#include "analysis/occupancy.h"
 #include "analysis/rules.h"
 #include "analysis/symbols.h"
+#include "util/embedded_data.h"
 
 namespace keet::analysis {
 namespace {
@@ -34,6 +38,7 @@ class Scope {
   std::optional<double> get(ContextVar var) const { return get(SymbolTable::of(var)); }
   std::optional<double> eval(const Expr& e) const { return e.eval(values_); }
   std::string render(const TextTemplate& t) const { return t.render(values_, words_); }
+  std::optional<std::string> render_complete(const TextTemplate& t) const { return t.render_complete(values_, words_); }
   const Facts& facts() const { return facts_; }
 
  private:
@@ -59,7 +64,7 @@ void add_ncu_rules(const model::Kernel& k, const RuleSet& set, Scope& s) {
     bool warned = false;
     std::optional<double> best;
     for (const auto& m : r.messages) {
-      if (m.type < 2) continue;
+      if (m.type != 2 && m.type != 4) continue;  // 3 (error) is a data-quality note, not a warning
       warned = true;
       if (m.estimated_speedup) best = std::max(best.value_or(0), *m.estimated_speedup);
     }
@@ -70,29 +75,17 @@ void add_ncu_rules(const model::Kernel& k, const RuleSet& set, Scope& s) {
   }
 }
 
-struct Pipe {
-  const char* quantity;
-  const char* label;
-};
-
+// The busiest SM pipe of those the report measures (every compute unit of the
+// catalogue except issue slots and the generic SM number).
 void add_pipe_max(const Facts& f, Scope& s) {
-  static const Pipe pipes[] = {{"pipe_fma_pct", "FMA"},         {"pipe_alu_pct", "ALU"},
-                               {"pipe_fp64_pct", "FP64"},       {"pipe_tensor_pct", "tensor"},
-                               {"pipe_lsu_pct", "load/store (LSU)"}, {"pipe_xu_pct", "XU (special function)"},
-                               {"pipe_shared_pct", "shared (FP16/tensor)"}};
-  static const auto ids = [] {
-    std::vector<QuantityId> out;
-    for (const auto& p : pipes) out.push_back(quantity(p.quantity));
-    return out;
-  }();
   std::optional<double> best;
-  const char* label = nullptr;
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (auto v = f.get(ids[i]); v && (!best || *v > *best)) {
-      best = v;
-      label = pipes[i].label;
-    }
-  if (label) s.set_text(TextVar::PipeMaxName, label);
+  const UnitDef* busiest = nullptr;
+  for (const auto& u : unit_defs()) {
+    if (u.kind != BottleneckClass::Compute || u.generic || u.id == "issue") continue;
+    for (QuantityId q : u.quantities)
+      if (auto v = f.get(q); v && (!best || *v > *best)) best = v, busiest = &u;
+  }
+  if (busiest) s.set_text(TextVar::PipeMaxName, busiest->label);
   if (best) s.set(ContextVar::PipeMaxPct, *best);
 }
 
@@ -115,6 +108,12 @@ void add_occupancy_context(const Facts& f, Scope& s) {
     if (auto v = f.get(q)) lim = std::min(lim.value_or(*v), *v);
   if (lim) s.set(ContextVar::OccupancyLimitMin, *lim);
   if (auto t = f.get(theoretical)) s.set(ContextVar::OccupancyLossPct, 100 - *t);
+  // More resident warps are possible only when the grid supplies more CTAs per
+  // SM than the resources allow; otherwise an occupancy limit never binds.
+  static const QuantityId grid_per_sm = quantity("blocks_per_sm_grid"), limit = quantity("blocks_per_sm_limit"),
+                          grid = quantity("grid_size"), sms = quantity("sm_count");
+  if (auto g = f.get(grid_per_sm), l = f.get(limit); g && l) s.set(ContextVar::OccupancyCanGrow, *g > *l);
+  if (auto g = f.get(grid), n = f.get(sms); g && n) s.set(ContextVar::SmallGrid, *g < *n);
 }
 
 void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, Scope& s) {
@@ -137,52 +136,150 @@ void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, Sco
   if (eff || uni) s.set(ContextVar::DivergencePct, 100 - std::min(eff.value_or(100), uni.value_or(100)));
 }
 
+// --- Report health ------------------------------------------------------------
+
+// Quantities whose absence the notes name (a check that could not run).
+const std::vector<QuantityId>& key_quantities() {
+  static const std::vector<QuantityId> key = {quantity("compute_sol"), quantity("memory_sol"),
+                                              quantity("achieved_occupancy"), quantity("issue_active_pct"),
+                                              quantity("global_excess_pct"), quantity("duration_ns")};
+  return key;
+}
+
+void add_sections(const Facts& f, DataQuality& q) {
+  for (const auto& sec : section_defs()) {
+    bool present = std::ranges::any_of(sec.quantities, [&](QuantityId id) { return f.get(id).has_value(); });
+    (present ? q.sections_present : q.sections_missing).push_back(sec.id);
+    if (!present) q.collect.push_back(sec.option);
+  }
+}
+
+void add_launch_problems(const model::Kernel& k, const Facts& f, DataQuality& q) {
+  static const QuantityId duration = quantity("duration_ns");
+  if (k.grid == model::Dim3{} && k.block == model::Dim3{}) {
+    // Not every format records geometry (nvprof metric tables): only an
+    // explicit zero grid is a broken capture.
+  } else if (k.grid.product() == 0) {
+    q.problems.push_back(fmt::format("grid ({}, {}, {}) launches no thread: the capture was interrupted or is broken",
+                                     k.grid.x, k.grid.y, k.grid.z));
+  }
+  if (auto d = f.get(duration); d && *d == 0) q.problems.push_back("duration is 0 ns: no time was measured");
+}
+
+void add_ncu_errors(const model::Kernel& k, DataQuality& q) {
+  for (const auto& r : k.rules)
+    for (const auto& m : r.messages)
+      if (m.type == 3) q.ncu_errors.push_back(r.id + ": " + m.text);
+}
+
+DataQuality assess(const model::Kernel& k, const Facts& f) {
+  DataQuality q;
+  add_sections(f, q);
+  for (QuantityId m : f.missing())
+    if (std::ranges::find(key_quantities(), m) != key_quantities().end()) q.missing.push_back(quantity_name(m));
+  for (QuantityId m : f.below_floor()) q.below_floor.push_back(quantity_name(m));
+  for (const auto& bad : f.invalid())
+    q.invalid.push_back({bad.metric, std::isfinite(bad.value) ? std::optional(bad.value) : std::nullopt, bad.why});
+  add_launch_problems(k, f, q);
+  add_ncu_errors(k, q);
+  q.stall_unit = f.stall_unit();
+  q.stall_reasons = f.stall_reasons_present();
+  for (const auto& r : q.stall_reasons) q.stall_values.push_back(f.get("stall_" + r).value_or(0));
+  q.stall_shares = f.stall_shares_complete();
+  return q;
+}
+
+// --- The limiter ----------------------------------------------------------------
+
+// Every unit the report measures, busiest first. A generic speed-of-light
+// number stands in only when no unit of its kind explains it (within 5 points):
+// then the busy sub-unit is one this report does not break down.
+Limiter find_limiter(const Facts& f) {
+  Limiter lim;
+  for (const auto& u : unit_defs()) {
+    std::optional<double> best;
+    QuantityId from = 0;
+    for (QuantityId q : u.quantities)
+      if (auto v = f.get(q); v && (!best || *v > *best)) best = v, from = q;
+    if (best) lim.units.push_back({u.id, u.label, u.kind, *best, f.evidence(from)});
+  }
+  auto explained = [&](const UnitLoad& g) {
+    return std::ranges::any_of(unit_defs(), [&](const UnitDef& d) {
+      if (d.generic || d.kind != g.kind) return false;
+      auto it = std::ranges::find(lim.units, d.id, &UnitLoad::id);
+      return it != lim.units.end() && it->pct + 5 >= g.pct;
+    });
+  };
+  std::erase_if(lim.units, [&](const UnitLoad& u) {
+    auto d = std::ranges::find(unit_defs(), u.id, &UnitDef::id);
+    return d->generic && explained(u);
+  });
+  std::stable_sort(lim.units.begin(), lim.units.end(), [](const UnitLoad& a, const UnitLoad& b) { return a.pct > b.pct; });
+  return lim;
+}
+
 // --- Bottleneck class -------------------------------------------------------
 
-// The headline quantities of the class, in the order the evidence lists them.
-struct ClassQuantities {
-  QuantityId compute = quantity("compute_sol"), memory = quantity("memory_sol"), dram = quantity("dram_pct"),
-             l1 = quantity("l1_pct"), l2 = quantity("l2_pct"), duration = quantity("duration_ns"),
-             sm_fill = quantity("sm_fill_pct");
-  QuantityId evidence[5] = {compute, memory, duration, quantity("issue_active_pct"), quantity("eligible_warps")};
+std::string unit_text(const UnitLoad& u) { return fmt::format("{} at {:.1f}% of peak", u.label, u.pct); }
+
+std::string next_text(const Limiter& lim) {
+  return lim.next() ? fmt::format(" (next: {})", unit_text(*lim.next())) : "";
+}
+
+struct LaunchShape {
+  std::optional<double> duration, grid, sms;
+  bool small_grid() const { return grid && sms && *grid < *sms; }
 };
 
-Bottleneck classify(const Facts& f, const Classify& c, std::vector<std::string>& notes) {
-  static const ClassQuantities q;
-  auto compute = f.get(q.compute), memory = f.get(q.memory);
-  if (!memory) memory = std::max({f.get(q.dram).value_or(-1), f.get(q.l1).value_or(-1), f.get(q.l2).value_or(-1)});
-  if (memory && *memory < 0) memory.reset();
+LaunchShape launch_shape(const Facts& f) {
+  static const QuantityId duration = quantity("duration_ns"), grid = quantity("grid_size"), sms = quantity("sm_count");
+  return {f.get(duration), f.get(grid), f.get(sms)};
+}
+
+Bottleneck launch_class(const LaunchShape& l, const Limiter& lim, const Classify& c) {
   Bottleneck b;
-  double confidence_scale = 1.0;
-  if (!compute || !memory) {
-    notes.push_back("speed-of-light metrics (sm__throughput, gpu__compute_memory_throughput) are missing: the bottleneck class is a guess from what is present");
-    confidence_scale = 0.5;
+  b.cls = BottleneckClass::Launch;
+  double top = lim.binding() ? lim.binding()->pct : 0;
+  b.confidence = 0.6 + 0.4 * std::clamp((c.busy_sol - top) / c.busy_sol, 0.0, 1.0);
+  std::string why = l.small_grid() ? fmt::format("{:.0f} CTAs for {:.0f} SMs: the grid cannot fill the GPU", *l.grid, *l.sms)
+                                   : fmt::format("only {:.2f} us of work", *l.duration / 1000);
+  b.summary = "launch-bound: " + why;
+  if (lim.binding()) b.summary += fmt::format("; busiest unit {}", unit_text(*lim.binding()));
+  return b;
+}
+
+Bottleneck classify(const Facts& f, const Limiter& lim, const DataQuality& q, const Classify& c) {
+  Bottleneck b;
+  LaunchShape l = launch_shape(f);
+  const UnitLoad* top = lim.binding();
+  bool tiny = l.duration && *l.duration < c.launch_max_duration_ns;
+  if (!q.problems.empty() || (!top && !l.small_grid() && !tiny)) {
+    b.cls = BottleneckClass::Unknown;
+    b.summary = !q.problems.empty() ? "insufficient data: " + q.problems.front()
+                                    : "insufficient data: the report holds no throughput metrics (collect them with "
+                                      "--section SpeedOfLight, or --set full for the whole analysis)";
+    return b;
   }
-  double C = compute.value_or(0), M = memory.value_or(0), top = std::max(C, M);
-  double dur = f.get(q.duration).value_or(1e12);
-  bool tiny = dur < c.launch_max_duration_ns || f.get(q.sm_fill).value_or(100) < 50;
-  if (tiny && top < c.launch_max_sol) {
-    b.cls = BottleneckClass::Launch;
-    b.confidence = 0.6 + 0.4 * (c.launch_max_sol - top) / c.launch_max_sol;
-    b.summary = fmt::format("launch-bound: {} with compute {:.1f}% and memory {:.1f}% of peak",
-                            dur < c.launch_max_duration_ns ? fmt::format("only {:.2f} us of work", dur / 1000)
-                                                           : "too few blocks to fill the GPU",
-                            C, M);
-  } else if (top >= c.busy_sol) {
-    b.cls = M >= C ? BottleneckClass::Memory : BottleneckClass::Compute;
-    double margin = std::fabs(M - C) / std::max(top, 1.0);
-    b.confidence = 0.55 + 0.25 * std::min(1.0, (top - c.busy_sol) / (100 - c.busy_sol)) + 0.2 * std::min(1.0, margin * 2);
-    b.summary = fmt::format("{}-bound: {} throughput at {:.1f}% of peak ({} at {:.1f}%)",
-                            M >= C ? "memory" : "compute", M >= C ? "memory" : "compute", top,
-                            M >= C ? "compute" : "memory", std::min(C, M));
+  if (top && top->pct >= c.busy_sol) {
+    b.cls = top->kind;
+    double margin = lim.next() ? (top->pct - lim.next()->pct) / std::max(top->pct, 1.0) : 1.0;
+    b.confidence = 0.55 + 0.25 * std::min(1.0, (top->pct - c.busy_sol) / (100 - c.busy_sol)) + 0.2 * std::min(1.0, margin * 2);
+    b.summary = fmt::format("{}-bound: the {} binds{}", class_name(b.cls), unit_text(*top), next_text(lim));
+  } else if (l.small_grid() || (tiny && (!top || top->pct < c.launch_max_sol))) {
+    b = launch_class(l, lim, c);
   } else {
     b.cls = BottleneckClass::Latency;
-    b.confidence = 0.5 + 0.45 * (c.busy_sol - top) / c.busy_sol;
-    b.summary = fmt::format("latency-bound: neither compute ({:.1f}%) nor memory ({:.1f}%) is near peak", C, M);
+    b.confidence = 0.5 + 0.45 * (c.busy_sol - top->pct) / c.busy_sol;
+    b.summary = fmt::format("latency-bound: no unit is near peak; the busiest is the {}", unit_text(*top));
   }
-  b.confidence = std::round(std::clamp(b.confidence * confidence_scale, 0.0, 1.0) * 100) / 100;
-  for (QuantityId id : q.evidence)
-    if (f.get(id)) b.evidence.push_back(f.evidence(id));
+  static const QuantityId sol[] = {quantity("compute_sol"), quantity("memory_sol")};
+  if (!f.get(sol[0]) || !f.get(sol[1])) b.confidence *= 0.75;  // no speed-of-light section: units only
+  b.confidence = std::round(std::clamp(b.confidence, 0.0, 1.0) * 100) / 100;
+  if (top) b.evidence.push_back(top->evidence);
+  if (lim.next()) b.evidence.push_back(lim.next()->evidence);
+  static const QuantityId more[] = {quantity("duration_ns"), quantity("issue_active_pct"), quantity("eligible_warps")};
+  for (QuantityId id : more)
+    if (f.get(id)) f.add_evidence(id, b.evidence);
   return b;
 }
 
@@ -211,6 +308,15 @@ void apply_dram_cap(Finding& f, const Scope& s) {
   if (!cap || !f.estimated_speedup || *cap >= *f.estimated_speedup) return;
   f.estimated_speedup = std::max(1.0, std::round(*cap * 1000) / 1000);
   f.speedup_formula = "min(" + f.speedup_formula + ", dram_headroom = 90 / dram_pct)";
+  f.explanation += fmt::format(" The estimate is capped at {:.2f}x by DRAM: at 90% of its peak it would bind.",
+                               *f.estimated_speedup);
+}
+
+void apply_cap(Finding& f, std::optional<double> cap, const std::string& formula, const std::string& what) {
+  if (!cap || !std::isfinite(*cap) || !f.estimated_speedup || *cap >= *f.estimated_speedup) return;
+  f.estimated_speedup = std::max(1.0, std::round(*cap * 1000) / 1000);
+  f.speedup_formula = "min(" + f.speedup_formula + ", " + formula + ")";
+  f.explanation += fmt::format(" The estimate is capped at {:.2f}x by {}.", *f.estimated_speedup, what);
 }
 
 std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope& s) {
@@ -242,13 +348,18 @@ Finding make_finding(const Rule& r, const Scope& s, const Context& ctx) {
   Finding f;
   f.id = r.id;
   f.severity = severity_of(s.eval(r.severity_by).value_or(0), r.high, r.medium);
-  f.title = s.render(r.title);
+  for (const auto& t : r.titles)
+    if (auto text = s.render_complete(t)) {
+      f.title = std::move(*text);
+      break;
+    }
+  f.relieves = r.relieves;
   f.explanation = s.render(r.explanation);
-  if (f.explanation.find("n/a") != std::string::npos && !r.explanation_short.empty())
-    f.explanation = s.render(r.explanation_short);
+  if (f.explanation.empty() && !r.explanation_short.empty()) f.explanation = s.render(r.explanation_short);
   add_evidence(s.facts(), r.evidence_ids, f.evidence);
   f.estimated_speedup = first_speedup(s, r.speedup, f.speedup_formula);
   if (r.dram_cap) apply_dram_cap(f, s);
+  for (const auto& cap : r.caps) apply_cap(f, s.eval(cap.formula), cap.formula.text(), cap.what);
   if (f.speedup_formula.empty()) f.speedup_formula = r.speedup_doc;
   else f.speedup_formula += " (" + r.speedup_doc + ")";
   f.advice = advice_for(r.advice, s);
@@ -285,16 +396,20 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
   const std::string ncu_ids[] = {"CPIStall", st.ncu_rule};
   const SymbolId ncu_warn[] = {set.ncu_warn_cpi_stall, st.ncu_warn};
   out.ncu_rules = warned_ncu_rules(s, ncu_ids, ncu_warn);
-  out.title = fmt::format("Warps mostly stall on {} ({:.1f}% of stall cycles)", st.reason, share);
-  out.explanation = fmt::format(
-      "{:.1f}% of the cycles warps spent waiting were '{}' stalls: {}. Each issued instruction waited {:.2f} cycles "
-      "on this reason on average.",
-      share, st.reason, st.what, s.get(st.stall).value_or(0));
+  out.title = fmt::format("Warps mostly stall on {} ({:.1f}% of stalls)", st.reason, share);
+  out.explanation = fmt::format("{:.1f}% of the warps' stalls were '{}': {}.", share, st.reason, st.what);
+  if (auto v = s.get(st.stall))
+    out.explanation += fmt::format(" The report measures this reason at {:.3g} {}.", *v, s.facts().stall_unit());
   const QuantityId evidence[] = {st.share, issue_active};
   add_evidence(s.facts(), evidence, out.evidence);
-  out.estimated_speedup = first_speedup(s, {&set.stall_speedup, 1}, out.speedup_formula);
-  apply_dram_cap(out, s);
-  out.speedup_formula += " (" + set.stall_speedup_doc + ")";
+  if (st.no_gain) {
+    out.speedup_formula = "no estimate: warps waiting to be selected show the schedulers have spare eligible warps, "
+                          "which is a sign of enough parallelism, not a cost";
+  } else {
+    out.estimated_speedup = first_speedup(s, {&set.stall_speedup, 1}, out.speedup_formula);
+    apply_dram_cap(out, s);
+    out.speedup_formula += " (" + set.stall_speedup_doc + ")";
+  }
   out.advice = advice_for(st.advice, s);
   out.source = hot_lines(ctx, {st.source_metric}, 3);
   out.references = {"finding:latency.stall." + st.reason, "stall:" + st.reason};
@@ -306,49 +421,187 @@ bool is_stall_finding_of(const Finding& f, const StallRule& st) {
   return f.id.size() == prefix.size() + st.reason.size() && f.id.starts_with(prefix) && f.id.ends_with(st.reason);
 }
 
-bool has_class_finding(const std::vector<Finding>& fs, BottleneckClass cls, const RuleSet& set) {
-  for (const auto& f : fs) {
-    if (const Rule* r = set.find(f.id); r && r->cls == cls) return true;
-    for (const auto& st : set.stalls)
-      if (st.cls == cls && is_stall_finding_of(f, st)) return true;
+bool relieves(const Finding& f, const std::string& unit) { return std::ranges::find(f.relieves, unit) != f.relieves.end(); }
+
+bool is_class_cause(const Finding& f, BottleneckClass cls) {
+  switch (cls) {
+    case BottleneckClass::Latency:
+      return f.id.starts_with("latency.") || f.id.starts_with("occupancy.");
+    case BottleneckClass::Launch:
+      return f.id.starts_with("launch.");
+    default:
+      return false;
   }
-  return false;
 }
 
-// The class and the findings must agree: when no rule of the bottleneck's
-// class fired, the class's fallback rule explains the saturated unit anyway.
-void ensure_consistent(std::vector<Finding>& fs, const Bottleneck& b, const RuleSet& set, const Scope& s,
-                       const Context& ctx) {
-  if (has_class_finding(fs, b.cls, set)) return;
-  auto it = set.classify.fallback.find(b.cls);
-  if (it == set.classify.fallback.end()) return;
-  for (const auto& id : it->second) {
+// Findings that explain the limiter: for a memory or compute class, those
+// that relieve the binding unit; for latency and launch, the class's causes.
+bool explains_limiter(const Finding& f, const Bottleneck& b, const Limiter& lim) {
+  if (b.cls == BottleneckClass::Memory || b.cls == BottleneckClass::Compute)
+    return lim.binding() && relieves(f, lim.binding()->id);
+  return is_class_cause(f, b.cls);
+}
+
+// The class and the findings must agree: when no finding explains the
+// limiter, the binding unit's saturation finding (or the class's fallback)
+// says what binds.
+void ensure_consistent(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim, const RuleSet& set,
+                       const Scope& s, const Context& ctx) {
+  if (b.cls == BottleneckClass::Unknown) return;
+  if (std::ranges::any_of(fs, [&](const Finding& f) { return explains_limiter(f, b, lim); })) return;
+  std::vector<std::string> ids;
+  if ((b.cls == BottleneckClass::Memory || b.cls == BottleneckClass::Compute) && lim.binding()) {
+    auto d = std::ranges::find(unit_defs(), lim.binding()->id, &UnitDef::id);
+    if (d != unit_defs().end() && !d->saturation_finding.empty()) ids.push_back(d->saturation_finding);
+  }
+  if (auto it = set.classify.fallback.find(b.cls); it != set.classify.fallback.end())
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+  for (const auto& id : ids) {
     const Rule* r = set.find(id);
     if (!r || !s.eval(r->severity_by)) continue;
     Finding f = make_finding(*r, s, ctx);
-    if (f.severity == Severity::High) f.severity = Severity::Medium;  // its own threshold did not fire
+    if (!explains_limiter(f, b, lim)) continue;
+    if (f.severity == Severity::High && s.eval(r->when).value_or(0) == 0) f.severity = Severity::Medium;
     fs.push_back(std::move(f));
     return;
   }
 }
 
-double rank_key(const Finding& f) {
-  double sev = 3 - static_cast<int>(f.severity);  // High=3 ... Info=0
-  return f.estimated_speedup.value_or(1.0) + 0.01 * sev;
+// --- Library kernels and computed launch advice ---------------------------------
+
+struct Library {
+  std::string name;
+  std::vector<std::string> prefixes, contains, advice;
+};
+
+const std::vector<Library>& libraries() {
+  static const std::vector<Library> libs = [] {
+    std::vector<Library> out;
+    auto j = nlohmann::json::parse(embedded_file("rules/libraries.json").value_or("{}"), nullptr, false);
+    if (j.is_discarded()) return out;
+    for (const auto& l : j.value("libraries", nlohmann::json::array()))
+      out.push_back({l.at("name"), l.value("prefixes", std::vector<std::string>{}),
+                     l.value("contains", std::vector<std::string>{}), l.value("advice", std::vector<std::string>{})});
+    return out;
+  }();
+  return libs;
 }
 
-void sort_findings(std::vector<Finding>& fs) {
-  std::stable_sort(fs.begin(), fs.end(), [](const Finding& a, const Finding& b) { return rank_key(a) > rank_key(b); });
+const Library* library_of(const model::Kernel& k) {
+  for (const std::string* name : {&k.function, &k.demangled, &k.mangled})
+    for (const auto& lib : libraries()) {
+      if (name->empty()) continue;
+      bool match = std::ranges::any_of(lib.prefixes, [&](const std::string& p) { return name->starts_with(p); }) ||
+                   std::ranges::any_of(lib.contains, [&](const std::string& c) { return name->find(c) != std::string::npos; });
+      if (match) return &lib;
+    }
+  return nullptr;
 }
 
-void set_bound(Scope& s, BottleneckClass cls) {
-  static const QuantityId issue_active = quantity("issue_active_pct");
-  s.set(ContextVar::BoundMemory, cls == BottleneckClass::Memory);
-  s.set(ContextVar::BoundCompute, cls == BottleneckClass::Compute);
-  s.set(ContextVar::BoundLatency, cls == BottleneckClass::Latency);
-  s.set(ContextVar::BoundLaunch, cls == BottleneckClass::Launch);
-  double ia = s.get(SymbolTable::of(issue_active)).value_or(100);
-  s.set(ContextVar::OccupancyMatters, cls == BottleneckClass::Latency || ia < 60);
+// The user calls a library kernel but cannot edit it: advice is about the call.
+void apply_library_advice(const model::Kernel& k, KernelDiagnosis& d) {
+  const Library* lib = library_of(k);
+  if (!lib) return;
+  d.library = lib->name;
+  for (auto& f : d.findings) f.advice = lib->advice;
+  d.notes.push_back(lib->name + " kernel (recognised from its name): the advice is about how it is called, not its source");
+}
+
+// Which block sizes reach the best theoretical occupancy for this kernel's
+// registers and shared memory on this GPU, from the occupancy calculator.
+std::optional<std::string> block_size_advice(const model::Report& report, const model::Kernel& kernel) {
+  auto occ = kernel_occupancy(report, kernel);
+  if (!occ || !occ->device.known() || occ->input.block_size <= 0) return std::nullopt;
+  std::vector<int> sizes;
+  for (int b = 64; b <= occ->device.arch.max_threads_per_block; b *= 2) sizes.push_back(b);
+  auto points = occupancy_by_block_size(occ->device.arch, occ->input, sizes);
+  int best = 0;
+  for (const auto& p : points) best = std::max(best, p.warps);
+  if (best <= 0) return std::nullopt;
+  std::vector<int> good;
+  for (const auto& p : points)
+    if (p.warps == best) good.push_back(p.x);
+  int now = occ->result.active_warps;
+  double max_warps = occ->device.arch.max_warps_per_sm;
+  if (now >= best) return fmt::format("The launch's {} threads per block already reach the best theoretical occupancy "
+                                      "({:.0f}%) for {} registers per thread on this GPU.", occ->input.block_size,
+                                      100.0 * best / max_warps, occ->input.registers_per_thread);
+  bool larger = std::ranges::all_of(good, [&](int b) { return b > occ->input.block_size; });
+  bool smaller = std::ranges::all_of(good, [&](int b) { return b < occ->input.block_size; });
+  return fmt::format("With {} registers per thread and {} bytes of shared memory per block, block sizes of {} threads "
+                     "reach {:.0f}% theoretical occupancy on this GPU, against {:.0f}% at the launch's {}{}.",
+                     occ->input.registers_per_thread, occ->input.shared_mem_per_block, fmt::join(good, ", "),
+                     100.0 * best / max_warps, 100.0 * now / max_warps, occ->input.block_size,
+                     larger ? ": use larger blocks" : smaller ? ": use smaller blocks" : "");
+}
+
+void add_block_size_advice(const model::Report& report, const model::Kernel& kernel, KernelDiagnosis& d) {
+  if (!d.library.empty()) return;
+  Finding* target = nullptr;
+  for (auto& f : d.findings)
+    if (f.id == "occupancy.block_size" || f.id == "occupancy.registers" || f.id == "occupancy.shared_memory") target = &f;
+  if (!target) return;
+  if (auto text = block_size_advice(report, kernel)) target->advice.insert(target->advice.begin(), *text);
+}
+
+// A cause of the binding unit can gain at most until the next-busiest unit
+// binds (binding / next utilisation); a cause of another unit gains nothing
+// while the binding unit stays saturated. Either way the text says so.
+void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim) {
+  if (b.cls != BottleneckClass::Memory && b.cls != BottleneckClass::Compute) return;
+  const UnitLoad* bound = lim.binding();
+  const UnitLoad* next = lim.next();
+  for (auto& f : fs) {
+    if (!f.estimated_speedup || f.relieves.empty()) continue;
+    if (!relieves(f, bound->id)) {
+      f.speedup_formula = fmt::format("no gain while the {} binds ({}); was {}", bound->label, unit_text(*bound), f.speedup_formula);
+      f.explanation += fmt::format(" No gain is estimated: this does not relieve the binding unit, the {}.", unit_text(*bound));
+      f.estimated_speedup.reset();
+      continue;
+    }
+    if (!next || next->pct <= 0 || relieves(f, next->id)) continue;
+    double cap = std::round(bound->pct / next->pct * 1000) / 1000;
+    if (cap >= *f.estimated_speedup) continue;
+    f.estimated_speedup = std::max(1.0, cap);
+    f.speedup_formula = fmt::format("min({}, bound_pct / next_pct = {:.1f} / {:.1f})", f.speedup_formula, bound->pct, next->pct);
+    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: beyond that the {} would bind.", *f.estimated_speedup,
+                                 unit_text(*next));
+  }
+}
+
+// Causes of the limiter first; then findings of the same class; then the
+// rest. Within a group, larger estimated gains first, then severity.
+void sort_findings(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim, const RuleSet& set) {
+  auto group = [&](const Finding& f) {
+    if (explains_limiter(f, b, lim)) return 0;
+    const Rule* r = set.find(f.id);
+    return r && r->cls == b.cls ? 1 : 2;
+  };
+  auto key = [](const Finding& f) {
+    double sev = 3 - static_cast<int>(f.severity);  // High=3 ... Info=0
+    return f.estimated_speedup.value_or(1.0) + 0.01 * sev;
+  };
+  std::stable_sort(fs.begin(), fs.end(), [&](const Finding& x, const Finding& y) {
+    int gx = group(x), gy = group(y);
+    return gx != gy ? gx < gy : key(x) > key(y);
+  });
+}
+
+void set_bound(Scope& s, const Bottleneck& b, const Limiter& lim) {
+  s.set(ContextVar::BoundMemory, b.cls == BottleneckClass::Memory);
+  s.set(ContextVar::BoundCompute, b.cls == BottleneckClass::Compute);
+  s.set(ContextVar::BoundLatency, b.cls == BottleneckClass::Latency);
+  s.set(ContextVar::BoundLaunch, b.cls == BottleneckClass::Launch);
+  s.set(ContextVar::OccupancyMatters, b.cls == BottleneckClass::Latency);
+  if (const UnitLoad* u = lim.binding()) {
+    s.set(ContextVar::BoundPct, u->pct);
+    s.set_text(TextVar::BoundName, u->label);
+    s.set(ContextVar::BoundIsL1, u->id == "l1tex" || u->id == "shared");
+  }
+  if (const UnitLoad* u = lim.next()) {
+    s.set(ContextVar::NextPct, u->pct);
+    s.set_text(TextVar::NextName, u->label);
+  }
 }
 
 std::vector<Finding> evaluate_rules(const RuleSet& set, Scope& s, const Context& ctx) {
@@ -359,58 +612,59 @@ std::vector<Finding> evaluate_rules(const RuleSet& set, Scope& s, const Context&
   return out;
 }
 
-void fill_identity(const model::Kernel& k, KernelDiagnosis& d) {
+void fill_identity(const model::Kernel& k, const Facts& f, KernelDiagnosis& d) {
+  static const QuantityId duration = quantity("duration_ns"), cc_major = quantity("cc_major"),
+                          cc_minor = quantity("cc_minor");
   d.index = k.index;
   d.name = k.mangled.empty() ? k.display_name() : k.mangled;
   d.demangled = k.display_name();
   d.grid = k.grid;
   d.block = k.block;
-  static const model::MetricName duration("gpu__time_duration.sum"), device("device__attribute_display_name"),
-      cc_major("device__attribute_compute_capability_major"), cc_minor("device__attribute_compute_capability_minor");
-  d.duration_ns = k.number(duration);
-  const model::Metric* name = k.find(device);
-  if (name && name->value.kind == model::Value::Kind::String) d.device.name = name->value.text;
-  auto major = k.number(cc_major);
-  auto minor = k.number(cc_minor);
-  if (major) d.device.compute_capability = fmt::format("{}.{}", *major, minor.value_or(0));
+  d.duration_ns = f.get(duration);
+  if (auto name = k.text("device__attribute_display_name")) d.device.name = *name;
+  if (auto major = f.get(cc_major)) d.device.compute_capability = fmt::format("{}.{}", *major, f.get(cc_minor).value_or(0));
 }
 
-void note_missing(const Facts& f, KernelDiagnosis& d) {
-  static const std::set<QuantityId> key = {quantity("compute_sol"),        quantity("memory_sol"),
-                                           quantity("achieved_occupancy"), quantity("issue_active_pct"),
-                                           quantity("global_excess_pct"),  quantity("stall_total")};
-  static const QuantityId stall_total = quantity("stall_total");
-  std::vector<std::string> absent;
-  for (QuantityId m : f.missing())
-    if (key.count(m)) absent.push_back(quantity_name(m));
-  if (!f.get(stall_total)) absent.push_back("warp stall reasons");
-  if (!absent.empty())
-    d.notes.push_back(fmt::format("not in this report (fewer checks ran, confidence lowered): {}",
-                                  fmt::join(absent, ", ")));
+void note_quality(const DataQuality& q, KernelDiagnosis& d) {
+  if (!q.missing.empty())
+    d.notes.push_back(fmt::format("not in this report (fewer checks ran, confidence lowered): {}", fmt::join(q.missing, ", ")));
+  if (!q.stall_reasons.empty() && !q.stall_shares)
+    d.notes.push_back(fmt::format("only some warp stall reasons were collected ({}; {}): stall shares are not computed",
+                                  fmt::join(q.stall_reasons, ", "), q.stall_unit));
+  if (q.stall_reasons.empty()) d.notes.push_back("warp stall reasons were not collected (--section WarpStateStats)");
+  for (const auto& bad : q.invalid) d.notes.push_back(fmt::format("ignored {}: the value is {}", bad.metric, bad.why));
+  for (const auto& e : q.ncu_errors) d.notes.push_back("ncu could not run a rule: " + e);
 }
 
 }  // namespace
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel, const AnalyzeOptions& opt) {
   KernelDiagnosis d;
-  fill_identity(kernel, d);
+  Facts facts(report, kernel);
+  fill_identity(kernel, facts, d);
   auto set = rule_set();
   if (!set) {
     d.notes.push_back(set.error().message);
     return d;
   }
-  Facts facts(report, kernel);
+  d.data_quality = assess(kernel, facts);
+  d.limiter = find_limiter(facts);
+  d.bottleneck = classify(facts, d.limiter, d.data_quality, (*set)->classify);
+  d.data_quality.sufficient = d.bottleneck.cls != BottleneckClass::Unknown;
+  note_quality(d.data_quality, d);
+  d.derived = facts.all_evidence();
+  if (!d.data_quality.sufficient) return d;  // no finding rests on data that cannot support a class
   Scope scope(**set, facts);
   add_context(kernel, **set, facts, scope);
-  d.bottleneck = classify(facts, (*set)->classify, d.notes);
-  set_bound(scope, d.bottleneck.cls);
+  set_bound(scope, d.bottleneck, d.limiter);
   Context ctx{report, kernel};
   d.findings = evaluate_rules(**set, scope, ctx);
-  ensure_consistent(d.findings, d.bottleneck, **set, scope, ctx);
-  sort_findings(d.findings);
+  ensure_consistent(d.findings, d.bottleneck, d.limiter, **set, scope, ctx);
+  apply_limiter_caps(d.findings, d.bottleneck, d.limiter);
+  apply_library_advice(kernel, d);
+  add_block_size_advice(report, kernel, d);
+  sort_findings(d.findings, d.bottleneck, d.limiter, **set);
   if (opt.top > 0 && d.findings.size() > static_cast<size_t>(opt.top)) d.findings.resize(opt.top);
-  note_missing(facts, d);
-  d.derived = facts.all_evidence();
   return d;
 }
 
@@ -440,8 +694,9 @@ std::string_view class_name(BottleneckClass c) {
     case BottleneckClass::Compute: return "compute";
     case BottleneckClass::Latency: return "latency";
     case BottleneckClass::Launch: return "launch";
+    case BottleneckClass::Unknown: return "unknown";
   }
-  return "latency";
+  return "unknown";
 }
 
 }  // namespace keet::analysis

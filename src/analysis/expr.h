@@ -1,4 +1,5 @@
-// A tiny expression language for rule data: numbers, quantity names, + - * /,
+// A tiny expression language for rule data: numbers, quantity names (and, in
+// the quantity catalogue, metric names with dots), + - * /,
 // comparisons, && || !, parentheses and min/max/ceil/floor/abs, and
 // first(a, b, ...), the first argument whose value is known. Rules keep
 // their thresholds and speedup formulas as text in data/rules/*.json.

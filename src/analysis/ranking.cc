@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/derived.h"
+
 namespace keet::analysis {
 
 std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& kernels) {
@@ -12,7 +14,7 @@ std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& k
   for (const auto* k : kernels) {
     auto [it, added] = groups.try_emplace(k->display_name());
     if (added) order.push_back(k->display_name());
-    double ns = k->number("gpu__time_duration.sum").value_or(0);
+    double ns = kernel_duration_ns(*k).value_or(0);
     it->second.name = k->display_name();
     it->second.indices.push_back(k->index);
     it->second.total_ns += ns;

@@ -11,7 +11,7 @@ namespace keet::analysis {
 struct KernelGroup {
   std::string name;            // demangled
   std::vector<int> indices;    // launches in report order
-  double total_ns = 0;         // sum of gpu__time_duration.sum
+  double total_ns = 0;         // sum of the launches' duration_ns
   double share = 0;            // of all kernels' time, 0..1
   double mean_ns = 0;
 };

@@ -1,5 +1,6 @@
 #include "analysis/rules.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -56,7 +57,13 @@ Rule rule_of(const json& j, SymbolTable& sym) {
   Rule r;
   r.id = j.at("id");
   r.cls = class_from_name(j.at("class"));
-  r.title = TextTemplate(j.at("title").get<std::string>(), sym);
+  const json& title = j.at("title");
+  for (const auto& t : title.is_array() ? title : json::array({title}))
+    r.titles.emplace_back(t.get<std::string>(), sym);
+  r.relieves = strings(j, "relieves");
+  for (const auto& u : r.relieves)
+    if (std::ranges::none_of(unit_defs(), [&](const UnitDef& d) { return d.id == u; }))
+      throw std::invalid_argument(r.id + " relieves unknown unit '" + u + "'");
   r.when = expr_of(j.at("when"), sym);
   r.severity_by = expr_of(j.at("severity").at("by"), sym);
   r.high = j.at("severity").at("high");
@@ -68,6 +75,8 @@ Rule rule_of(const json& j, SymbolTable& sym) {
   r.speedup = exprs_of(strings(j, "speedup"), sym);
   r.speedup_doc = j.value("speedup_doc", "");
   r.dram_cap = j.value("dram_cap", false);
+  for (const auto& c : j.value("caps", json::array()))
+    r.caps.push_back({expr_of(c.at("formula").get<std::string>(), sym), c.at("what").get<std::string>()});
   for (const auto& a : j.at("advice")) r.advice.push_back(advice_of(a));
   r.source_metrics = strings(j, "source_metrics");
   r.references = strings(j, "references");
@@ -96,6 +105,7 @@ StallRule stall_of(const std::string& reason, const json& j, SymbolTable& sym) {
   s.share = sym.intern("stall_share_" + reason);
   s.ncu_rule = "CPIStall" + camel(reason);
   s.ncu_warn = sym.intern("ncu_warn_" + s.ncu_rule);
+  s.no_gain = j.value("no_gain", false);
   return s;
 }
 
@@ -109,6 +119,19 @@ Classify classify_of(const json& j) {
   return c;
 }
 
+// Every name rule data uses must be something a kernel can have: a catalogue
+// quantity, an engine context value or word, or an ncu rule input. A misspelt
+// name would otherwise be a symbol that is never set, and its rule would
+// silently never fire.
+void check_names(const SymbolTable& sym) {
+  auto first_other = quantity_count() + static_cast<size_t>(ContextVar::Count);
+  for (SymbolId id = static_cast<SymbolId>(first_other); id < sym.size(); ++id) {
+    const std::string& n = sym.name(id);
+    if (n.starts_with("ncu_warn_") || n.starts_with("ncu_speedup_") || text_var(n)) continue;
+    throw std::invalid_argument("rule data names '" + n + "', which is no quantity, context value or ncu rule input");
+  }
+}
+
 }  // namespace
 
 BottleneckClass class_from_name(const std::string& s) {
@@ -116,6 +139,7 @@ BottleneckClass class_from_name(const std::string& s) {
   if (s == "compute") return BottleneckClass::Compute;
   if (s == "launch") return BottleneckClass::Launch;
   if (s == "latency") return BottleneckClass::Latency;
+  if (s == "unknown") return BottleneckClass::Unknown;
   throw std::invalid_argument("unknown bottleneck class '" + s + "'");
 }
 
@@ -154,6 +178,7 @@ Result<RuleSet> parse_rules(std::string_view findings_json, std::string_view sta
     set.stall_speedup_doc = s.value("speedup_doc", "");
     for (const auto& [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(reason, j, sym));
     set.ncu_warn_cpi_stall = sym.intern("ncu_warn_CPIStall");
+    check_names(sym);
     set.index_ncu_symbols();
     return set;
   } catch (const std::exception& e) {

@@ -27,7 +27,10 @@ struct Advice {
 struct Rule {
   std::string id;
   BottleneckClass cls = BottleneckClass::Latency;
-  TextTemplate title;  // with {quantity[:fmt]} placeholders
+  // With {quantity[:fmt]} placeholders; the first whose values are all known
+  // is used (the last has none, a test checks), so a title never shows a gap.
+  std::vector<TextTemplate> titles;
+  std::vector<std::string> relieves;  // unit ids (quantities.json "units") the fix takes work off
   Expr when;
   Expr severity_by;  // gives the severity score
   double high = 0, medium = 0;
@@ -38,6 +41,11 @@ struct Rule {
   std::vector<Expr> speedup;       // first evaluable wins
   std::string speedup_doc;
   bool dram_cap = false;  // the fix cannot remove DRAM bytes: cap at dram_headroom
+  struct Cap {
+    Expr formula;
+    std::string what;  // the unit that would bind, for the text
+  };
+  std::vector<Cap> caps;  // further ceilings on the estimate, each stated when it applies
   std::vector<Advice> advice;
   std::vector<std::string> source_metrics;  // per-PC metrics to attribute to lines
   std::vector<std::string> references;
@@ -53,6 +61,7 @@ struct StallRule {
   std::string source_metric;
   SymbolId stall = 0, share = 0;  // stall_<reason>, stall_share_<reason>
   std::string ncu_rule;           // CPIStall<Reason>, as newer ncu names it
+  bool no_gain = false;           // a sign of plenty of parallelism, not a cost (not_selected)
   SymbolId ncu_warn = 0;          // ncu_warn_CPIStall<Reason>
 };
 

@@ -8,11 +8,12 @@ constexpr std::string_view kContextNames[] = {
     "pipe_max_pct",   "fp_unfused_pct", "occupancy_limit_min", "occupancy_loss_pct", "cc",
     "issue_idle_pct", "duration_us",    "tiny_score",          "sm_idle_pct",        "divergence_pct",
     "bound_memory",   "bound_compute",  "bound_latency",       "bound_launch",       "occupancy_matters",
-    "share"};
+    "share",          "bound_pct",      "next_pct",            "occupancy_can_grow", "small_grid",
+    "bound_is_l1"};
 static_assert(std::size(kContextNames) == static_cast<size_t>(ContextVar::Count));
 
 // In TextVar order.
-constexpr std::string_view kTextNames[] = {"pipe_max_name", "fp_unfused_kind"};
+constexpr std::string_view kTextNames[] = {"pipe_max_name", "fp_unfused_kind", "bound_name", "next_name"};
 static_assert(std::size(kTextNames) == static_cast<size_t>(TextVar::Count));
 
 }  // namespace

@@ -38,12 +38,17 @@ enum class ContextVar : uint8_t {
   BoundLaunch,
   OccupancyMatters,
   Share,
+  BoundPct,          // utilisation of the binding unit, %
+  NextPct,           // utilisation of the next-busiest unit, %
+  OccupancyCanGrow,  // 1 when the grid supplies more CTAs per SM than the resources allow
+  SmallGrid,         // 1 when the grid has fewer CTAs than the GPU has SMs
+  BoundIsL1,         // the binding unit is L1/TEX or shared memory
   Count
 };
 std::string_view context_var_name(ContextVar v);
 
 // Words (not numbers) a text template may name.
-enum class TextVar : uint8_t { PipeMaxName, FpUnfusedKind, Count };
+enum class TextVar : uint8_t { PipeMaxName, FpUnfusedKind, BoundName, NextName, Count };
 std::optional<TextVar> text_var(std::string_view name);
 using TextValues = std::array<std::optional<std::string>, static_cast<size_t>(TextVar::Count)>;
 

@@ -30,20 +30,70 @@ TextTemplate::TextTemplate(std::string_view text, SymbolTable& symbols) : text_(
   if (!piece.literal.empty()) pieces_.push_back(std::move(piece));
 }
 
+bool TextTemplate::append_value(const Piece& p, std::span<const std::optional<double>> values,
+                                const TextValues& words, std::string& out) const {
+  if (p.word && words[static_cast<size_t>(*p.word)]) {
+    out += *words[static_cast<size_t>(*p.word)];
+    return true;
+  }
+  const auto& v = values[p.symbol];
+  if (!v) return false;
+  fmt::format_to(std::back_inserter(out), fmt::runtime(p.spec), *v);
+  return true;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+// Sentence by sentence: a sentence ends at ". ", "! " or "? " in the literal
+// text; one whose placeholder is unknown is dropped whole.
 std::string TextTemplate::render(std::span<const std::optional<double>> values, const TextValues& words) const {
+  std::string out, sentence;
+  bool known = true;
+  auto end_sentence = [&] {
+    if (known) out += sentence;
+    sentence.clear();
+    known = true;
+  };
+  for (const auto& p : pieces_) {
+    const std::string& lit = p.literal;
+    for (size_t i = 0; i < lit.size(); ++i) {
+      sentence += lit[i];
+      bool stop = (lit[i] == '.' || lit[i] == '!' || lit[i] == '?') && i + 1 < lit.size() && lit[i + 1] == ' ';
+      if (stop) {
+        sentence += ' ';
+        ++i;
+        end_sentence();
+      }
+    }
+    if (p.placeholder && !append_value(p, values, words, sentence)) known = false;
+  }
+  end_sentence();
+  return std::string(trim(out));
+}
+
+std::optional<std::string> TextTemplate::render_complete(std::span<const std::optional<double>> values,
+                                                         const TextValues& words) const {
   std::string out;
   out.reserve(text_.size() + 16);
   for (const auto& p : pieces_) {
     out += p.literal;
-    if (!p.placeholder) continue;
-    if (p.word && words[static_cast<size_t>(*p.word)]) {
-      out += *words[static_cast<size_t>(*p.word)];
-    } else if (const auto& v = values[p.symbol]) {
-      fmt::format_to(std::back_inserter(out), fmt::runtime(p.spec), *v);
-    } else {
-      out += "n/a";
-    }
+    if (p.placeholder && !append_value(p, values, words, out)) return std::nullopt;
   }
+  return out;
+}
+
+std::vector<SymbolId> TextTemplate::symbols() const {
+  std::vector<SymbolId> out;
+  for (const auto& p : pieces_)
+    if (p.placeholder && !p.word) out.push_back(p.symbol);
   return out;
 }
 

@@ -22,8 +22,14 @@ class TextTemplate {
   const std::string& text() const { return text_; }
   bool empty() const { return text_.empty(); }
   // A placeholder becomes its word when one is set, else its value formatted
-  // with the spec ("{:.4g}" when none is given), else "n/a".
+  // with the spec ("{:.4g}" when none is given). KEET never prints a value the
+  // report does not hold: a sentence with an unknown placeholder is left out.
   std::string render(std::span<const std::optional<double>> values, const TextValues& words) const;
+  // The whole text, or nothing when any placeholder is unknown (titles).
+  std::optional<std::string> render_complete(std::span<const std::optional<double>> values,
+                                             const TextValues& words) const;
+  // Every placeholder name (for validation against the catalogue).
+  std::vector<SymbolId> symbols() const;
 
  private:
   struct Piece {
@@ -33,6 +39,10 @@ class TextTemplate {
     std::optional<TextVar> word;
     std::string spec;  // a complete fmt replacement field, e.g. "{:.1f}"
   };
+  // Appends piece `p`'s value; false when it is unknown.
+  bool append_value(const Piece& p, std::span<const std::optional<double>> values, const TextValues& words,
+                    std::string& out) const;
+
   std::string text_;
   std::vector<Piece> pieces_;
 };

@@ -127,7 +127,7 @@ void load_renames(Vocabulary& v, const json& root) {
 
 Vocabulary load() {
   Vocabulary v;
-  auto text = embedded_file("metrics/aliases.json");
+  auto text = embedded_file("metrics/quantities.json");
   if (!text) return v;
   auto root = json::parse(*text, nullptr, false);
   if (root.is_discarded()) return v;  // our own data: the unit tests catch this

@@ -1,4 +1,4 @@
-// Metric vocabulary (data/metrics/aliases.json): nvprof-era names developers
+// Metric vocabulary (the aliases, renames and stall forms of data/metrics/quantities.json): nvprof-era names developers
 // still use (achieved_occupancy, gld_efficiency, stall_memory_dependency, ...)
 // mapped to Nsight Compute metrics, and names that changed between ncu
 // versions (gpu__time_duration -> gpu__time_duration.sum, sm__sol_pct ->

@@ -1,6 +1,7 @@
 // keet analyze R: the expert diagnosis (no LLM needed).
 #include <fmt/format.h>
 
+#include "analysis/derived.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
 #include "app/commands.h"
@@ -41,7 +42,8 @@ model::Kernel light_copy(const model::Kernel& k) {
   l.mangled = k.mangled;
   l.function = k.function;
   l.demangled = k.demangled;
-  if (const auto* m = k.find("gpu__time_duration.sum")) l.metrics.push_back(*m);
+  for (const auto& m : k.metrics)
+    if (analysis::is_duration_metric(m.name)) l.metrics.push_back(m);
   return l;
 }
 

@@ -1,6 +1,7 @@
 // keet list R: one row per profiled launch.
 #include <nlohmann/json.hpp>
 
+#include "analysis/derived.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
@@ -18,14 +19,14 @@ readers::ReadOptions list_options() {
   readers::ReadOptions o;
   o.instances = o.rules = o.modules = false;
   o.metric_filter = [](std::string_view n) {
-    return n == "gpu__time_duration.sum" || n == "device__attribute_display_name" ||
+    return analysis::is_duration_metric(n) || n == "device__attribute_display_name" ||
            n == "device__attribute_compute_capability_major" || n == "device__attribute_compute_capability_minor";
   };
   return o;
 }
 
 nlohmann::json kernel_json(const model::Kernel& k) {
-  auto dur = k.number("gpu__time_duration.sum");
+  auto dur = analysis::kernel_duration_ns(k);
   return {{"index", k.index},
           {"name", k.display_name()},
           {"mangled", k.mangled},
@@ -47,7 +48,7 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
     t.right_align({0, 4});
     for (const auto* k : loaded->selected)
       t.add({std::to_string(k->index), k->display_name(), dim_text(k->grid), dim_text(k->block),
-             duration_text(k->number("gpu__time_duration.sum")), device_of(*k)});
+             duration_text(analysis::kernel_duration_ns(*k)), device_of(*k)});
     ctx.out << t.str(72);
   }
   return loaded->partial_exit;

@@ -32,8 +32,41 @@ json evidence_json(const analysis::Evidence& e) {
   return j;
 }
 
+json unit_json(const analysis::UnitLoad& u) {
+  return {{"unit", u.id}, {"label", u.label}, {"kind", analysis::class_name(u.kind)}, {"pct", u.pct},
+          {"metric", u.evidence.metric}};
+}
+
+json limiter_json(const analysis::Limiter& lim) {
+  json units = json::array();
+  for (const auto& u : lim.units) units.push_back(unit_json(u));
+  return {{"binding", lim.binding() ? unit_json(*lim.binding()) : json(nullptr)},
+          {"next", lim.next() ? unit_json(*lim.next()) : json(nullptr)},
+          {"units", units}};
+}
+
+json data_quality_json(const analysis::DataQuality& q) {
+  json invalid = json::array();
+  for (const auto& bad : q.invalid)
+    invalid.push_back({{"metric", bad.metric}, {"value", optional_number(bad.value)}, {"why", bad.why}});
+  return {{"outcome", q.sufficient ? (q.degraded() ? "degraded" : "ok") : "insufficient_data"},
+          {"sections_present", q.sections_present},
+          {"sections_missing", q.sections_missing},
+          {"collect", q.collect},
+          {"missing", q.missing},
+          {"below_floor", q.below_floor},
+          {"invalid", invalid},
+          {"problems", q.problems},
+          {"ncu_errors", q.ncu_errors},
+          {"stalls",
+           {{"reasons", q.stall_reasons},
+            {"unit", q.stall_unit.empty() ? json(nullptr) : json(q.stall_unit)},
+            {"shares", q.stall_shares}}}};
+}
+
 json finding_json(const analysis::Finding& f) {
   return {{"id", f.id},
+          {"relieves", f.relieves},
           {"severity", analysis::severity_name(f.severity)},
           {"title", f.title},
           {"explanation", f.explanation},
@@ -61,6 +94,9 @@ json kernel_diagnosis_json(const analysis::KernelDiagnosis& k) {
             {"confidence", k.bottleneck.confidence},
             {"summary", k.bottleneck.summary},
             {"evidence", evidence_list(k.bottleneck.evidence)}}},
+          {"limiter", limiter_json(k.limiter)},
+          {"data_quality", data_quality_json(k.data_quality)},
+          {"library", k.library.empty() ? json(nullptr) : json(k.library)},
           {"findings", findings},
           {"notes", k.notes}};
 }

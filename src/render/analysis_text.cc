@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "render/table.h"
 #include "util/strings.h"
@@ -31,10 +32,13 @@ std::string speedup_text(const analysis::Finding& f) {
 std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
   std::string device = k.device.name.empty() ? "unknown device" : k.device.name;
   if (!k.device.compute_capability.empty()) device += " (CC " + k.device.compute_capability + ")";
-  std::string dur = k.duration_ns ? human_duration(*k.duration_ns) : "duration unknown";
+  std::string dur = k.duration_ns ? human_duration(*k.duration_ns) : "duration not collected";
   std::string title = fmt::format("[{}] {}", k.index, k.demangled);
-  std::string detail = fmt::format("{}, grid ({},{},{}) x block ({},{},{}), {}", device, k.grid.x, k.grid.y, k.grid.z,
-                                   k.block.x, k.block.y, k.block.z, dur);
+  bool geometry = !(k.grid == model::Dim3{} && k.block == model::Dim3{});
+  std::string launch = geometry ? fmt::format("grid ({},{},{}) x block ({},{},{})", k.grid.x, k.grid.y, k.grid.z,
+                                              k.block.x, k.block.y, k.block.z)
+                                : "launch geometry not recorded";
+  std::string detail = fmt::format("{}, {}, {}", device, launch, dur);
   if (s.markdown) return fmt::format("## `{}`\n\n{}\n", title, detail);
   return paint(s, "1", title) + "\n  " + detail + "\n";
 }
@@ -46,6 +50,29 @@ std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle&
                                  k.bottleneck.summary);
   if (s.markdown) return "**" + line + "**\n";
   return "  " + paint(s, "1", line) + "\n";
+}
+
+// The busiest units the report measures, the binding one first.
+std::string limiter_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  if (k.limiter.units.empty()) return "";
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < k.limiter.units.size() && i < 4; ++i)
+    parts.push_back(fmt::format("{} {:.1f}%", k.limiter.units[i].label, k.limiter.units[i].pct));
+  std::string line = fmt::format("Busiest units: {}", fmt::join(parts, ", "));
+  if (s.markdown) return line + "\n";
+  return "  " + line + "\n";
+}
+
+// What the report lacks for a class, and how to collect it.
+std::string quality_lines(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  const auto& q = k.data_quality;
+  if (q.sufficient) return "";
+  std::string indent = s.markdown ? "" : "  ";
+  std::string out = indent + "This report cannot support a diagnosis of this kernel.\n";
+  for (const auto& p : q.problems) out += indent + "- " + p + "\n";
+  if (!q.collect.empty())
+    out += indent + fmt::format("Collect the missing sections with: ncu {} (or --set full)\n", fmt::join(q.collect, " "));
+  return out;
 }
 
 std::string evidence_lines(const analysis::Finding& f, const std::string& indent) {
@@ -118,8 +145,10 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
 }
 
 std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s) {
-  std::string out = header_line(k, s) + (s.markdown ? "\n" : "") + bottleneck_line(k, s) + "\n";
-  if (k.findings.empty()) out += (s.markdown ? "" : "  ") + std::string("No finding passed its threshold.\n");
+  std::string out = header_line(k, s) + (s.markdown ? "\n" : "") + bottleneck_line(k, s) + limiter_line(k, s) + "\n";
+  out += quality_lines(k, s);
+  if (k.findings.empty() && k.data_quality.sufficient)
+    out += (s.markdown ? "" : "  ") + std::string("No finding passed its threshold.\n");
   for (size_t i = 0; i < k.findings.size(); ++i) out += finding_block(i + 1, k.findings[i], s) + "\n";
   for (const auto& n : k.notes) out += (s.markdown ? "> Note: " : "  Note: ") + n + "\n";
   return out + "\n";

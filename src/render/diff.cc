@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/derived.h"
 #include "util/embedded_data.h"
 #include "util/strings.h"
 
@@ -155,7 +156,7 @@ const std::vector<KeyMetric>& key_metrics() {
 
 KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d) {
   KernelSnapshot s{k.index, k.display_name(), k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
-                   k.number("gpu__time_duration.sum"), "", {}, {}};
+                   analysis::kernel_duration_ns(k), "", {}, {}};
   for (const auto& key : key_metrics())
     if (auto v = k.number(key.metric)) s.metrics[key.metric] = *v;
   if (!d) return s;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/hotspots.h"
 #include "analysis/ranking.h"
@@ -43,6 +44,7 @@ std::string finding_html(const analysis::Finding& f) {
   std::string out = fmt::format("<div class='finding'><p>{} <strong>{}</strong> <code>{}</code>", badge(sev, sev),
                                 esc(f.title), esc(f.id));
   if (f.estimated_speedup) out += fmt::format(" &mdash; estimated speedup <strong>{:.2f}x</strong>", *f.estimated_speedup);
+  if (!f.relieves.empty()) out += " &mdash; relieves " + esc(fmt::format("{}", fmt::join(f.relieves, ", ")));
   out += "</p><p>" + esc(f.explanation) + "</p>" + evidence_table(f.evidence);
   if (!f.advice.empty()) {
     out += "<h3>What to change</h3><ul>";
@@ -77,20 +79,34 @@ std::string source_section(const std::vector<analysis::SourceRef>& lines) {
   return "<table><tr><th>line</th><th>share</th><th>code</th></tr>" + rows + "</table>";
 }
 
-std::string sol_section(const model::Kernel* k) {
-  if (!k) return "";
+// Every unit the report measures, binding first: the limiter model's view.
+std::string units_section(const analysis::Limiter& lim) {
+  if (lim.units.empty()) return "<h3>Unit utilisation</h3><p class='empty'>no throughput metrics in this report</p>";
   std::vector<html::Bar> bars;
-  for (auto [label, metric] : {std::pair{"Compute (SM)", "sm__throughput.avg.pct_of_peak_sustained_elapsed"},
-                               std::pair{"Memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"},
-                               std::pair{"DRAM", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"}})
-    if (auto v = k->number(metric)) bars.push_back({label, *v, fmt::format("{:.1f}%", *v)});
-  return "<h3>Speed of light (% of peak)</h3>" + html::bar_chart(bars, 100, "sol");
+  for (const auto& u : lim.units) bars.push_back({u.label, u.pct, fmt::format("{:.1f}%", u.pct)});
+  return "<h3>Unit utilisation (% of peak, binding unit first)</h3>" + html::bar_chart(bars, 100, "sol");
+}
+
+std::string quality_html(const analysis::DataQuality& q) {
+  if (q.sufficient && !q.degraded()) return "";
+  std::string out = "<div class='finding'><p>" +
+                    badge(q.sufficient ? "degraded data" : "insufficient data", q.sufficient ? "medium" : "high") + "</p><ul>";
+  for (const auto& p : q.problems) out += "<li>" + esc(p) + "</li>";
+  for (const auto& bad : q.invalid) out += "<li>ignored <code>" + esc(bad.metric) + "</code>: " + esc(bad.why) + "</li>";
+  for (const auto& e : q.ncu_errors) out += "<li>ncu could not run a rule: " + esc(e) + "</li>";
+  if (!q.sufficient && !q.collect.empty())
+    out += "<li>collect with <code>ncu " + esc(fmt::format("{}", fmt::join(q.collect, " "))) + "</code> (or --set full)</li>";
+  return out + "</ul></div>";
 }
 
 // Bars scaled to the largest stall so the dominant reason fills the row.
-std::string stall_chart(const model::Kernel* k) {
-  if (!k) return "";
-  auto bars = html::stall_bars(*k);
+std::string stall_chart(const analysis::DataQuality& q) {
+  std::vector<html::Bar> bars;
+  for (size_t i = 0; i < q.stall_reasons.size(); ++i)
+    if (q.stall_values[i] > 0 && q.stall_reasons[i] != "selected")
+      bars.push_back({q.stall_reasons[i], q.stall_values[i], fmt::format("{:.3g}", q.stall_values[i])});
+  std::ranges::sort(bars, [](const html::Bar& a, const html::Bar& b) { return a.value > b.value; });
+  if (bars.size() > 8) bars.resize(8);
   return html::bar_chart(bars, bars.empty() ? 1 : bars.front().value, "stalls");
 }
 
@@ -111,9 +127,10 @@ std::string bottleneck_html(const analysis::Bottleneck& b) {
 std::string kernel_section(const model::Report& r, const analysis::KernelDiagnosis& d) {
   auto it = std::ranges::find_if(r.kernels, [&](const auto& k) { return k.index == d.index; });
   const model::Kernel* k = it == r.kernels.end() ? nullptr : &*it;
-  std::string out = "<section class='card'>" + kernel_header(d) + bottleneck_html(d.bottleneck);
-  out += "<div class='grid2'><div>" + sol_section(k) + "<h3>Warp stalls (cycles per issued instruction)</h3>";
-  out += stall_chart(k);
+  std::string out = "<section class='card'>" + kernel_header(d) + bottleneck_html(d.bottleneck) + quality_html(d.data_quality);
+  out += "<div class='grid2'><div>" + units_section(d.limiter);
+  if (!d.data_quality.stall_unit.empty())
+    out += "<h3>Warp stalls (" + esc(d.data_quality.stall_unit) + ")</h3>" + stall_chart(d.data_quality);
   out += "</div><div><h3>Roofline</h3>" + (k ? html::roofline_svg(html::roofline_of(*k)) : "") + "</div></div>";
   out += "<h3>Findings</h3>";
   if (d.findings.empty()) out += "<p class='empty'>no findings</p>";

@@ -177,19 +177,4 @@ std::string roofline_svg(const Roofline& r) {
   return out + "</svg>";
 }
 
-std::vector<Bar> stall_bars(const model::Kernel& k, size_t max_rows) {
-  constexpr std::string_view kPrefix = "smsp__average_warps_issue_stalled_", kSuffix = "_per_issue_active.ratio";
-  std::vector<Bar> bars;
-  for (const auto& m : k.metrics) {
-    std::string_view n = m.name;
-    if (!n.starts_with(kPrefix) || !n.ends_with(kSuffix) || n.find("not_issued") != n.npos) continue;
-    auto v = m.value.as_number();
-    std::string reason(n.substr(kPrefix.size(), n.size() - kPrefix.size() - kSuffix.size()));
-    if (v && *v > 0 && reason != "selected") bars.push_back({reason, *v, fmt::format("{:.2f}", *v)});
-  }
-  std::ranges::sort(bars, [](const Bar& a, const Bar& b) { return a.value > b.value; });
-  if (bars.size() > max_rows) bars.resize(max_rows);
-  return bars;
-}
-
 }  // namespace keet::render::html

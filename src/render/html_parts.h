@@ -33,7 +33,5 @@ struct Roofline {
 Roofline roofline_of(const model::Kernel& k);
 std::string roofline_svg(const Roofline& r);
 
-// Warp stall reasons (cycles per issued instruction), largest first.
-std::vector<Bar> stall_bars(const model::Kernel& k, size_t max_rows = 8);
 
 }  // namespace keet::render::html

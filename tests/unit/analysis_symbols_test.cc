@@ -88,15 +88,32 @@ TEST(AnalysisTextTemplate, PlaceholdersTakeValuesWithTheirFormat) {
   EXPECT_EQ(r(""), "");
 }
 
-TEST(AnalysisTextTemplate, UnknownValuesReadNotAvailable) {
+TEST(AnalysisTextTemplate, SentencesWithUnknownValuesAreLeftOut) {
   Rendered r;
-  EXPECT_EQ(r("at {memory_sol:.1f}% of peak"), "at n/a% of peak");
-  EXPECT_EQ(r("{never_set}"), "n/a");
+  EXPECT_EQ(r("at {memory_sol:.1f}% of peak"), "");
+  EXPECT_EQ(r("{never_set}"), "");
+  r.set("compute_sol", 12.3456);
+  EXPECT_EQ(r("SM at {compute_sol:.1f}%. Memory at {memory_sol:.1f}%. Done."), "SM at 12.3%. Done.");
+  EXPECT_EQ(r("Memory at {memory_sol:.1f}%! SM at {compute_sol:.1f}%? Yes."), "SM at 12.3%? Yes.");
+  // A decimal point or "e.g." inside a sentence does not end it.
+  EXPECT_EQ(r("Use e.g.float4 at {compute_sol:.1f}."), "Use e.g.float4 at 12.3.");
+}
+
+TEST(AnalysisTextTemplate, RenderCompleteNeedsEveryValue) {
+  SymbolTable t;
+  TextTemplate tpl("SM {compute_sol:.0f}% and memory {memory_sol:.0f}%", t);
+  std::vector<std::optional<double>> values(t.size());
+  TextValues words;
+  EXPECT_FALSE(tpl.render_complete(values, words));
+  values[*t.find("compute_sol")] = 50;
+  EXPECT_FALSE(tpl.render_complete(values, words));
+  values[*t.find("memory_sol")] = 20;
+  EXPECT_EQ(tpl.render_complete(values, words), "SM 50% and memory 20%");
 }
 
 TEST(AnalysisTextTemplate, WordsWinOverValues) {
   Rendered r;
-  EXPECT_EQ(r("the {pipe_max_name} pipe"), "the n/a pipe");
+  EXPECT_EQ(r("the {pipe_max_name} pipe"), "");
   r.words[static_cast<size_t>(TextVar::PipeMaxName)] = "FMA";
   EXPECT_EQ(r("the {pipe_max_name} pipe"), "the FMA pipe");
 }
@@ -107,7 +124,7 @@ TEST(AnalysisTextTemplate, BracesWithoutAPlaceholderStayText) {
   EXPECT_EQ(r("{a{b}"), "1");  // the body runs to the first '}'
   EXPECT_EQ(r("open { only"), "open { only");
   EXPECT_EQ(r("close } only"), "close } only");
-  EXPECT_EQ(r("{}"), "n/a");  // an empty name is a name nobody sets
+  EXPECT_EQ(r("{}"), "");  // an empty name is a name nobody sets: its sentence is left out
 }
 
 TEST(AnalysisTextTemplate, KeepsItsText) {
