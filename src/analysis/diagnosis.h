@@ -12,7 +12,7 @@ namespace keet::analysis {
 enum class Severity { High, Medium, Low, Info };
 std::string_view severity_name(Severity s);
 
-enum class BottleneckClass { Memory, Compute, Latency, Launch };
+enum class BottleneckClass { Memory, Compute, Latency, Launch, Unknown };
 std::string_view class_name(BottleneckClass c);
 
 // A value taken from the report (after unit conversion) or derived from report

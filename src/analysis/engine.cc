@@ -440,6 +440,7 @@ std::string_view class_name(BottleneckClass c) {
     case BottleneckClass::Compute: return "compute";
     case BottleneckClass::Latency: return "latency";
     case BottleneckClass::Launch: return "launch";
+    case BottleneckClass::Unknown: return "unknown";
   }
   return "latency";
 }
