@@ -158,6 +158,7 @@ def classify(rep,f):
     elif cls=='compute':
         unc=False  # an access-pattern finding is not what binds a compute-bound kernel
         if lim=='pipe_fp64': exp.append('compute.fp64')
+        if lim=='issue': exp.append('compute.issue_bound')  # the engine rework's finding for issue-slot-bound kernels
         if (lim and lim!='issue') or max([v for k,v in u.items() if k.startswith('pipe_')] or [0])>=60: exp.append('compute.pipe_saturated')
         if u.get('pipe_fp64',0)>=60 and lim!='pipe_fp64': exp.append('compute.fp64')
         if div: exp.append('divergence.branch')
@@ -215,7 +216,7 @@ NOTES=("Expert labels for kernels in ../shared/fixtures/public (paths relative t
 "when the SM speed-of-light throughput is >= 60% but the report has no breakdown naming the pipe (older CSV exports), the class is compute with no limiter; "
 "latency = nothing near peak on a grid that fills the GPU; unknown = the report has no speed-of-light or throughput data for the launch (launches with fewer CTAs than SMs are still labelled launch from their launch statistics). "
 "limiter = the busiest unit id whenever the class is memory or compute. "
-"expect = findings an expert would insist on in KEET's top 3: the bandwidth finding of the binding memory unit, compute.pipe_saturated when a pipe is >= 60%, compute.fp64 for FP64-bound kernels, memory.uncoalesced_global when ncu's ideal-vs-theoretical L2 sector counts show >= 30% excess or < 60% of sector bytes are used, memory.shared_bank_conflicts when >= 30% of shared wavefronts are conflicts (>= 50% on any kernel), divergence.branch under 24 active threads per instruction, or 1-70% uniform branch targets while fewer than 30 threads are active, "
+"expect = findings an expert would insist on in KEET's top 3: the bandwidth finding of the binding memory unit, compute.issue_bound when issue slots bind (an id of the engine rework's findings.json), compute.pipe_saturated when a pipe is >= 60%, compute.fp64 for FP64-bound kernels, memory.uncoalesced_global when ncu's ideal-vs-theoretical L2 sector counts show >= 30% excess or < 60% of sector bytes are used, memory.shared_bank_conflicts when >= 30% of shared wavefronts are conflicts (>= 50% on any kernel), divergence.branch under 24 active threads per instruction, or 1-70% uniform branch targets while fewer than 30 threads are active, "
 "the dominant stall (latency.stall.<reason>, >= 30% of stall samples for latency-bound kernels, or a >= 50% LG/MIO/math/tex throttle on bound kernels), launch.small_grid / launch.tiny_kernel for launch-bound ones, and occupancy.<limit> only for latency-bound kernels whose grid queues more CTAs per SM than the occupancy limit lets reside. "
 "An empty expect means no finding is insisted on; such labels are not scored for top 3. "
 "A handful of labels were corrected by hand after reading the source story (MANIFEST.tsv known_issue) and ncu's rule messages; their notes say 'expert:'. "
