@@ -1,6 +1,7 @@
 #include "analysis/evaluation.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -10,15 +11,35 @@
 namespace keet::analysis {
 namespace {
 
-std::string resolve(const std::string& report, const std::string& root, const std::string& oracle) {
-  if (report.starts_with("oracle:")) return oracle.empty() ? "" : oracle + "/" + report.substr(7);
+constexpr std::string_view kOracle = "oracle:";
+constexpr std::string_view kOracle2024 = "oracle-2024.1:";
+
+std::string resolve(const std::string& report, const std::string& root, const std::string& oracle,
+                    const std::string& oracle2024) {
+  if (report.starts_with(kOracle2024))
+    return oracle2024.empty() ? "" : oracle2024 + "/" + report.substr(kOracle2024.size());
+  if (report.starts_with(kOracle)) return oracle.empty() ? "" : oracle + "/" + report.substr(kOracle.size());
   return root + "/" + report;
+}
+
+// The engine's binding unit. The limiter field arrives with the engine rework;
+// until then this compiles to "" so the eval still builds and scores classes.
+template <class D>
+std::string binding_unit(const D& d) {
+  if constexpr (requires { d.limiter.binding(); }) {
+    const auto* u = d.limiter.binding();
+    return u ? u->id : "";
+  } else {
+    return "";
+  }
 }
 
 void score(LabelResult& r, const KernelDiagnosis& d) {
   r.predicted_class = std::string(class_name(d.bottleneck.cls));
+  r.predicted_limiter = binding_unit(d);
   for (size_t i = 0; i < d.findings.size() && i < 3; ++i) r.top3.push_back(d.findings[i].id);
   r.class_ok = r.predicted_class == r.label.cls;
+  r.limiter_ok = !r.label.limiter.empty() && r.predicted_limiter == r.label.limiter;
   int found = 0;
   for (const auto& e : r.label.expect)
     if (std::find(r.top3.begin(), r.top3.end(), e) != r.top3.end()) ++found;
@@ -26,61 +47,135 @@ void score(LabelResult& r, const KernelDiagnosis& d) {
   r.recall3 = r.label.expect.empty() ? 1.0 : static_cast<double>(found) / r.label.expect.size();
 }
 
-LabelResult evaluate_one(const Label& l, const std::string& root, const std::string& oracle) {
-  LabelResult r{l, "", "", {}, false, false, 0};
-  std::string path = resolve(l.report, root, oracle);
+// Labels come grouped by report; keeping the last one loaded avoids reading a
+// report once per label without holding every report in memory.
+struct ReportCache {
+  std::string path;
+  std::optional<Result<model::Report>> report;
+  const Result<model::Report>& get(const std::string& p) {
+    if (!report || path != p) {
+      path = p;
+      report.emplace(readers::load_file(p));
+    }
+    return *report;
+  }
+};
+
+std::string missing_launch(const model::Report& report, const Label& l) {
+  auto has = [&](int i) {
+    return std::any_of(report.kernels.begin(), report.kernels.end(), [&](const auto& k) { return k.index == i; });
+  };
+  if (!has(l.kernel)) return "kernel index not in report";
+  for (int i : l.also)
+    if (!has(i)) return "folded launch " + std::to_string(i) + " not in report";
+  return "";
+}
+
+LabelResult evaluate_one(const Label& l, const std::string& path, ReportCache& cache) {
+  LabelResult r;
+  r.label = l;
   if (path.empty()) {
     r.error = "oracle examples unavailable";
     return r;
   }
-  auto report = readers::load_file(path);
+  const auto& report = cache.get(path);
   if (!report) {
     r.error = report.error().message;
     return r;
   }
+  r.error = missing_launch(*report, l);
+  if (!r.error.empty()) return r;
   auto it = std::find_if(report->kernels.begin(), report->kernels.end(), [&](const auto& k) { return k.index == l.kernel; });
-  if (it == report->kernels.end()) {
-    r.error = "kernel index not in report";
-    return r;
-  }
   score(r, analyze_kernel(*report, *it, {3}));
   return r;
 }
 
+void add(EvalStats& s, const LabelResult& r) {
+  ++s.labels;
+  if (!r.error.empty()) return;
+  ++s.scored;
+  s.launches += 1 + static_cast<int>(r.label.also.size());
+  s.class_ok += r.class_ok;
+  if (!r.label.expect.empty()) {
+    ++s.top3_scored;
+    s.top3_hits += r.top3_hit;
+    s.recall_sum += r.recall3;
+  }
+  if (!r.label.limiter.empty()) {
+    ++s.limiter_scored;
+    s.limiter_ok += r.limiter_ok;
+    s.limiter_answered += !r.predicted_limiter.empty();
+  }
+}
+
 }  // namespace
+
+bool is_miss(const LabelResult& r) {
+  if (!r.error.empty()) return false;
+  return !r.class_ok || (!r.label.limiter.empty() && !r.limiter_ok) || (!r.label.expect.empty() && !r.top3_hit);
+}
+
+std::string repository(const std::string& report) {
+  if (report.starts_with(kOracle2024)) return "oracle-2024.1";
+  if (report.starts_with(kOracle)) return "oracle";
+  return report.substr(0, report.find('/'));
+}
 
 Result<std::vector<Label>> parse_labels(const std::string& json_text) {
   try {
     std::vector<Label> out;
     const auto doc = nlohmann::json::parse(json_text);  // must outlive the loop
-    for (const auto& j : doc.at("labels"))
-      out.push_back({j.at("report"), j.at("kernel"), j.at("class"), j.at("expect").get<std::vector<std::string>>(),
-                     j.value("notes", "")});
+    for (const auto& j : doc.at("labels")) {
+      Label l;
+      l.report = j.at("report");
+      l.kernel = j.at("kernel");
+      l.cls = j.at("class");
+      l.limiter = j.value("limiter", "");
+      l.expect = j.value("expect", std::vector<std::string>{});
+      l.also = j.value("also", std::vector<int>{});
+      l.sets = j.value("sets", std::vector<std::string>{});
+      l.notes = j.value("notes", "");
+      static const std::vector<std::string> kClasses{"memory", "compute", "latency", "launch", "unknown"};
+      if (std::find(kClasses.begin(), kClasses.end(), l.cls) == kClasses.end())
+        return fail(ExitCode::BadInput, "labels: " + l.report + " kernel " + std::to_string(l.kernel) +
+                                            ": class \"" + l.cls + "\" is not memory, compute, latency, launch or unknown");
+      out.push_back(std::move(l));
+    }
     return out;
   } catch (const std::exception& e) {
     return fail(ExitCode::BadInput, std::string("labels: ") + e.what());
   }
 }
 
-EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string& root, const std::string& oracle) {
+std::vector<Label> select_set(const std::vector<Label>& labels, const std::string& set) {
+  if (set.empty()) return labels;
+  std::vector<Label> out;
+  for (const auto& l : labels)
+    if (std::find(l.sets.begin(), l.sets.end(), set) != l.sets.end()) out.push_back(l);
+  return out;
+}
+
+EvalSummary summarize(std::vector<LabelResult> results) {
   EvalSummary s;
-  int class_ok = 0, hits = 0;
-  double recall = 0;
-  for (const auto& l : labels) {
-    s.results.push_back(evaluate_one(l, root, oracle));
-    const auto& r = s.results.back();
-    if (!r.error.empty()) continue;
-    ++s.scored;
-    class_ok += r.class_ok;
-    hits += r.top3_hit;
-    recall += r.recall3;
+  s.results = std::move(results);
+  for (const auto& r : s.results) {
+    add(s.overall, r);
+    add(s.by_repository[repository(r.label.report)], r);
+    if (r.error.empty()) ++s.confusion[r.label.cls][r.predicted_class];
   }
-  if (s.scored > 0) {
-    s.class_accuracy = static_cast<double>(class_ok) / s.scored;
-    s.top3_accuracy = static_cast<double>(hits) / s.scored;
-    s.mean_recall3 = recall / s.scored;
-  }
+  s.scored = s.overall.scored;
+  s.class_accuracy = s.overall.class_accuracy();
+  s.top3_accuracy = s.overall.top3_accuracy();
+  s.mean_recall3 = s.overall.mean_recall3();
   return s;
+}
+
+EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string& root, const std::string& oracle,
+                            const std::string& oracle2024) {
+  std::vector<LabelResult> results;
+  ReportCache cache;
+  for (const auto& l : labels) results.push_back(evaluate_one(l, resolve(l.report, root, oracle, oracle2024), cache));
+  return summarize(std::move(results));
 }
 
 }  // namespace keet::analysis

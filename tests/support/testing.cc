@@ -32,6 +32,16 @@ std::optional<std::string> oracle_examples() {
   return dir;
 }
 
+std::optional<std::string> oracle_examples_2024() {
+  auto s = shared_dir();
+  if (!s || !fs::exists(*s + "/tools/ncu-oracle-2024.1")) return std::nullopt;
+  auto r = run_command(shell_quote(*s + "/tools/ncu-oracle-2024.1") + " --examples");
+  if (r.rc != 0) return std::nullopt;
+  std::string dir = r.out.substr(0, r.out.find('\n'));
+  if (!fs::is_directory(dir + "/sharedBankConflicts")) return std::nullopt;
+  return dir;
+}
+
 std::vector<std::string> fixture_reports() {
   std::vector<std::string> out;
   auto s = shared_dir();

@@ -12,6 +12,9 @@ namespace keet::testing {
 std::optional<std::string> shared_dir();
 // The oracle's sample reports folder (NVIDIA's examples), if ../shared exists.
 std::optional<std::string> oracle_examples();
+// The examples folder of ncu 2024.1 (sharedBankConflicts, instructionMix, ...), if
+// ../shared/tools/ncu-oracle-2024.1 can name it.
+std::optional<std::string> oracle_examples_2024();
 // Every .ncu-rep / .nsight-cuprof-report under shared/fixtures, sorted.
 std::vector<std::string> fixture_reports();
 std::string source_dir();
