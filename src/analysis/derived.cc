@@ -1,7 +1,9 @@
 #include "analysis/derived.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -30,11 +32,17 @@ struct Formula {
   std::vector<QuantityId> inputs;   // distinct, in order of appearance
 };
 
+// A number ncu states in a rule message: the first number after `after`.
+struct MessageSource {
+  std::string rule, after;
+};
+
 struct QuantityDef {
   std::string name, unit, meaning, label;  // label: "derived:<name>"
   Kind kind = Kind::Plain;
   std::vector<Spelling> spellings;  // Stall: one per stall form (an empty name where the form lacks the reason)
   std::vector<Formula> formulas;
+  std::vector<MessageSource> messages;
   std::optional<Formula> valid_when;
   bool hidden = false;  // a raw metric that a formula names; not reported as missing
   std::vector<std::string> nvprof;
@@ -166,6 +174,7 @@ void add_quantity(Catalogue& c, const json& q) {
     d.spellings.push_back(spelling(metric, s.is_string() ? 1.0 : s.value("scale", 1.0), d.unit));
   }
   for (const auto& f : q.value("formulas", json::array())) d.formulas.push_back(parse_formula(c, f, d.name));
+  for (const auto& m : q.value("ncu_messages", json::array())) d.messages.push_back({m.at("rule"), m.at("after")});
   // valid_when may name the quantity itself, so it is bound once the quantity
   // exists; metrics it names are added first, so they are computed before it.
   std::string valid = q.value("valid_when", "");
@@ -282,7 +291,7 @@ Facts::Facts(const model::Report&, const model::Kernel& kernel)
 // The first spelling present with a plausible value, else the first formula
 // that evaluates; then the quantity's floor.
 void Facts::compute(QuantityId id) {
-  if (!from_spelling(id) && !from_formula(id)) {
+  if (!from_spelling(id) && !from_formula(id) && !from_message(id)) {
     if (!def(id).hidden) missing_.push_back(id);
     return;
   }
@@ -315,6 +324,48 @@ bool Facts::from_formula(QuantityId id) {
     source_[id] = static_cast<int16_t>(-1 - static_cast<int>(i));
     return true;
   }
+  return false;
+}
+
+namespace {
+
+// The first number after `after` in `text` ("1,024" and "29.5" included).
+std::optional<double> number_after(std::string_view text, std::string_view after) {
+  auto pos = text.find(after);
+  if (pos == std::string_view::npos) return std::nullopt;
+  pos += after.size();
+  while (pos < text.size() && text[pos] == ' ') ++pos;
+  std::string digits;
+  for (; pos < text.size(); ++pos) {
+    char ch = text[pos];
+    if (std::isdigit(static_cast<unsigned char>(ch)) || (ch == '.' && !digits.empty())) digits += ch;
+    else if (ch == ',' && !digits.empty() && pos + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[pos + 1]))) continue;
+    else break;
+  }
+  if (digits.empty() || digits.back() == '.') {
+    if (!digits.empty()) digits.pop_back();
+    if (digits.empty()) return std::nullopt;
+  }
+  return std::strtod(digits.c_str(), nullptr);
+}
+
+}  // namespace
+
+// Numbers ncu itself stated in a rule message, when no metric carries them
+// (a details CSV without launch statistics still says "the GPU's 108 multiprocessors").
+bool Facts::from_message(QuantityId id) {
+  const auto& sources = def(id).messages;
+  for (size_t i = 0; i < sources.size(); ++i)
+    for (const auto& r : k_.rules) {
+      if (r.id != sources[i].rule) continue;
+      for (const auto& m : r.messages)
+        if (auto v = number_after(m.text, sources[i].after)) {
+          values_[id] = *v;
+          source_[id] = static_cast<int16_t>(kFromMessage - static_cast<int>(i));
+          message_rule_.emplace_back(id, r.id);
+          return true;
+        }
+    }
   return false;
 }
 
@@ -378,6 +429,10 @@ std::optional<double> Facts::get(std::string_view name) const {
 
 Evidence Facts::evidence(QuantityId id) const {
   const QuantityDef& d = def(id);
+  if (source_[id] <= kFromMessage) {
+    auto it = std::ranges::find(message_rule_, id, &std::pair<QuantityId, std::string>::first);
+    return Evidence{"ncu-rule:" + it->second, *values_[id], d.unit, "", "stated in ncu's " + it->second + " message"};
+  }
   if ((d.kind == Kind::Plain || d.kind == Kind::Stall) && source_[id] >= 0) {
     const Spelling& s = d.spellings[static_cast<size_t>(source_[id])];
     return Evidence{s.metric.name, *values_[id], s.scale == 1 ? s.unit : d.unit, "", ""};
@@ -404,8 +459,9 @@ void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
   const Catalogue& c = catalogue();
   switch (d.kind) {
     case Kind::Plain:
-      if (source_[id] >= 0) {
-        if (!lists(out, d.spellings[static_cast<size_t>(source_[id])].metric.name)) out.push_back(evidence(id));
+      if (source_[id] >= 0 || source_[id] <= kFromMessage) {
+        Evidence e = evidence(id);
+        if (!lists(out, e.metric)) out.push_back(std::move(e));
         return;
       }
       for (QuantityId in : d.formulas[static_cast<size_t>(-1 - source_[id])].inputs) add_inputs(in, out);
@@ -424,7 +480,8 @@ void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
 
 void Facts::add_evidence(QuantityId id, std::vector<Evidence>& out) const {
   if (!values_[id]) return;
-  bool plain_metric = (def(id).kind == Kind::Plain || def(id).kind == Kind::Stall) && source_[id] >= 0;
+  bool plain_metric = (def(id).kind == Kind::Plain || def(id).kind == Kind::Stall) &&
+                      (source_[id] >= 0 || source_[id] <= kFromMessage);
   if (plain_metric) return add_inputs(id, out);
   if (!lists(out, def(id).label)) out.push_back(evidence(id));
   add_inputs(id, out);

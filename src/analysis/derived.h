@@ -100,13 +100,17 @@ class Facts {
   void compute(QuantityId id);
   bool from_spelling(QuantityId id);
   bool from_formula(QuantityId id);
+  bool from_message(QuantityId id);
   void compute_stalls();
   void apply_floor(QuantityId id);
   void add_inputs(QuantityId id, std::vector<Evidence>& out) const;
 
   const model::Kernel& k_;
   std::vector<std::optional<double>> values_;
-  std::vector<int16_t> source_;  // >= 0: spelling index; < 0: -(formula index + 1)
+  // >= 0: spelling index; -1 .. -1000: -(formula index + 1); <= kFromMessage: an ncu message
+  std::vector<int16_t> source_;
+  static constexpr int kFromMessage = -1000;
+  std::vector<std::pair<QuantityId, std::string>> message_rule_;  // which ncu rule stated a value
   std::vector<QuantityId> missing_, below_floor_;
   std::vector<InvalidValue> invalid_;
   std::string stall_unit_;

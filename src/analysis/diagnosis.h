@@ -67,6 +67,10 @@ struct UnitLoad {
 // report measures, busiest first.
 struct Limiter {
   std::vector<UnitLoad> units;
+  // Whether each side of the GPU is measured well enough to say nothing on it
+  // is near peak: memory needs the speed-of-light number or DRAM plus a cache;
+  // compute needs the speed-of-light number, issue slots or a pipe.
+  bool memory_measured = false, compute_measured = false;
   const UnitLoad* binding() const { return units.empty() ? nullptr : &units[0]; }
   const UnitLoad* next() const { return units.size() < 2 ? nullptr : &units[1]; }
 };

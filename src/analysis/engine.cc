@@ -15,6 +15,7 @@
 #include "analysis/derived.h"
 #include "analysis/expr.h"
 #include "analysis/hotspots.h"
+#include "analysis/ncu_coverage.h"
 #include "analysis/occupancy.h"
 #include "analysis/rules.h"
 #include "analysis/symbols.h"
@@ -64,7 +65,9 @@ void add_ncu_rules(const model::Kernel& k, const RuleSet& set, Scope& s) {
     bool warned = false;
     std::optional<double> best;
     for (const auto& m : r.messages) {
-      if (m.type != 2 && m.type != 4) continue;  // 3 (error) is a data-quality note, not a warning
+      // An error (3) is a data-quality note; some messages are not warnings of
+      // the rule's kind (HighPipeUtilization's "all pipes under-utilized").
+      if (!is_ncu_warning(m.type) || !ncu_meaning(r.id, m.text)->warn) continue;
       warned = true;
       if (m.estimated_speedup) best = std::max(best.value_or(0), *m.estimated_speedup);
     }
@@ -112,8 +115,11 @@ void add_occupancy_context(const Facts& f, Scope& s) {
   // SM than the resources allow; otherwise an occupancy limit never binds.
   static const QuantityId grid_per_sm = quantity("blocks_per_sm_grid"), limit = quantity("blocks_per_sm_limit"),
                           grid = quantity("grid_size"), sms = quantity("sm_count");
+  static const QuantityId waves = quantity("waves");
   if (auto g = f.get(grid_per_sm), l = f.get(limit); g && l) s.set(ContextVar::OccupancyCanGrow, *g > *l);
+  else if (auto w = f.get(waves)) s.set(ContextVar::OccupancyCanGrow, *w > 1);  // more CTAs than fit at once
   if (auto g = f.get(grid), n = f.get(sms); g && n) s.set(ContextVar::SmallGrid, *g < *n);
+  if (auto w = f.get(waves); w && *w < 0.5) s.set(ContextVar::SmallGrid, 1);
 }
 
 void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, Scope& s) {
@@ -154,16 +160,17 @@ void add_sections(const Facts& f, DataQuality& q) {
   }
 }
 
-void add_launch_problems(const model::Kernel& k, const Facts& f, DataQuality& q) {
+// A capture that was interrupted or is broken: nothing measured in it can be trusted.
+void add_launch_problems(const model::Report& r, const model::Kernel& k, const Facts& f, DataQuality& q) {
   static const QuantityId duration = quantity("duration_ns");
-  if (k.grid == model::Dim3{} && k.block == model::Dim3{}) {
-    // Not every format records geometry (nvprof metric tables): only an
-    // explicit zero grid is a broken capture.
-  } else if (k.grid.product() == 0) {
+  // CSV and nvprof tables may not record geometry; a binary report always does.
+  bool geometry_recorded = r.format == model::Format::NcuRep || !(k.grid == model::Dim3{} && k.block == model::Dim3{});
+  if (geometry_recorded && k.grid.product() == 0)
     q.problems.push_back(fmt::format("grid ({}, {}, {}) launches no thread: the capture was interrupted or is broken",
                                      k.grid.x, k.grid.y, k.grid.z));
-  }
   if (auto d = f.get(duration); d && *d == 0) q.problems.push_back("duration is 0 ns: no time was measured");
+  for (const auto& bad : f.invalid())
+    if (is_duration_metric(bad.metric)) q.problems.push_back("the kernel's duration is " + bad.why + ": no time was measured");
 }
 
 void add_ncu_errors(const model::Kernel& k, DataQuality& q) {
@@ -172,7 +179,7 @@ void add_ncu_errors(const model::Kernel& k, DataQuality& q) {
       if (m.type == 3) q.ncu_errors.push_back(r.id + ": " + m.text);
 }
 
-DataQuality assess(const model::Kernel& k, const Facts& f) {
+DataQuality assess(const model::Report& r, const model::Kernel& k, const Facts& f) {
   DataQuality q;
   add_sections(f, q);
   for (QuantityId m : f.missing())
@@ -180,7 +187,7 @@ DataQuality assess(const model::Kernel& k, const Facts& f) {
   for (QuantityId m : f.below_floor()) q.below_floor.push_back(quantity_name(m));
   for (const auto& bad : f.invalid())
     q.invalid.push_back({bad.metric, std::isfinite(bad.value) ? std::optional(bad.value) : std::nullopt, bad.why});
-  add_launch_problems(k, f, q);
+  add_launch_problems(r, k, f, q);
   add_ncu_errors(k, q);
   q.stall_unit = f.stall_unit();
   q.stall_reasons = f.stall_reasons_present();
@@ -192,7 +199,7 @@ DataQuality assess(const model::Kernel& k, const Facts& f) {
 // --- The limiter ----------------------------------------------------------------
 
 // Every unit the report measures, busiest first. A generic speed-of-light
-// number stands in only when no unit of its kind explains it (within 5 points):
+// number stands in only when no unit of its kind explains it (within 10 points):
 // then the busy sub-unit is one this report does not break down.
 Limiter find_limiter(const Facts& f) {
   Limiter lim;
@@ -203,11 +210,14 @@ Limiter find_limiter(const Facts& f) {
       if (auto v = f.get(q); v && (!best || *v > *best)) best = v, from = q;
     if (best) lim.units.push_back({u.id, u.label, u.kind, *best, f.evidence(from)});
   }
+  auto has = [&](std::string_view id) { return std::ranges::find(lim.units, id, &UnitLoad::id) != lim.units.end(); };
+  lim.memory_measured = has("memory") || (has("dram") && (has("l1tex") || has("l2")));
+  lim.compute_measured = std::ranges::any_of(lim.units, [](const UnitLoad& u) { return u.kind == BottleneckClass::Compute; });
   auto explained = [&](const UnitLoad& g) {
     return std::ranges::any_of(unit_defs(), [&](const UnitDef& d) {
       if (d.generic || d.kind != g.kind) return false;
       auto it = std::ranges::find(lim.units, d.id, &UnitLoad::id);
-      return it != lim.units.end() && it->pct + 5 >= g.pct;
+      return it != lim.units.end() && it->pct + 10 >= g.pct;
     });
   };
   std::erase_if(lim.units, [&](const UnitLoad& u) {
@@ -226,14 +236,18 @@ std::string next_text(const Limiter& lim) {
   return lim.next() ? fmt::format(" (next: {})", unit_text(*lim.next())) : "";
 }
 
+// The grid cannot fill the GPU: fewer CTAs than SMs (ncu's "Small Grid"), or
+// less than half a wave (most of the GPU's resident CTA slots stay empty).
 struct LaunchShape {
-  std::optional<double> duration, grid, sms;
-  bool small_grid() const { return grid && sms && *grid < *sms; }
+  std::optional<double> duration, grid, sms, waves;
+  bool fewer_ctas_than_sms() const { return grid && sms && *grid < *sms; }
+  bool small_grid() const { return fewer_ctas_than_sms() || (waves && *waves < 0.5); }
 };
 
 LaunchShape launch_shape(const Facts& f) {
-  static const QuantityId duration = quantity("duration_ns"), grid = quantity("grid_size"), sms = quantity("sm_count");
-  return {f.get(duration), f.get(grid), f.get(sms)};
+  static const QuantityId duration = quantity("duration_ns"), grid = quantity("grid_size"), sms = quantity("sm_count"),
+                          waves = quantity("waves");
+  return {f.get(duration), f.get(grid), f.get(sms), f.get(waves)};
 }
 
 Bottleneck launch_class(const LaunchShape& l, const Limiter& lim, const Classify& c) {
@@ -241,10 +255,21 @@ Bottleneck launch_class(const LaunchShape& l, const Limiter& lim, const Classify
   b.cls = BottleneckClass::Launch;
   double top = lim.binding() ? lim.binding()->pct : 0;
   b.confidence = 0.6 + 0.4 * std::clamp((c.busy_sol - top) / c.busy_sol, 0.0, 1.0);
-  std::string why = l.small_grid() ? fmt::format("{:.0f} CTAs for {:.0f} SMs: the grid cannot fill the GPU", *l.grid, *l.sms)
-                                   : fmt::format("only {:.2f} us of work", *l.duration / 1000);
+  std::string why = l.fewer_ctas_than_sms() ? fmt::format("{:.0f} CTAs for {:.0f} SMs: the grid cannot fill the GPU", *l.grid, *l.sms)
+                    : l.small_grid()        ? fmt::format("{:.2f} waves: the grid fills less than half of the GPU's CTA slots", *l.waves)
+                                            : fmt::format("only {:.2f} us of work", *l.duration / 1000);
   b.summary = "launch-bound: " + why;
   if (lim.binding()) b.summary += fmt::format("; busiest unit {}", unit_text(*lim.binding()));
+  return b;
+}
+
+// Only when both sides of the GPU are measured can "nothing is near peak" be said.
+bool both_sides_measured(const Limiter& lim) { return lim.memory_measured && lim.compute_measured; }
+
+Bottleneck unknown_class(std::string why) {
+  Bottleneck b;
+  b.cls = BottleneckClass::Unknown;
+  b.summary = "insufficient data: " + std::move(why);
   return b;
 }
 
@@ -253,20 +278,22 @@ Bottleneck classify(const Facts& f, const Limiter& lim, const DataQuality& q, co
   LaunchShape l = launch_shape(f);
   const UnitLoad* top = lim.binding();
   bool tiny = l.duration && *l.duration < c.launch_max_duration_ns;
-  if (!q.problems.empty() || (!top && !l.small_grid() && !tiny)) {
-    b.cls = BottleneckClass::Unknown;
-    b.summary = !q.problems.empty() ? "insufficient data: " + q.problems.front()
-                                    : "insufficient data: the report holds no throughput metrics (collect them with "
-                                      "--section SpeedOfLight, or --set full for the whole analysis)";
-    return b;
-  }
-  if (top && top->pct >= c.busy_sol) {
+  if (!q.problems.empty()) return unknown_class(q.problems.front());
+  double busy = l.small_grid() ? c.small_grid_busy_sol : c.busy_sol;
+  if (top && top->pct >= busy) {
     b.cls = top->kind;
     double margin = lim.next() ? (top->pct - lim.next()->pct) / std::max(top->pct, 1.0) : 1.0;
     b.confidence = 0.55 + 0.25 * std::min(1.0, (top->pct - c.busy_sol) / (100 - c.busy_sol)) + 0.2 * std::min(1.0, margin * 2);
     b.summary = fmt::format("{}-bound: the {} binds{}", class_name(b.cls), unit_text(*top), next_text(lim));
-  } else if (l.small_grid() || (tiny && (!top || top->pct < c.launch_max_sol))) {
+  } else if (l.small_grid() || (tiny && (!top || top->pct < c.launch_max_sol)) ||
+             (l.duration && *l.duration < c.launch_short_duration_ns)) {
     b = launch_class(l, lim, c);
+  } else if (!top || !both_sides_measured(lim)) {
+    return unknown_class(top ? std::string(lim.memory_measured ? "compute" : "memory") +
+                                   " throughput is not measured, so whether anything is near peak is not known (collect "
+                                   "--section SpeedOfLight, or --set full for the whole analysis)"
+                             : "the report holds no throughput metrics (collect them with --section SpeedOfLight, "
+                               "or --set full for the whole analysis)");
   } else {
     b.cls = BottleneckClass::Latency;
     b.confidence = 0.5 + 0.45 * (c.busy_sol - top->pct) / c.busy_sol;
@@ -647,13 +674,13 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
     d.notes.push_back(set.error().message);
     return d;
   }
-  d.data_quality = assess(kernel, facts);
+  d.data_quality = assess(report, kernel, facts);
   d.limiter = find_limiter(facts);
   d.bottleneck = classify(facts, d.limiter, d.data_quality, (*set)->classify);
   d.data_quality.sufficient = d.bottleneck.cls != BottleneckClass::Unknown;
   note_quality(d.data_quality, d);
   d.derived = facts.all_evidence();
-  if (!d.data_quality.sufficient) return d;  // no finding rests on data that cannot support a class
+  if (!d.data_quality.problems.empty()) return d;  // a broken capture supports no finding
   Scope scope(**set, facts);
   add_context(kernel, **set, facts, scope);
   set_bound(scope, d.bottleneck, d.limiter);

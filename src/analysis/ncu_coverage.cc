@@ -9,11 +9,26 @@
 namespace keet::analysis {
 namespace {
 
+struct MessageEntry {
+  std::string contains;
+  NcuMeaning meaning;
+};
+
 struct MapEntry {
-  std::vector<std::string> findings;
+  NcuMeaning meaning;  // the rule's own, for messages no entry below matches
   bool bottleneck = false;
   std::string reason;
+  std::vector<MessageEntry> messages;
 };
+
+NcuMeaning meaning_of(const nlohmann::json& j, const NcuMeaning& fallback) {
+  NcuMeaning m;
+  m.findings = j.value("findings", fallback.findings);
+  m.warn = j.value("warn", fallback.warn);
+  m.disagree = j.value("disagree", fallback.disagree);
+  m.what = j.value("meaning", fallback.what);
+  return m;
+}
 
 Result<std::map<std::string, MapEntry>> parse_map() {
   auto text = embedded_file("rules/ncu_rules.json");
@@ -21,9 +36,12 @@ Result<std::map<std::string, MapEntry>> parse_map() {
   try {
     std::map<std::string, MapEntry> out;
     const auto doc = nlohmann::json::parse(*text);  // must outlive the loop
-    for (const auto& [id, j] : doc.at("rules").items())
-      out[id] = {j.at("findings").get<std::vector<std::string>>(), j.value("covered_by", "") == "bottleneck",
-                 j.value("reason", "")};
+    for (const auto& [id, j] : doc.at("rules").items()) {
+      MapEntry e{meaning_of(j, {}), j.value("covered_by", "") == "bottleneck", j.value("reason", ""), {}};
+      for (const auto& m : j.value("messages", nlohmann::json::array()))
+        e.messages.push_back({m.at("contains").get<std::string>(), meaning_of(m, e.meaning)});
+      out[id] = std::move(e);
+    }
     return out;
   } catch (const std::exception& e) {
     return fail(ExitCode::BadInput, std::string("rules/ncu_rules.json: ") + e.what());
@@ -41,9 +59,9 @@ bool id_matches(const std::string& pattern, const std::string& id) {
   return pattern == id;
 }
 
-std::string first_match(const MapEntry& e, const KernelDiagnosis& d) {
+std::string first_match(const NcuMeaning& m, const KernelDiagnosis& d) {
   for (const auto& f : d.findings)
-    for (const auto& p : e.findings)
+    for (const auto& p : m.findings)
       if (id_matches(p, f.id)) return f.id;
   return {};
 }
@@ -56,18 +74,35 @@ RuleCoverage judge(const model::RuleResult& r, const std::string& message,
     c.matched_by = "rule unknown to KEET's map";
     return c;
   }
-  if (auto id = first_match(it->second, d); !id.empty()) return {r.id, message, Coverage::Covered, id};
-  if (it->second.bottleneck) return {r.id, message, Coverage::Covered, "bottleneck"};
+  const NcuMeaning& m = *ncu_meaning(r.id, message);
+  if (auto id = first_match(m, d); !id.empty()) return {r.id, message, Coverage::Covered, id};
+  if (it->second.bottleneck && m.findings == it->second.meaning.findings)
+    return {r.id, message, Coverage::Covered, "bottleneck"};
   if (!it->second.reason.empty()) return {r.id, message, Coverage::Explained, it->second.reason};
+  if (!m.disagree.empty()) return {r.id, message, Coverage::Disagrees, m.disagree};
   return c;
 }
 
 }  // namespace
 
+const NcuMeaning* ncu_meaning(std::string_view rule, std::string_view text) {
+  static const NcuMeaning unknown;
+  const auto& map = rule_map();
+  if (!map) return &unknown;
+  auto it = map->find(std::string(rule));
+  if (it == map->end()) return &unknown;
+  for (const auto& m : it->second.messages)
+    if (text.find(m.contains) != std::string_view::npos) return &m.meaning;
+  return &it->second.meaning;
+}
+
+bool is_ncu_warning(int message_type) { return message_type == 2 || message_type == 4; }
+
 std::string_view coverage_name(Coverage c) {
   switch (c) {
     case Coverage::Covered: return "covered";
     case Coverage::Explained: return "explained";
+    case Coverage::Disagrees: return "disagrees";
     case Coverage::Uncovered: return "uncovered";
   }
   return "uncovered";
@@ -79,7 +114,7 @@ Result<std::vector<RuleCoverage>> ncu_coverage(const model::Kernel& kernel, cons
   std::vector<RuleCoverage> out;
   for (const auto& r : kernel.rules)
     for (const auto& m : r.messages)
-      if (m.type >= 2) {
+      if (is_ncu_warning(m.type)) {
         out.push_back(judge(r, m.text, *map, diag));
         break;
       }

@@ -14,7 +14,9 @@ std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& k
   for (const auto* k : kernels) {
     auto [it, added] = groups.try_emplace(k->display_name());
     if (added) order.push_back(k->display_name());
-    double ns = kernel_duration_ns(*k).value_or(0);
+    auto duration = kernel_duration_ns(*k);
+    double ns = duration.value_or(0);
+    it->second.timed += duration.has_value();
     it->second.name = k->display_name();
     it->second.indices.push_back(k->index);
     it->second.total_ns += ns;

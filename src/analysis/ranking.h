@@ -14,6 +14,7 @@ struct KernelGroup {
   double total_ns = 0;         // sum of the launches' duration_ns
   double share = 0;            // of all kernels' time, 0..1
   double mean_ns = 0;
+  int timed = 0;  // launches whose report holds a duration; 0: time and share are not measured
 };
 
 // Launches without a duration count zero time but still appear.

@@ -113,7 +113,9 @@ Classify classify_of(const json& j) {
   Classify c;
   c.launch_max_duration_ns = j.at("launch_max_duration_ns");
   c.launch_max_sol = j.at("launch_max_sol");
+  c.launch_short_duration_ns = j.value("launch_short_duration_ns", c.launch_short_duration_ns);
   c.busy_sol = j.at("busy_sol");
+  c.small_grid_busy_sol = j.value("small_grid_busy_sol", c.busy_sol);
   for (const auto& [cls, ids] : j.at("fallback").items())
     for (const auto& id : ids) c.fallback[class_from_name(cls)].push_back(id.get<std::string>());
   return c;

@@ -68,7 +68,9 @@ struct StallRule {
 struct Classify {
   double launch_max_duration_ns = 10000;
   double launch_max_sol = 30;
+  double launch_short_duration_ns = 5000;  // shorter than this and nothing busy: launch-bound
   double busy_sol = 60;
+  double small_grid_busy_sol = 70;
   std::map<BottleneckClass, std::vector<std::string>> fallback;
 };
 

@@ -70,6 +70,7 @@ std::string quality_lines(const analysis::KernelDiagnosis& k, const TextStyle& s
   std::string indent = s.markdown ? "" : "  ";
   std::string out = indent + "This report cannot support a diagnosis of this kernel.\n";
   for (const auto& p : q.problems) out += indent + "- " + p + "\n";
+  if (!q.problems.empty()) return out + indent + "Profile the kernel again: nothing measured in this capture can be trusted.\n";
   if (!q.collect.empty())
     out += indent + fmt::format("Collect the missing sections with: ncu {} (or --set full)\n", fmt::join(q.collect, " "));
   return out;
@@ -135,8 +136,9 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
   t.right_align({0, 2, 3, 4});
   for (size_t i = 0; i < groups.size() && i < max_rows; ++i) {
     const auto& g = groups[i];
-    t.add({std::to_string(i + 1), g.name, std::to_string(g.indices.size()), human_duration(g.total_ns),
-           fmt::format("{:.1f}%", g.share * 100)});
+    bool timed = g.timed > 0;
+    t.add({std::to_string(i + 1), g.name, std::to_string(g.indices.size()),
+           timed ? human_duration(g.total_ns) : "not measured", timed ? fmt::format("{:.1f}%", g.share * 100) : "-"});
   }
   std::string title = "Kernels by share of total GPU time (start with the first):";
   std::string more = groups.size() > max_rows ? fmt::format("  ... {} more\n", groups.size() - max_rows) : "";

@@ -22,10 +22,16 @@ std::string badge(std::string_view text, std::string_view cls) {
 
 std::string ranking_section(const std::vector<analysis::KernelGroup>& groups) {
   std::string rows;
-  for (const auto& g : groups)
+  for (const auto& g : groups) {
+    if (g.timed == 0) {
+      rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td>not measured</td><td>-</td></tr>",
+                          esc(g.name), g.indices.size());
+      continue;
+    }
     rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td>"
                         "<td><span class='share'><span style='width:{:.0f}%'></span></span> {:.1f}%</td></tr>",
                         esc(g.name), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
+  }
   return "<section class='card'><h2>Kernel ranking</h2><table><tr><th>kernel</th><th>launches</th>"
          "<th>total time</th><th>share of GPU time</th></tr>" + rows + "</table></section>";
 }
@@ -94,7 +100,8 @@ std::string quality_html(const analysis::DataQuality& q) {
   for (const auto& p : q.problems) out += "<li>" + esc(p) + "</li>";
   for (const auto& bad : q.invalid) out += "<li>ignored <code>" + esc(bad.metric) + "</code>: " + esc(bad.why) + "</li>";
   for (const auto& e : q.ncu_errors) out += "<li>ncu could not run a rule: " + esc(e) + "</li>";
-  if (!q.sufficient && !q.collect.empty())
+  if (!q.problems.empty()) out += "<li>profile the kernel again: nothing measured in this capture can be trusted</li>";
+  else if (!q.sufficient && !q.collect.empty())
     out += "<li>collect with <code>ncu " + esc(fmt::format("{}", fmt::join(q.collect, " "))) + "</code> (or --set full)</li>";
   return out + "</ul></div>";
 }

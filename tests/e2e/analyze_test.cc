@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -39,10 +41,52 @@ void expect_golden(const std::string& name, const json& actual) {
   EXPECT_EQ(normalized(actual).dump(2), json::parse(text).dump(2)) << "golden " << name << " differs";
 }
 
+bool has_prefix(const std::string& s, std::initializer_list<const char*> prefixes) {
+  for (const char* p : prefixes)
+    if (s.starts_with(p)) return true;
+  return false;
+}
+
+double evidence_value(const json& finding, const std::string& metric, double fallback) {
+  for (const auto& e : finding["evidence"])
+    if (e["metric"] == metric) return e["value"].get<double>();
+  return fallback;
+}
+
+// Class, binding unit and top finding never contradict; every cap is stated;
+// no occupancy finding where the grid cannot place more CTAs per SM.
+void check_consistency(const json& k, const std::string& where) {
+  std::string cls = k["bottleneck"]["class"];
+  const json& binding = k["limiter"]["binding"];
+  const json& findings = k["findings"];
+  if (cls == "memory" || cls == "compute") {
+    ASSERT_FALSE(binding.is_null()) << where;
+    EXPECT_EQ(binding["kind"], cls) << where;
+    ASSERT_FALSE(findings.empty()) << where << ": a " << cls << "-bound kernel with no finding";
+    auto relieves = findings[0]["relieves"].get<std::vector<std::string>>();
+    EXPECT_NE(std::ranges::find(relieves, binding["unit"].get<std::string>()), relieves.end())
+        << where << ": top finding " << findings[0]["id"] << " does not relieve the binding unit " << binding["unit"];
+  }
+  if (cls == "latency" && !findings.empty())
+    EXPECT_TRUE(has_prefix(findings[0]["id"], {"latency.", "occupancy."})) << where << ": " << findings[0]["id"];
+  if (cls == "launch" && !findings.empty()) EXPECT_TRUE(has_prefix(findings[0]["id"], {"launch."})) << where;
+  if (cls == "unknown") EXPECT_EQ(k["data_quality"]["outcome"], "insufficient_data") << where;
+  for (const auto& f : findings) {
+    std::string formula = f["speedup_formula"], text = f["explanation"];
+    if (formula.find("bound_pct / next_pct") != std::string::npos || formula.find("dram_headroom") != std::string::npos)
+      EXPECT_NE(text.find("capped at"), std::string::npos) << where << " " << f["id"] << ": a cap the text does not state";
+    if (has_prefix(f["id"], {"occupancy.registers", "occupancy.shared_memory", "occupancy.block_size"})) {
+      EXPECT_EQ(cls, "latency") << where;
+      double grid = evidence_value(f, "derived:blocks_per_sm_grid", 1e9), limit = evidence_value(f, "derived:blocks_per_sm_limit", 0);
+      EXPECT_GT(grid, limit) << where << ": occupancy finding although the grid places only " << grid << " CTAs per SM";
+    }
+  }
+}
+
 void check_contract(const json& j) {
   ASSERT_EQ(j["schema"], "keet.analysis/1");
   ASSERT_TRUE(j["kernels"].is_array());
-  static const std::set<std::string> classes = {"memory", "compute", "latency", "launch"};
+  static const std::set<std::string> classes = {"memory", "compute", "latency", "launch", "unknown"};
   static const std::set<std::string> severities = {"high", "medium", "low", "info"};
   for (const auto& k : j["kernels"]) {
     EXPECT_TRUE(classes.count(k["bottleneck"]["class"]));
@@ -55,7 +99,31 @@ void check_contract(const json& j) {
       if (!f["estimated_speedup"].is_null()) EXPECT_GE(f["estimated_speedup"].get<double>(), 1.0);
       for (const auto& e : f["evidence"]) EXPECT_TRUE(e["value"].is_number());
     }
+    EXPECT_TRUE(k["limiter"].is_object());
+    EXPECT_TRUE(k["data_quality"].is_object());
+    static const std::set<std::string> outcomes = {"ok", "degraded", "insufficient_data"};
+    EXPECT_TRUE(outcomes.count(k["data_quality"]["outcome"]));
+    check_consistency(k, j["report"]["path"].get<std::string>() + " kernel " + std::to_string(k["index"].get<int>()));
   }
+}
+
+// "n/a", "nan", "-nan", "inf" as words: a reader cannot tell them from data.
+std::string placeholder_word(const std::string& text) {
+  static const std::set<std::string> bad = {"n/a", "nan", "-nan", "inf", "-inf", "NaN", "N/A"};
+  std::string word;
+  auto flush = [&]() -> std::string {
+    std::string w = word;
+    word.clear();
+    return bad.count(w) ? w : "";
+  };
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '-') {
+      word += c;
+      continue;
+    }
+    if (auto w = flush(); !w.empty()) return w;
+  }
+  return flush();
 }
 
 std::string scenario_report() {
@@ -139,6 +207,68 @@ TEST(AnalyzeE2E, EveryFixtureAnalysesCleanly) {
     auto r = run_keet("analyze --allow-partial --top 0 --format json " + shell_quote(f));
     ASSERT_EQ(r.rc, 0) << f << ": " << r.err;
     check_contract(json::parse(r.out));
+  }
+}
+
+// Never print what the report does not hold: over every fixture and every
+// output format, no "n/a", "nan" or "inf" stands in for a value.
+TEST(AnalyzeE2E, NoFixtureOutputShowsAPlaceholderForAValue) {
+  KEET_REQUIRE_SHARED();
+  std::string html = temp_path("placeholder.html");
+  for (const auto& f : fixture_reports()) {
+    for (std::string format : {"text", "markdown", "json"}) {
+      auto r = run_keet("analyze --allow-partial --top 0 --format " + format + " " + shell_quote(f));
+      ASSERT_EQ(r.rc, 0) << f << ": " << r.err;
+      EXPECT_EQ(placeholder_word(r.out), "") << f << " (" << format << ")";
+    }
+    auto r = run_keet("analyze --allow-partial --top 0 --format html -o " + shell_quote(html) + " " + shell_quote(f));
+    ASSERT_EQ(r.rc, 0) << f << ": " << r.err;
+    EXPECT_EQ(placeholder_word(read_file(html)), "") << f << " (html)";
+  }
+}
+
+TEST(AnalyzeE2E, PlantedBrokenValuesAreReportedNotAnalysed) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto nan = std::nan("");
+  auto k0 = w.kernel("interrupted", 0, 0,
+                     {{"gpu__time_duration.sum", nan}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                      {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 30}});
+  auto k1 = w.kernel("implausible", 4096, 256,
+                     {{"gpu__time_duration.sum", 50000}, {"launch__grid_size", 4096}, {"launch__sm_count", 80},
+                      {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 350},
+                      {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", -3},
+                      {"dram__bytes_read.sum", std::numeric_limits<double>::infinity()}});
+  auto k2 = w.kernel("absent", 4096, 256, {{"gpu__time_duration.sum", 50000}});
+  w.flush_strings(b);
+  for (auto* k : {&k0, &k1, &k2}) b.results.push_back(k->SerializeAsString());
+  w.add(b);
+  std::string path = temp_path("planted.ncu-rep");
+  w.write(path);
+  auto r = run_keet("analyze --format json " + shell_quote(path));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = json::parse(r.out);
+  check_contract(j);
+  for (const auto& k : j["kernels"]) {
+    EXPECT_EQ(k["bottleneck"]["class"], "unknown") << k["name"];
+    EXPECT_EQ(k["data_quality"]["outcome"], "insufficient_data") << k["name"];
+    EXPECT_TRUE(k["findings"].empty()) << k["name"];
+  }
+  EXPECT_FALSE(j["kernels"][0]["data_quality"]["problems"].empty());
+  std::set<std::string> invalid;
+  for (const auto& bad : j["kernels"][1]["data_quality"]["invalid"]) invalid.insert(bad["metric"]);
+  EXPECT_TRUE(invalid.count("sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+  EXPECT_TRUE(invalid.count("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"));
+  EXPECT_TRUE(invalid.count("dram__bytes_read.sum"));
+  EXPECT_FALSE(j["kernels"][2]["data_quality"]["collect"].empty());
+  for (std::string format : {"text", "markdown"}) {
+    auto t = run_keet("analyze --format " + format + " " + shell_quote(path));
+    ASSERT_EQ(t.rc, 0) << t.err;
+    EXPECT_EQ(placeholder_word(t.out), "") << t.out;
+    EXPECT_NE(t.out.find("cannot support a diagnosis"), std::string::npos) << t.out;
+    for (size_t at = t.out.find("0.0%"); at != std::string::npos; at = t.out.find("0.0%", at + 1))
+      EXPECT_TRUE(at > 0 && std::isdigit(static_cast<unsigned char>(t.out[at - 1])))
+          << "an absent value printed as zero:\n" << t.out;
   }
 }
 

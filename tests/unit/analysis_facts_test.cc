@@ -178,12 +178,15 @@ TEST(AnalysisFacts, AllEvidenceIsOrderedByQuantityName) {
   auto all = f.all_evidence();
   std::vector<std::string> metrics;
   for (const auto& e : all) metrics.push_back(e.metric);
-  // blocks_per_sm_grid, duration_ns, grid_size, sm_count, sm_fill_pct
+  // blocks_per_sm_grid, duration_ns, grid_size, idle_sm_count, sm_count, sm_fill_pct, small_grid_speedup
   EXPECT_EQ(metrics, (std::vector<std::string>{"derived:blocks_per_sm_grid", "gpu__time_duration.sum",
-                                               "launch__grid_size", "launch__sm_count", "derived:sm_fill_pct"}));
-  EXPECT_EQ(all[4].value, 50);
-  EXPECT_EQ(all[4].unit, "%");
-  EXPECT_EQ(all[4].formula, "min(grid_size, sm_count) / sm_count * 100");
+                                               "launch__grid_size", "derived:idle_sm_count", "launch__sm_count",
+                                               "derived:sm_fill_pct", "derived:small_grid_speedup"}));
+  EXPECT_EQ(all[3].value, 40);
+  EXPECT_EQ(all[5].value, 50);
+  EXPECT_EQ(all[5].unit, "%");
+  EXPECT_EQ(all[5].formula, "min(grid_size, sm_count) / sm_count * 100");
+  EXPECT_EQ(all[6].value, 2);
 }
 
 }  // namespace

@@ -63,6 +63,11 @@ analysis::Diagnosis sample_diagnosis() {
   f.advice = {"Use a structure of arrays"};
   f.source = {{"scale.cu", 42, 0.61, "out[i] = in[3 * i] * s;"}};
   kd.findings = {f};
+  kd.limiter.units = {{"dram", "DRAM", analysis::BottleneckClass::Memory, 88.3, {}},
+                      {"pipe_fma", "FMA pipe", analysis::BottleneckClass::Compute, 12.5, {}}};
+  kd.data_quality.stall_unit = "warps per issued instruction";
+  kd.data_quality.stall_reasons = {"long_scoreboard", "wait"};
+  kd.data_quality.stall_values = {6.5, 1.2};
   return {"hand.ncu-rep", "ncu-rep", "2022.3", {kd}};
 }
 
@@ -74,8 +79,8 @@ bool references_outside(const std::string& html) {
 
 TEST(LoopHtml, ReportHasEverySection) {
   auto page = html_report(sample_report(), sample_diagnosis());
-  for (std::string want : {"Kernel ranking", "scale&lt;float&gt;(float*, int)", "memory-bound", "Speed of light",
-                           "88.3%", "Roofline", "<svg class='roofline'", "long_scoreboard", "Warp stalls",
+  for (std::string want : {"Kernel ranking", "scale&lt;float&gt;(float*, int)", "memory-bound", "Unit utilisation",
+                           "88.3%", "Roofline", "<svg class='roofline'", "long_scoreboard", "Warp stalls (warps per issued instruction)",
                            "memory.uncoalesced_global", "1.80x", "derived:sectors_per_request", "sectors / requests",
                            "Use a structure of arrays", "scale.cu:42", "out[i] = in[3 * i] * s;", "61.0%"})
     EXPECT_NE(page.find(want), std::string::npos) << want;
