@@ -258,13 +258,19 @@ std::vector<std::string> quantity_spellings(QuantityId id) {
   return out;
 }
 
-std::optional<double> metric_quantity(const model::Kernel& k, QuantityId id) {
+std::optional<SpelledValue> metric_quantity_spelled(const model::Kernel& k, QuantityId id) {
   for (const auto& s : def(id).spellings) {
     if (s.metric.name.empty()) continue;
     auto v = k.number(s.metric);
-    if (v && implausible(*v, s.unit).empty()) return *v * s.scale;
+    if (v && implausible(*v, s.unit).empty())
+      return SpelledValue{s.metric.name, *v * s.scale, s.scale == 1 ? s.unit : def(id).unit};
   }
   return std::nullopt;
+}
+
+std::optional<double> metric_quantity(const model::Kernel& k, QuantityId id) {
+  auto v = metric_quantity_spelled(k, id);
+  return v ? std::optional(v->value) : std::nullopt;
 }
 
 std::optional<double> kernel_duration_ns(const model::Kernel& k) {

@@ -29,6 +29,13 @@ std::vector<std::string> quantity_spellings(QuantityId id);
 // implausible value skipped), for commands that do not run the analysis
 // (list, the kernel ranking, diff snapshots).
 std::optional<double> metric_quantity(const model::Kernel& k, QuantityId id);
+// The same with the metric spelling it came from and that spelling's unit.
+struct SpelledValue {
+  std::string metric;
+  double value = 0;
+  std::string unit;
+};
+std::optional<SpelledValue> metric_quantity_spelled(const model::Kernel& k, QuantityId id);
 std::optional<double> kernel_duration_ns(const model::Kernel& k);
 // True for any metric spelling of duration_ns (reader filters of list/analyze).
 bool is_duration_metric(std::string_view metric);

@@ -579,6 +579,9 @@ void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Lim
   const UnitLoad* bound = lim.binding();
   const UnitLoad* next = lim.next();
   for (auto& f : fs) {
+    // A finding about the binding unit shows the utilisation that binds.
+    bool listed = std::ranges::any_of(f.evidence, [&](const Evidence& e) { return e.metric == bound->evidence.metric; });
+    if (relieves(f, bound->id) && !listed) f.evidence.insert(f.evidence.begin(), bound->evidence);
     if (!f.estimated_speedup || f.relieves.empty()) continue;
     if (!relieves(f, bound->id)) {
       f.speedup_formula = fmt::format("no gain while the {} binds ({}); was {}", bound->label, unit_text(*bound), f.speedup_formula);

@@ -6,6 +6,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       analyze_command(),
       coverage_command(),
+      doctor_command(),
       eval_command(),
       list_command(),
       metrics_command(),

@@ -6,6 +6,7 @@ namespace keet::app {
 
 Command analyze_command();
 Command coverage_command();
+Command doctor_command();
 Command eval_command();
 Command list_command();
 Command metrics_command();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <regex>
 
+#include "analysis/derived.h"
 #include "llm/cache.h"
 #include "model/units.h"
 #include "util/embedded_data.h"
@@ -81,9 +82,9 @@ std::vector<std::string> metric_rows(const model::Kernel* k) {
   std::vector<std::string> rows;
   if (!k) return rows;
   for (const auto& name : prompt_data().value("metrics", json::array())) {
-    const model::Metric* m = k->find(name.get<std::string>());
-    if (!m || !m->value.as_number()) continue;
-    rows.push_back(fmt::format("{} = {}", m->name, value_text(*m->value.as_number(), m->unit.empty() ? model::unit_of(m->name) : m->unit)));
+    auto id = analysis::quantity_id(name.get<std::string>());
+    auto v = id ? analysis::metric_quantity_spelled(*k, *id) : std::nullopt;
+    if (v) rows.push_back(fmt::format("{} = {}", v->metric, value_text(v->value, v->unit)));
   }
   return rows;
 }

@@ -23,15 +23,6 @@ json source_json(const std::vector<analysis::SourceRef>& refs) {
   return out;
 }
 
-}  // namespace
-
-json evidence_json(const analysis::Evidence& e) {
-  json j = {{"metric", e.metric}, {"value", e.value}, {"unit", e.unit}};
-  if (!e.threshold.empty()) j["threshold"] = e.threshold;
-  if (!e.formula.empty()) j["formula"] = e.formula;
-  return j;
-}
-
 json unit_json(const analysis::UnitLoad& u) {
   return {{"unit", u.id}, {"label", u.label}, {"kind", analysis::class_name(u.kind)}, {"pct", u.pct},
           {"metric", u.evidence.metric}};
@@ -45,11 +36,24 @@ json limiter_json(const analysis::Limiter& lim) {
           {"units", units}};
 }
 
+}  // namespace
+
+json evidence_json(const analysis::Evidence& e) {
+  json j = {{"metric", e.metric}, {"value", e.value}, {"unit", e.unit}};
+  if (!e.threshold.empty()) j["threshold"] = e.threshold;
+  if (!e.formula.empty()) j["formula"] = e.formula;
+  return j;
+}
+
+std::string_view outcome_name(const analysis::DataQuality& q) {
+  return q.sufficient ? (q.degraded() ? "degraded" : "ok") : "insufficient_data";
+}
+
 json data_quality_json(const analysis::DataQuality& q) {
   json invalid = json::array();
   for (const auto& bad : q.invalid)
     invalid.push_back({{"metric", bad.metric}, {"value", optional_number(bad.value)}, {"why", bad.why}});
-  return {{"outcome", q.sufficient ? (q.degraded() ? "degraded" : "ok") : "insufficient_data"},
+  return {{"outcome", outcome_name(q)},
           {"sections_present", q.sections_present},
           {"sections_missing", q.sections_missing},
           {"collect", q.collect},
@@ -78,6 +82,7 @@ json finding_json(const analysis::Finding& f) {
           {"references", f.references},
           {"ncu_rules", f.ncu_rules}};
 }
+
 
 json kernel_diagnosis_json(const analysis::KernelDiagnosis& k) {
   json findings = json::array();

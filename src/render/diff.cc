@@ -21,7 +21,7 @@ std::vector<KeyMetric> load_key_metrics() {
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return out;
   for (const auto& m : j.value("metrics", nlohmann::json::array()))
-    out.push_back({m.value("metric", ""), m.value("label", ""), m.value("unit", ""),
+    out.push_back({m.value("metric", ""), m.value("quantity", ""), m.value("label", ""), m.value("unit", ""),
                    m.value("better", "") == "lower"});
   return out;
 }
@@ -157,8 +157,10 @@ const std::vector<KeyMetric>& key_metrics() {
 KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d) {
   KernelSnapshot s{k.index, k.display_name(), k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
                    analysis::kernel_duration_ns(k), "", {}, {}};
-  for (const auto& key : key_metrics())
-    if (auto v = k.number(key.metric)) s.metrics[key.metric] = *v;
+  for (const auto& key : key_metrics()) {
+    auto id = analysis::quantity_id(key.quantity);
+    if (auto v = id ? analysis::metric_quantity(k, *id) : k.number(key.metric)) s.metrics[key.metric] = *v;
+  }
   if (!d) return s;
   s.bottleneck = std::string(analysis::class_name(d->bottleneck.cls));
   for (const auto& f : d->findings) s.findings.push_back(summarize(f));

@@ -38,7 +38,9 @@ struct KernelSnapshot {
 };
 
 struct KeyMetric {
-  std::string metric, label, unit;
+  std::string metric;    // the name snapshots store the value under
+  std::string quantity;  // the catalogue quantity: found under any of its spellings
+  std::string label, unit;
   bool lower_is_better = false;
 };
 const std::vector<KeyMetric>& key_metrics();
