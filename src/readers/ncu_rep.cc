@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <expected>
 #include <optional>
 
@@ -104,6 +105,26 @@ std::expected<bool, int> copy_fields_except(std::string_view bytes, std::string&
   }
 }
 
+// A kernel result that names metrics by ids the string table does not hold
+// yet: ncu may define a name in a later block's table. Its bytes are copied
+// (the mapped pages are given back as the read moves on) and it is decoded
+// once the table covers `max_id`, so the metric filter and the sink still see
+// each kernel whole and in report order.
+struct Deferred {
+  std::string bytes;
+  uint64_t offset = 0;
+  pb::ProcessInfo process;  // of the block the kernel came in
+  uint32_t max_id = 0;
+};
+
+// Metrics whose name id never resolved (the table never grew that far, or the
+// kernel could wait no longer): counted for one warning at the end.
+struct Unresolved {
+  uint64_t metrics = 0;
+  uint64_t kernels = 0;
+  uint32_t max_id = 0;
+};
+
 struct FileState {
   std::vector<std::string> strings;  // cumulative, global string table
   pb::SessionDetails session;        // merged from fragments
@@ -113,36 +134,64 @@ struct FileState {
   pb::ProfileResultHeader header;
   std::string header_bytes;
   std::string scratch;               // a metric without its instance list
+  std::vector<std::pair<std::string_view, uint64_t>> metric_bodies, rule_bodies;  // of the kernel being decoded
+  std::deque<Deferred> deferred;     // kernels waiting for names, in report order
+  uint64_t deferred_bytes = 0;
+  Unresolved unresolved;
   int kernels = 0;
-  bool warned_bad_name = false;
 };
 
 class KernelDecoder {
  public:
-  KernelDecoder(FileState& st, const ReadOptions& opt, model::Report& report)
-      : st_(st), opt_(opt), report_(report) {}
+  KernelDecoder(FileState& st, const ReadOptions& opt) : st_(st), opt_(opt) {}
 
-  model::Kernel decode(std::string_view bytes, uint64_t offset) {
+  // The kernel, or nothing when a metric's name id lies beyond the string
+  // table and `final` is false (the caller defers it). With `final`, such
+  // metrics are left out and counted.
+  std::optional<model::Kernel> decode(std::string_view bytes, uint64_t offset, const pb::ProcessInfo& process,
+                                      bool final) {
+    split(bytes, offset);
+    if (!final && opt_.metrics && max_name_id() >= st_.strings.size()) return std::nullopt;
     model::Kernel k;
+    uint64_t dropped = st_.unresolved.metrics;
+    if (opt_.metrics)
+      for (auto [body, at] : st_.metric_bodies) metric(body, k, at);
+    if (opt_.rules)
+      for (auto [body, at] : st_.rule_bodies) rule(body, k, at);
+    if (st_.unresolved.metrics > dropped) ++st_.unresolved.kernels;
+    parse(st_.header, st_.header_bytes, offset, "kernel result header");
+    fill_header(k, process);
+    return k;
+  }
+
+  // The largest metric name id of the kernel last split (0 when none).
+  uint32_t max_name_id() const {
+    uint32_t max = 0;
+    for (auto [body, at] : st_.metric_bodies)
+      if (auto id = peek_name_id(body)) max = std::max(max, *id);
+    return max;
+  }
+
+  // Walks the kernel's fields once: metric and rule bodies are noted for
+  // decoding, every other (small) field is kept as raw header bytes.
+  void split(std::string_view bytes, uint64_t offset) {
     st_.header_bytes.clear();
+    st_.metric_bodies.clear();
+    st_.rule_bodies.clear();
     CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
     in.SetTotalBytesLimit(INT_MAX);
     for (;;) {
       int tag_start = in.CurrentPosition();
       uint32_t tag = in.ReadTag();
       if (tag == 0) break;
-      field(in, tag, tag_start, bytes, k, offset);
+      field(in, tag, tag_start, bytes, offset);
     }
     if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(bytes.size()))
       throw Corrupt{offset, "kernel result is not a valid protobuf message", false};
-    parse(st_.header, st_.header_bytes, offset, "kernel result header");
-    fill_header(k);
-    return k;
   }
 
  private:
-  void field(CodedInputStream& in, uint32_t tag, int tag_start, std::string_view bytes, model::Kernel& k,
-             uint64_t offset) {
+  void field(CodedInputStream& in, uint32_t tag, int tag_start, std::string_view bytes, uint64_t offset) {
     int start = in.CurrentPosition();
     int number = WireFormatLite::GetTagFieldNumber(tag);
     bool delimited = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
@@ -152,8 +201,8 @@ class KernelDecoder {
         throw Corrupt{offset + start, "kernel result field runs past its message", false};
       std::string_view body = bytes.substr(in.CurrentPosition(), len);
       in.Skip(static_cast<int>(len));
-      if (number == 13 && opt_.metrics) metric(body, k, offset + start);
-      if (number == 19 && opt_.rules) rule(body, k, offset + start);
+      if (number == 13) st_.metric_bodies.emplace_back(body, offset + start);
+      if (number == 19) st_.rule_bodies.emplace_back(body, offset + start);
       return;
     }
     if (!WireFormatLite::SkipField(&in, tag))
@@ -173,18 +222,19 @@ class KernelDecoder {
 
   const std::string* name_of(uint32_t id) {
     if (id < st_.strings.size()) return &st_.strings[id];
-    if (!st_.warned_bad_name) {
-      report_.warnings.push_back(fmt::format("metric name id {} is outside the string table ({} entries)", id,
-                                             st_.strings.size()));
-      st_.warned_bad_name = true;
-    }
+    ++st_.unresolved.metrics;
+    st_.unresolved.max_id = std::max(st_.unresolved.max_id, id);
     return nullptr;
   }
 
   void metric(std::string_view body, model::Kernel& k, uint64_t offset) {
+    bool filtered = false;  // the filter is asked once per metric
     if (opt_.metric_filter) {
       auto id = peek_name_id(body);
-      if (id && *id < st_.strings.size() && !opt_.metric_filter(st_.strings[*id])) return;
+      if (id && *id < st_.strings.size()) {
+        if (!opt_.metric_filter(st_.strings[*id])) return;
+        filtered = true;
+      }
     }
     // Without instances, the list (often most of a metric's bytes) is stepped
     // over on the wire and only its presence kept.
@@ -199,7 +249,7 @@ class KernelDecoder {
     parse(st_.metric, body, offset, "metric result");
     const std::string* name = name_of(st_.metric.name_id());
     if (name == nullptr) return;
-    if (opt_.metric_filter && !opt_.metric_filter(*name)) return;
+    if (!filtered && opt_.metric_filter && !opt_.metric_filter(*name)) return;
     model::Metric m;
     m.name = *name;
     m.value = to_value(st_.metric.value());
@@ -242,7 +292,7 @@ class KernelDecoder {
     if (!r.messages.empty()) r.messages.back().estimated_speedup = s.speedup();
   }
 
-  void fill_header(model::Kernel& k) {
+  void fill_header(model::Kernel& k, const pb::ProcessInfo& process) {
     const auto& h = st_.header;
     k.index = st_.kernels;
     k.mangled = h.kernel_mangled_name();
@@ -253,15 +303,14 @@ class KernelDecoder {
     k.context_id = h.context_id();
     k.stream_id = h.stream_id();
     k.creation_time = h.creation_time();
-    k.process_id = st_.process.process_id();
-    k.process_name = st_.process.process_name();
-    k.host_name = st_.process.hostname();
+    k.process_id = process.process_id();
+    k.process_name = process.process_name();
+    k.host_name = process.hostname();
     if (h.has_source() && h.source().has_reference()) k.source_ref = h.source().reference();
   }
 
   FileState& st_;
   const ReadOptions& opt_;
-  model::Report& report_;
 };
 
 model::Module to_module(const pb::SourceData& s, const ReadOptions& opt) {
@@ -315,24 +364,71 @@ void merge_session(FileState& st, const pb::BlockHeader& h) {
   for (const auto& s : h.string_table().strings()) st.strings.push_back(s);
 }
 
-bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, const KernelSink& sink) {
+// Hands kernels to the sink in report order, holding back those whose metric
+// names arrive in a later block (and every kernel after them).
+class Delivery {
+ public:
+  Delivery(FileState& st, const ReadOptions& opt, const KernelSink& sink) : st_(st), opt_(opt), sink_(sink), dec_(st, opt) {}
+
+  // Returns false once the sink asked to stop.
+  bool take(std::string_view bytes, uint64_t offset) {
+    if (st_.deferred.empty()) {
+      auto k = dec_.decode(bytes, offset, st_.process, false);
+      if (k) return deliver(std::move(*k));
+    } else {
+      dec_.split(bytes, offset);  // a kernel queues behind the waiting ones, whatever it names
+    }
+    st_.deferred.push_back({std::string(bytes), offset, st_.process, dec_.max_name_id()});
+    st_.deferred_bytes += bytes.size();
+    // Bounded memory: past the limit the oldest kernel goes out without the names it still lacks.
+    while (st_.deferred_bytes > opt_.max_deferred_bytes && !st_.deferred.empty())
+      if (!pop()) return false;
+    return true;
+  }
+
+  // Delivers waiting kernels whose names the table now holds; with `final`
+  // (end of file), all of them.
+  bool drain(bool final) {
+    while (!st_.deferred.empty() && (final || st_.deferred.front().max_id < st_.strings.size()))
+      if (!pop()) return false;
+    return true;
+  }
+
+ private:
+  bool pop() {
+    Deferred d = std::move(st_.deferred.front());
+    st_.deferred.pop_front();
+    st_.deferred_bytes -= d.bytes.size();
+    return deliver(std::move(*dec_.decode(d.bytes, d.offset, d.process, true)));
+  }
+
+  bool deliver(model::Kernel&& k) {
+    ++st_.kernels;
+    return sink_(std::move(k));
+  }
+
+  FileState& st_;
+  const ReadOptions& opt_;
+  const KernelSink& sink_;
+  KernelDecoder dec_;
+};
+
+bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out) {
   uint64_t header_at = cur.pos();
   std::string_view hb = cur.item("block header");
   pb::BlockHeader h;
   parse(h, hb, header_at + 4, "block header");
   merge_session(st, h);
+  if (!out.drain(false)) return false;  // the new strings may name what waiting kernels lacked
   uint64_t payload_at = cur.pos();
   if (h.has_payload_size() && h.payload_size() > cur.remaining())
     throw Corrupt{header_at, fmt::format("block payload of {} bytes runs past the end of the file ({} left)",
                                          h.payload_size(), cur.remaining()), true};
   for (uint32_t i = 0; i < h.num_sources(); ++i) read_source(cur, st, opt, report);
-  KernelDecoder dec(st, opt, report);
   for (uint32_t i = 0; i < h.num_results(); ++i) {
     uint64_t at = cur.pos();
     std::string_view body = cur.item("kernel result");
-    model::Kernel k = dec.decode(body, at + 4);
-    ++st.kernels;
-    if (!sink(std::move(k))) return false;
+    if (!out.take(body, at + 4)) return false;
   }
   for (uint32_t i = 0; i < h.num_range_results(); ++i) cur.item("range result");
   uint64_t used = cur.pos() - payload_at;
@@ -363,7 +459,8 @@ void finish_session(const FileState& st, model::Report& report) {
   for (const auto& d : s.device_attributes()) report.session.devices.push_back(to_device(d));
 }
 
-void read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, const KernelSink& sink,
+// Returns false when the sink stopped the read.
+bool read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out,
               const std::function<void(uint64_t)>& release) {
   cur.seek(kMagic.size());
   uint64_t at = cur.pos();
@@ -371,9 +468,20 @@ void read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report&
   parse(fh, cur.item("file header"), at + 4, "file header");
   report.file_version = fh.version();
   while (!cur.at_end()) {
-    if (!read_block(cur, st, opt, report, sink)) return;
-    release(cur.pos());  // everything before this block was copied into the model
+    if (!read_block(cur, st, opt, report, out)) return false;
+    release(cur.pos());  // everything before this block was copied into the model (or a waiting kernel)
   }
+  return true;
+}
+
+// One warning for every metric whose name never resolved, with how many.
+void warn_unresolved(const FileState& st, model::Report& report) {
+  const auto& u = st.unresolved;
+  if (u.metrics == 0) return;
+  report.warnings.push_back(fmt::format(
+      "{} metric value(s) in {} kernel(s) were left out: their name ids (largest {}) are beyond the report's "
+      "string table ({} entries)",
+      u.metrics, u.kernels, u.max_id, st.strings.size()));
 }
 
 }  // namespace
@@ -384,19 +492,28 @@ ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::
                       const KernelSink& sink) {
   Cursor cur(src.bytes());
   FileState st;
+  Delivery out(st, opt, sink);
   report.format = model::Format::NcuRep;
+  std::optional<Corrupt> error;
   try {
     if (!detect(src.bytes())) throw Corrupt{0, "not an Nsight Compute report (no NVR magic)", false};
-    read_all(cur, st, opt, report, sink, [&src](uint64_t upto) { src.release(upto); });
+    if (read_all(cur, st, opt, report, out, [&src](uint64_t upto) { src.release(upto); })) out.drain(true);
   } catch (const Corrupt& c) {
-    finish_session(st, report);
-    if (st.kernels == 0) return std::unexpected(ReadError{src.name(), c.offset, c.what, false});
-    report.partial = true;
-    report.warnings.push_back(fmt::format("{}: at byte {}: {}; read {} kernel(s) before it", src.name(),
-                                          c.offset, c.what, st.kernels));
-    return {};
+    error = c;
+  }
+  if (error) {
+    try {
+      out.drain(true);  // kernels read whole before the damage still count
+    } catch (const Corrupt&) {
+    }
   }
   finish_session(st, report);
+  warn_unresolved(st, report);
+  if (!error) return {};
+  if (st.kernels == 0) return std::unexpected(ReadError{src.name(), error->offset, error->what, false});
+  report.partial = true;
+  report.warnings.push_back(fmt::format("{}: at byte {}: {}; read {} kernel(s) before it", src.name(),
+                                        error->offset, error->what, st.kernels));
   return {};
 }
 

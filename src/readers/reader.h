@@ -25,6 +25,11 @@ struct ReadOptions {
   // on this to collect column names without keeping values).
   std::function<bool(std::string_view)> metric_filter;
   bool allow_partial = false;   // a truncated report is not an error
+  // A .ncu-rep kernel whose metric names are defined in a later block's string
+  // table waits (undecoded) until they arrive; so do the kernels after it, to
+  // keep report order. Past this many waiting bytes the oldest goes out
+  // without the names it lacks (counted in a warning), so memory stays bounded.
+  uint64_t max_deferred_bytes = uint64_t{64} << 20;
 };
 
 // Streaming consumer: called once per kernel as soon as it is read. Returning
