@@ -11,6 +11,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <climits>
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <expected>
@@ -138,6 +139,7 @@ struct FileState {
   std::deque<Deferred> deferred;     // kernels waiting for names, in report order
   uint64_t deferred_bytes = 0;
   Unresolved unresolved;
+  std::vector<uint32_t> grid_size_ids;  // string ids of "launch__grid_size" (see launch_grid)
   int kernels = 0;
 };
 
@@ -161,6 +163,7 @@ class KernelDecoder {
     if (st_.unresolved.metrics > dropped) ++st_.unresolved.kernels;
     parse(st_.header, st_.header_bytes, offset, "kernel result header");
     fill_header(k, process);
+    grid_in_blocks(k, launch_grid());
     return k;
   }
 
@@ -292,6 +295,38 @@ class KernelDecoder {
     if (!r.messages.empty()) r.messages.back().estimated_speedup = s.speedup();
   }
 
+  // The kernel's launch__grid_size metric (blocks), whatever the metric filter
+  // keeps: it decides how to read GridSize (grid_in_blocks).
+  std::optional<double> launch_grid() {
+    for (auto [body, at] : st_.metric_bodies) {
+      auto id = peek_name_id(body);
+      if (!id || std::find(st_.grid_size_ids.begin(), st_.grid_size_ids.end(), *id) == st_.grid_size_ids.end())
+        continue;
+      pb::MetricResult m;
+      if (!copy_fields_except(body, st_.scratch, [](uint32_t tag) { return WireFormatLite::GetTagFieldNumber(tag) == 3; }) ||
+          !m.ParsePartialFromString(st_.scratch))
+        return std::nullopt;
+      return to_value(m.value()).as_number();
+    }
+    return std::nullopt;
+  }
+
+  // Reports written before ncu 2020.3 (.nsight-cuprof-report and early
+  // .ncu-rep) store the CUDA launch in OpenCL terms: GridSize (then called
+  // GlobalWorkSize) counts threads, not blocks. ncu's own header line repeats
+  // the stored field, but its Launch Statistics (launch__grid_size) count
+  // blocks. The stored size is read as threads only when the kernel's own
+  // launch__grid_size says so, dimension by dimension divisible by the block.
+  static void grid_in_blocks(model::Kernel& k, std::optional<double> blocks) {
+    const auto& g = k.grid;
+    const auto& b = k.block;
+    if (!blocks || b.x == 0 || b.y == 0 || b.z == 0 || b.product() == 1) return;
+    if (static_cast<double>(g.product()) == *blocks) return;
+    if (g.x % b.x || g.y % b.y || g.z % b.z) return;
+    model::Dim3 in_blocks{g.x / b.x, g.y / b.y, g.z / b.z};
+    if (static_cast<double>(in_blocks.product()) == *blocks) k.grid = in_blocks;
+  }
+
   void fill_header(model::Kernel& k, const pb::ProcessInfo& process) {
     const auto& h = st_.header;
     k.index = st_.kernels;
@@ -361,7 +396,10 @@ void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report&
 void merge_session(FileState& st, const pb::BlockHeader& h) {
   if (h.has_session_details()) st.session.MergeFrom(h.session_details());
   if (h.has_process()) st.process = h.process();
-  for (const auto& s : h.string_table().strings()) st.strings.push_back(s);
+  for (const auto& s : h.string_table().strings()) {
+    if (s == "launch__grid_size") st.grid_size_ids.push_back(static_cast<uint32_t>(st.strings.size()));
+    st.strings.push_back(s);
+  }
 }
 
 // Hands kernels to the sink in report order, holding back those whose metric

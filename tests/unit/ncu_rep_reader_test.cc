@@ -439,3 +439,48 @@ TEST(NcuRepReader, AWaitingKernelStillCountsWhenTheFileIsCutShort) {
 
 }  // namespace
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+// A one-kernel report with GridSize `grid`, block (64, 1, 1) and, when given,
+// a launch__grid_size metric.
+std::string geometry_report(model::Dim3 grid, std::optional<double> launch_grid) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  std::vector<std::pair<std::string, double>> metrics = {{"gpu__time_duration.sum", 10}};
+  if (launch_grid) metrics.emplace_back("launch__grid_size", *launch_grid);
+  auto k = w.kernel("k", 1, 64, metrics);
+  k.mutable_grid_size()->set_x(grid.x);
+  k.mutable_grid_size()->set_y(grid.y);
+  k.mutable_grid_size()->set_z(grid.z);
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
+TEST(NcuRepReader, PreNcu2020GridSizeInThreadsBecomesBlocks) {
+  readers::ReadOptions none;
+  none.metric_filter = [](std::string_view) { return false; };  // `keet list` keeps few metrics
+  for (const auto& opt : {readers::ReadOptions{}, none}) {
+    auto r = read_bytes(geometry_report({640, 2, 1}, 20), opt);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->kernels[0].grid, (model::Dim3{10, 2, 1}));
+    EXPECT_EQ(r->kernels[0].block, (model::Dim3{64, 1, 1}));
+  }
+}
+
+TEST(NcuRepReader, GridSizeInBlocksIsKept) {
+  // A modern report: GridSize agrees with launch__grid_size.
+  EXPECT_EQ(read_bytes(geometry_report({640, 2, 1}, 1280))->kernels[0].grid, (model::Dim3{640, 2, 1}));
+  // No launch__grid_size to tell: as stored.
+  EXPECT_EQ(read_bytes(geometry_report({640, 2, 1}, std::nullopt))->kernels[0].grid, (model::Dim3{640, 2, 1}));
+  // launch__grid_size that neither reading explains: as stored.
+  EXPECT_EQ(read_bytes(geometry_report({640, 2, 1}, 7))->kernels[0].grid, (model::Dim3{640, 2, 1}));
+  // Not divisible by the block: as stored.
+  EXPECT_EQ(read_bytes(geometry_report({650, 1, 1}, 10))->kernels[0].grid, (model::Dim3{650, 1, 1}));
+}
+
+}  // namespace
+}  // namespace keet
