@@ -31,7 +31,10 @@ CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::stri
   return sub.add_option("--format,-f", value, "output format")->check(CLI::IsMember(allowed))->capture_default_str();
 }
 
-std::string dim_text(const model::Dim3& d) { return fmt::format("({}, {}, {})", d.x, d.y, d.z); }
+// (0, 0, 0) is "not in the input" (nvprof tables have no launch shape).
+std::string dim_text(const model::Dim3& d) {
+  return d.product() == 0 ? "-" : fmt::format("({}, {}, {})", d.x, d.y, d.z);
+}
 
 std::string duration_text(std::optional<double> ns) {
   if (!ns) return "-";

@@ -163,7 +163,7 @@ class KernelDecoder {
     if (st_.unresolved.metrics > dropped) ++st_.unresolved.kernels;
     parse(st_.header, st_.header_bytes, offset, "kernel result header");
     fill_header(k, process);
-    grid_in_blocks(k, launch_grid());
+    k.grid = grid_in_blocks(k.grid, k.block, launch_grid());
     return k;
   }
 
@@ -309,22 +309,6 @@ class KernelDecoder {
       return to_value(m.value()).as_number();
     }
     return std::nullopt;
-  }
-
-  // Reports written before ncu 2020.3 (.nsight-cuprof-report and early
-  // .ncu-rep) store the CUDA launch in OpenCL terms: GridSize (then called
-  // GlobalWorkSize) counts threads, not blocks. ncu's own header line repeats
-  // the stored field, but its Launch Statistics (launch__grid_size) count
-  // blocks. The stored size is read as threads only when the kernel's own
-  // launch__grid_size says so, dimension by dimension divisible by the block.
-  static void grid_in_blocks(model::Kernel& k, std::optional<double> blocks) {
-    const auto& g = k.grid;
-    const auto& b = k.block;
-    if (!blocks || b.x == 0 || b.y == 0 || b.z == 0 || b.product() == 1) return;
-    if (static_cast<double>(g.product()) == *blocks) return;
-    if (g.x % b.x || g.y % b.y || g.z % b.z) return;
-    model::Dim3 in_blocks{g.x / b.x, g.y / b.y, g.z / b.z};
-    if (static_cast<double>(in_blocks.product()) == *blocks) k.grid = in_blocks;
   }
 
   void fill_header(model::Kernel& k, const pb::ProcessInfo& process) {

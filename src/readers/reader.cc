@@ -13,6 +13,14 @@ std::string ReadError::message() const {
   return fmt::format("{}: at byte {}: {}", file, offset, what);
 }
 
+model::Dim3 grid_in_blocks(const model::Dim3& g, const model::Dim3& b, std::optional<double> blocks) {
+  if (!blocks || b.x == 0 || b.y == 0 || b.z == 0 || b.product() == 1) return g;
+  if (static_cast<double>(g.product()) == *blocks) return g;
+  if (g.x % b.x || g.y % b.y || g.z % b.z) return g;
+  model::Dim3 in_blocks{g.x / b.x, g.y / b.y, g.z / b.z};
+  return static_cast<double>(in_blocks.product()) == *blocks ? in_blocks : g;
+}
+
 // Order matters: the first reader whose sniff accepts the bytes wins.
 const std::vector<Reader>& registry() {
   static const std::vector<Reader> readers = {

@@ -115,3 +115,63 @@ TEST(LaunchGeometry, OldReportsShowBlocksInListAnalyzeAndExport) {
 
 }  // namespace
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+
+nlohmann::json list_json(const std::string& path) {
+  auto r = run_keet("list --format json " + shell_quote(path));
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return r.rc == 0 ? nlohmann::json::parse(r.out)["kernels"] : nlohmann::json::array();
+}
+
+// The raw CSV that ncu 2024.1 (and 2022.3, where it opens the report) writes
+// of a report lists the same grid and block as the report itself, in `list`
+// and in `analyze`.
+TEST(LaunchGeometry, NcuRawCsvShowsTheBinaryReportsGeometry) {
+  KEET_REQUIRE_SHARED();
+  std::string dir = *shared_dir() + "/fixtures/public/";
+  for (std::string name : {"BrennenTaylor__Twisty/profile.nsight-cuprof-report",
+                           "Lashi0812__CudaProgramming/profiling/profiles/smemTranspose.ncu-rep",
+                           "ZSL98__bitwise_spgemm/sgemm.ncu-rep"}) {
+    std::string path = dir + name;
+    for (std::string oracle : {"ncu-oracle", "ncu-oracle-2024.1"}) {
+      SCOPED_TRACE(path + " via " + oracle);
+      std::string csv = temp_path("geometry.csv");
+      auto made = run_command(shell_quote(*shared_dir() + "/tools/" + oracle) + " --import " + shell_quote(path) +
+                              " --page raw --csv");
+      ASSERT_EQ(made.rc, 0) << made.err;
+      std::ofstream(csv, std::ios::binary) << made.out;
+      auto want = list_json(path), got = list_json(csv);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got[i]["grid"], want[i]["grid"]) << "kernel " << i;
+        EXPECT_EQ(got[i]["block"], want[i]["block"]) << "kernel " << i;
+      }
+      auto analysis = run_keet("analyze --format json " + shell_quote(csv));
+      ASSERT_EQ(analysis.rc, 0) << analysis.err;
+      for (const auto& k : nlohmann::json::parse(analysis.out)["kernels"]) {
+        size_t i = k["index"].get<size_t>();
+        ASSERT_LT(i, want.size());
+        EXPECT_EQ(k["grid"], want[i]["grid"]) << "analyze, kernel " << i;
+        EXPECT_EQ(k["block"], want[i]["block"]) << "analyze, kernel " << i;
+      }
+    }
+  }
+}
+
+// nvprof's metric/event tables: one row per kernel name with its invocation count.
+TEST(LaunchGeometry, NvprofTablesGiveInvocations) {
+  KEET_REQUIRE_SHARED();
+  auto k = list_json(*shared_dir() + "/fixtures/public/pssrawat__IEEE2017/dsl-float/j2d5pt/jacobi-orig.profile");
+  ASSERT_FALSE(k.empty());
+  for (const auto& kernel : k) EXPECT_EQ(kernel["invocations"], 3);  // the file's "Invocations" column
+  auto text = run_keet("list " + shell_quote(*shared_dir() + "/fixtures/public/pssrawat__IEEE2017/dsl-float/cheby/untiled.csv"));
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("calls"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace keet
