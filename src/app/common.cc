@@ -5,7 +5,7 @@
 namespace keet::app {
 
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
-  sub.add_option("report", a.path, "report file (.ncu-rep, .nsight-cuprof-report, ncu CSV, nvprof CSV)")
+  sub.add_option("report", a.path, "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV)")
       ->required();
   if (with_kernel)
     sub.add_option("-k,--kernel", a.kernel, "kernel: index, exact name, or regex:<pattern> on the demangled name");

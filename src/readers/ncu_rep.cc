@@ -15,10 +15,12 @@
 #include <cstring>
 #include <deque>
 #include <expected>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "io/zstd_stream.h"
 #include "ncu_report.pb.h"
 
 namespace keet::readers::ncurep {
@@ -36,36 +38,85 @@ struct Corrupt {
   bool truncated;
 };
 
+// Pulls up to `cap` more bytes into `dst`; 0 at the end of the input. Throws
+// Corrupt when the input itself is damaged (a compressed stream).
+using Pull = std::function<size_t(char* dst, size_t cap)>;
+
+// The report's bytes, front to back: a mapped file (all at hand, so lengths
+// are checked against what remains before anything is parsed) or a stream
+// (decompressed on the fly), of which only a window is held: the item being
+// read plus one chunk, so memory stays bounded by the largest item.
 class Cursor {
  public:
   explicit Cursor(std::string_view data) : data_(data) {}
-  uint64_t pos() const { return pos_; }
-  bool at_end() const { return pos_ >= data_.size(); }
-  uint64_t remaining() const { return data_.size() - pos_; }
+  explicit Cursor(Pull pull) : pull_(std::move(pull)) {}
+  uint64_t pos() const { return base_ + head_; }
+  bool at_end() { return !ensure(1); }
+  // Bytes left, when known (not for a stream).
+  std::optional<uint64_t> remaining() const {
+    if (pull_) return std::nullopt;
+    return data_.size() - head_;
+  }
+  std::string_view peek(size_t n) {
+    ensure(n);
+    return data_.substr(head_, n);
+  }
 
   uint32_t u32(std::string_view what) {
-    if (remaining() < 4) throw Corrupt{pos_, fmt::format("truncated {} length", what), true};
+    if (!ensure(4)) throw Corrupt{pos(), fmt::format("truncated {} length", what), true};
     uint32_t v;
-    std::memcpy(&v, data_.data() + pos_, 4);  // little-endian on every target we build for
-    pos_ += 4;
+    std::memcpy(&v, data_.data() + head_, 4);  // little-endian on every target we build for
+    head_ += 4;
     return v;
   }
-  // A u32 length prefix followed by that many bytes.
+  // A u32 length prefix followed by that many bytes; valid until the next call.
   std::string_view item(std::string_view what) {
-    uint64_t at = pos_;
+    uint64_t at = pos();
     uint32_t n = u32(what);
     if (n > INT_MAX) throw Corrupt{at, fmt::format("{} length {} is too large", what, n), false};
-    if (n > remaining())
-      throw Corrupt{at, fmt::format("{} of {} bytes runs past the end of the file ({} left)", what, n, remaining()), true};
-    std::string_view out = data_.substr(pos_, n);
-    pos_ += n;
+    if (!ensure(n))
+      throw Corrupt{at, fmt::format("{} of {} bytes runs past the end of the file ({} left)", what, n, available()), true};
+    std::string_view out = data_.substr(head_, n);
+    head_ += n;
     return out;
   }
-  void seek(uint64_t p) { pos_ = p; }
+  // Moves forward to `p`.
+  void skip_to(uint64_t p) {
+    while (pos() < p) {
+      if (!ensure(1)) throw Corrupt{pos(), "the file ends inside a block", true};
+      head_ += std::min<uint64_t>(available(), p - pos());
+    }
+  }
 
  private:
+  static constexpr size_t kChunk = size_t{1} << 17;
+  uint64_t available() const { return data_.size() - head_; }
+
+  // Whether `n` bytes from the current position are at hand; a stream drops
+  // what was consumed, then reads until they are or the input ends. The
+  // buffer grows only as bytes arrive, so a bogus length allocates nothing.
+  bool ensure(uint64_t n) {
+    if (available() >= n) return true;
+    if (!pull_) return false;
+    buf_.erase(0, head_);
+    base_ += head_;
+    head_ = 0;
+    while (buf_.size() < n) {
+      size_t had = buf_.size();
+      buf_.resize(had + kChunk);
+      size_t got = pull_(buf_.data() + had, kChunk);
+      buf_.resize(had + got);
+      if (got == 0) break;
+    }
+    data_ = buf_;
+    return buf_.size() >= n;
+  }
+
   std::string_view data_;
-  uint64_t pos_ = 0;
+  Pull pull_;
+  std::string buf_;   // a stream's window
+  uint64_t base_ = 0;  // position of data_[0]
+  uint64_t head_ = 0;  // read position in data_
 };
 
 template <typename Msg>
@@ -443,9 +494,10 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   merge_session(st, h);
   if (!out.drain(false)) return false;  // the new strings may name what waiting kernels lacked
   uint64_t payload_at = cur.pos();
-  if (h.has_payload_size() && h.payload_size() > cur.remaining())
+  auto left = cur.remaining();
+  if (h.has_payload_size() && left && h.payload_size() > *left)
     throw Corrupt{header_at, fmt::format("block payload of {} bytes runs past the end of the file ({} left)",
-                                         h.payload_size(), cur.remaining()), true};
+                                         h.payload_size(), *left), true};
   for (uint32_t i = 0; i < h.num_sources(); ++i) read_source(cur, st, opt, report);
   for (uint32_t i = 0; i < h.num_results(); ++i) {
     uint64_t at = cur.pos();
@@ -458,7 +510,7 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
     if (used > h.payload_size())
       throw Corrupt{header_at, fmt::format("block items use {} bytes but the header says {}", used, h.payload_size()), false};
     // Items this reader does not know about: skip them, as the size allows.
-    cur.seek(payload_at + h.payload_size());
+    cur.skip_to(payload_at + h.payload_size());
   }
   return true;
 }
@@ -484,7 +536,8 @@ void finish_session(const FileState& st, model::Report& report) {
 // Returns false when the sink stopped the read.
 bool read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out,
               const std::function<void(uint64_t)>& release) {
-  cur.seek(kMagic.size());
+  if (cur.peek(kMagic.size()) != kMagic) throw Corrupt{0, "not an Nsight Compute report (no NVR magic)", false};
+  cur.skip_to(kMagic.size());
   uint64_t at = cur.pos();
   pb::FileHeader fh;
   parse(fh, cur.item("file header"), at + 4, "file header");
@@ -506,20 +559,15 @@ void warn_unresolved(const FileState& st, model::Report& report) {
       u.metrics, u.kernels, u.max_id, st.strings.size()));
 }
 
-}  // namespace
-
-bool detect(std::string_view bytes) { return bytes.substr(0, 4) == kMagic; }
-
-ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
-                      const KernelSink& sink) {
-  Cursor cur(src.bytes());
+// Reads a report from `cur` (a mapped file or a decompressed stream).
+ReadResult<void> read_cursor(Cursor& cur, const std::string& name, const ReadOptions& opt, model::Report& report,
+                             const KernelSink& sink, const std::function<void(uint64_t)>& release) {
   FileState st;
   Delivery out(st, opt, sink);
   report.format = model::Format::NcuRep;
   std::optional<Corrupt> error;
   try {
-    if (!detect(src.bytes())) throw Corrupt{0, "not an Nsight Compute report (no NVR magic)", false};
-    if (read_all(cur, st, opt, report, out, [&src](uint64_t upto) { src.release(upto); })) out.drain(true);
+    if (read_all(cur, st, opt, report, out, release)) out.drain(true);
   } catch (const Corrupt& c) {
     error = c;
   }
@@ -532,11 +580,46 @@ ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::
   finish_session(st, report);
   warn_unresolved(st, report);
   if (!error) return {};
-  if (st.kernels == 0) return std::unexpected(ReadError{src.name(), error->offset, error->what, false});
+  if (st.kernels == 0) return std::unexpected(ReadError{name, error->offset, error->what, false});
   report.partial = true;
-  report.warnings.push_back(fmt::format("{}: at byte {}: {}; read {} kernel(s) before it", src.name(),
-                                        error->offset, error->what, st.kernels));
+  report.warnings.push_back(
+      fmt::format("{}: at byte {}: {}; read {} kernel(s) before it", name, error->offset, error->what, st.kernels));
   return {};
+}
+
+}  // namespace
+
+bool detect(std::string_view bytes) { return bytes.substr(0, 4) == kMagic; }
+
+ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
+                      const KernelSink& sink) {
+  Cursor cur(src.bytes());
+  return read_cursor(cur, src.name(), opt, report, sink, [&src](uint64_t upto) { src.release(upto); });
+}
+
+bool detect_compressed(std::string_view bytes) { return io::is_zstd(bytes); }
+
+// A zstd container: decompressed chunk by chunk into the same reader, so only
+// the item being read is ever held. Offsets in messages count decompressed bytes.
+ReadResult<void> read_compressed(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
+                                 const KernelSink& sink) {
+  io::ZstdStream z(src);
+  Cursor cur([&z](char* dst, size_t cap) {
+    auto n = z.read(dst, cap);
+    if (!n) throw Corrupt{z.produced(), n.error().message, z.truncated()};
+    return *n;
+  });
+  report.format = model::Format::NcuRep;
+  std::string what;
+  try {
+    auto head = cur.peek(kMagic.size());
+    if (head.empty()) what = "unsupported compressed report: the zstd container holds no data (skippable frames only)";
+    else if (head != kMagic) what = "unsupported compressed report: the zstd container does not hold an Nsight Compute report";
+  } catch (const Corrupt& c) {
+    what = c.what;
+  }
+  if (!what.empty()) return std::unexpected(ReadError{src.name(), 0, what, false});
+  return read_cursor(cur, src.name(), opt, report, sink, [](uint64_t) {});
 }
 
 }  // namespace keet::readers::ncurep
