@@ -89,7 +89,7 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
 
 bool is_binary_report(const io::ByteSource& src) {
   const auto* r = readers::find_reader(src.bytes());
-  return r != nullptr && r->name == "ncu-rep";
+  return r != nullptr && (r->name == "ncu-rep" || r->name == "ncu-repz");
 }
 
 ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSource& src) {

@@ -1,4 +1,6 @@
 // keet list R: one row per profiled launch.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/derived.h"
@@ -32,8 +34,26 @@ nlohmann::json kernel_json(const model::Kernel& k) {
           {"mangled", k.mangled},
           {"grid", {k.grid.x, k.grid.y, k.grid.z}},
           {"block", {k.block.x, k.block.y, k.block.z}},
+          {"invocations", k.launches()},
           {"duration_ns", dur ? nlohmann::json(*dur) : nlohmann::json(nullptr)},
           {"device", device_of(k)}};
+}
+
+// nvprof summaries stand for several launches each: a "calls" column then.
+std::string table(const std::vector<const model::Kernel*>& kernels) {
+  bool summaries = std::any_of(kernels.begin(), kernels.end(), [](const auto* k) { return k->invocations != 0; });
+  std::vector<std::string> head = {"#", "kernel", "grid", "block", "duration", "device"};
+  if (summaries) head.insert(head.begin() + 4, "calls");
+  render::Table t(head);
+  t.right_align(summaries ? std::vector<size_t>{0, 4, 5} : std::vector<size_t>{0, 4});
+  for (const auto* k : kernels) {
+    std::vector<std::string> row = {std::to_string(k->index), k->display_name(), dim_text(k->grid),
+                                    dim_text(k->block), duration_text(analysis::kernel_duration_ns(*k)),
+                                    device_of(*k)};
+    if (summaries) row.insert(row.begin() + 4, std::to_string(k->launches()));
+    t.add(row);
+  }
+  return t.str(72);
 }
 
 ExitCode run_list(Context& ctx, const ListArgs& a) {
@@ -44,12 +64,7 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
     for (const auto* k : loaded->selected) arr.push_back(kernel_json(*k));
     ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
   } else {
-    render::Table t({"#", "kernel", "grid", "block", "duration", "device"});
-    t.right_align({0, 4});
-    for (const auto* k : loaded->selected)
-      t.add({std::to_string(k->index), k->display_name(), dim_text(k->grid), dim_text(k->block),
-             duration_text(analysis::kernel_duration_ns(*k)), device_of(*k)});
-    ctx.out << t.str(72);
+    ctx.out << table(loaded->selected);
   }
   return loaded->partial_exit;
 }

@@ -5,7 +5,7 @@
 namespace keet::app {
 
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
-  sub.add_option("report", a.path, "report file (.ncu-rep, .nsight-cuprof-report, ncu CSV, nvprof CSV)")
+  sub.add_option("report", a.path, "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV)")
       ->required();
   if (with_kernel)
     sub.add_option("-k,--kernel", a.kernel, "kernel: index, exact name, or regex:<pattern> on the demangled name");
@@ -31,7 +31,10 @@ CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::stri
   return sub.add_option("--format,-f", value, "output format")->check(CLI::IsMember(allowed))->capture_default_str();
 }
 
-std::string dim_text(const model::Dim3& d) { return fmt::format("({}, {}, {})", d.x, d.y, d.z); }
+// (0, 0, 0) is "not in the input" (nvprof tables have no launch shape).
+std::string dim_text(const model::Dim3& d) {
+  return d.product() == 0 ? "-" : fmt::format("({}, {}, {})", d.x, d.y, d.z);
+}
 
 std::string duration_text(std::optional<double> ns) {
   if (!ns) return "-";

@@ -101,6 +101,11 @@ struct Kernel {
   std::string process_name;
   std::string host_name;  // of the profiled process: ncu's "Host Name" column
   std::optional<uint64_t> source_ref;  // key into Report::modules
+  // Launches this kernel's values summarise: nvprof's "Invocations" (its
+  // tables give one row of min/max/avg per kernel name). 0: one launch, as
+  // every ncu result is.
+  uint64_t invocations = 0;
+  uint64_t launches() const { return invocations == 0 ? 1 : invocations; }
 
   std::vector<Metric> metrics;
   std::vector<RuleResult> rules;

@@ -7,6 +7,7 @@
 // nvprof print their own lines and the program's output before it.
 #include "readers/csv_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
@@ -131,16 +132,31 @@ std::optional<model::Metric> metric_from(std::string name, std::string_view text
   return m;
 }
 
+// What the rows of one kernel told so far: metric names kept, and the launch
+// values, noted whether or not the caller keeps those metrics (they decide
+// the kernel's grid and block).
+struct Seen {
+  std::unordered_set<std::string> names;
+  std::unordered_map<std::string, double> launch;
+};
+
+bool is_launch_shape(std::string_view name) {
+  return name == "launch__grid_size" || name == "launch__block_size" || name.starts_with("launch__grid_dim_") ||
+         name.starts_with("launch__block_dim_");
+}
+
 void add_metric(model::Kernel& k, std::optional<model::Metric> m, const ReadOptions& opt,
-                std::unordered_set<std::string>& seen) {
-  if (!m || !opt.metrics) return;
+                Seen& seen) {
+  if (!m) return;
+  if (is_launch_shape(m->name) && m->value.is_number()) seen.launch.emplace(m->name, m->value.number);
+  if (!opt.metrics) return;
   if (opt.metric_filter && !opt.metric_filter(m->name)) return;
-  if (!seen.insert(m->name).second) return;  // a details page repeats a metric in several sections
+  if (!seen.names.insert(m->name).second) return;  // a details page repeats a metric in several sections
   k.metrics.push_back(std::move(*m));
 }
 
 void add_compute_capability(model::Kernel& k, std::string_view cc, const ReadOptions& opt,
-                            std::unordered_set<std::string>& seen) {
+                            Seen& seen) {
   auto dot = cc.find('.');
   if (cc.empty() || dot == std::string_view::npos) return;
   add_metric(k, metric_from("device__attribute_compute_capability_major", cc.substr(0, dot), ""), opt, seen);
@@ -160,12 +176,28 @@ void fill_identity(model::Kernel& k, const Columns& c, const CsvRow& row) {
   if (c.has("Grid Size")) k.grid = parse_dim(c.get(row, "Grid Size"));
 }
 
-// The raw page has launch dimensions as metrics only.
-void dims_from_metrics(model::Kernel& k) {
-  auto n = [&](const char* name) { return to_uint(k.number(name)); };
-  if (k.grid.product() == 0) k.grid = {n("launch__grid_dim_x"), n("launch__grid_dim_y"), n("launch__grid_dim_z")};
-  if (k.block.product() == 0)
-    k.block = {n("launch__block_dim_x"), n("launch__block_dim_y"), n("launch__block_dim_z")};
+// One of grid/block from the "Grid Size"-style column if there was one, else
+// the per-dimension metrics, else (ncu 2022.3's raw page of a pre-2020.3
+// report has no dimensions) the total as (n, 1, 1): the shape is unknown there,
+// the size is not.
+void dims_from_launch(model::Dim3& d, const Seen& seen, const std::string& kind) {
+  auto n = [&](const std::string& name) -> std::optional<uint64_t> {
+    auto it = seen.launch.find(name);
+    if (it == seen.launch.end()) return std::nullopt;
+    return to_uint(std::optional<double>(it->second));
+  };
+  if (d.product() != 0) return;
+  auto x = n("launch__" + kind + "_dim_x"), y = n("launch__" + kind + "_dim_y"), z = n("launch__" + kind + "_dim_z");
+  if (x) d = {*x, y.value_or(1), z.value_or(1)};
+  else if (auto total = n("launch__" + kind + "_size")) d = {*total, 1, 1};
+}
+
+// Grid and block as the binary report gives them (see readers::grid_in_blocks).
+void finish_launch(model::Kernel& k, const Seen& seen) {
+  dims_from_launch(k.grid, seen, "grid");
+  dims_from_launch(k.block, seen, "block");
+  auto blocks = seen.launch.find("launch__grid_size");
+  if (blocks != seen.launch.end()) k.grid = grid_in_blocks(k.grid, k.block, blocks->second);
 }
 
 void check_width(const CsvRow& row, size_t width) {
@@ -199,7 +231,7 @@ void read_raw(const std::vector<CsvRow>& rows, const CsvRow& header, const ReadO
   size_t first = !rows.empty() && is_units_row(rows.front(), c) ? 1 : 0;
   for (size_t r = first; r < rows.size(); ++r) {
     model::Kernel k;
-    std::unordered_set<std::string> seen;
+    Seen seen;
     fill_identity(k, c, rows[r]);
     for (size_t i = 0; i < header.cells.size() && i < rows[r].cells.size(); ++i) {
       const auto& name = header.cells[i];
@@ -207,7 +239,7 @@ void read_raw(const std::vector<CsvRow>& rows, const CsvRow& header, const ReadO
       std::string_view unit = first ? std::string_view(rows.front().cells.size() > i ? rows.front().cells[i] : "") : "";
       add_metric(k, metric_from(name, rows[r].cells[i], unit), opt, seen);
     }
-    dims_from_metrics(k);
+    finish_launch(k, seen);
     if (!sink(std::move(k))) return;
   }
 }
@@ -276,7 +308,7 @@ void add_rule(model::Kernel& k, const Columns& c, const CsvRow& row) {
 }
 
 void details_row(model::Kernel& k, const Columns& c, const CsvRow& row, const ReadOptions& opt,
-                 std::unordered_set<std::string>& seen) {
+                 Seen& seen) {
   std::string_view label = c.get(row, "Metric Name");
   if (!label.empty()) {
     std::string name = details_metric_name(c.get(row, "Section Name"), label);
@@ -290,12 +322,13 @@ void read_details(const std::vector<CsvRow>& rows, const CsvRow& header, const R
   Columns c(header);
   for (size_t r = 0; r < rows.size();) {
     model::Kernel k;
-    std::unordered_set<std::string> seen;
+    Seen seen;
     fill_identity(k, c, rows[r]);
     add_compute_capability(k, c.get(rows[r], "CC"), opt, seen);
     auto key = std::pair(c.get(rows[r], "ID"), c.get(rows[r], "Process ID"));
     for (; r < rows.size() && std::pair(c.get(rows[r], "ID"), c.get(rows[r], "Process ID")) == key; ++r)
       details_row(k, c, rows[r], opt, seen);
+    finish_launch(k, seen);
     if (!sink(std::move(k))) return;
   }
 }
@@ -316,7 +349,7 @@ std::optional<model::Metric> nvprof_metric(std::string name, std::string_view te
 
 struct NvprofKernels {
   std::vector<model::Kernel> kernels;
-  std::vector<std::unordered_set<std::string>> seen;
+  std::vector<Seen> seen;
   std::map<std::pair<std::string, std::string>, size_t> index;  // (device, kernel) -> position
 
   size_t find_or_add(std::string_view device, std::string_view name, const ReadOptions& opt) {
@@ -338,6 +371,8 @@ void nvprof_table(const std::vector<CsvRow>& rows, const CsvRow& header, const R
   std::string name_col = c.has("Metric Name") ? "Metric Name" : "Event Name";
   for (const auto& row : rows) {
     size_t i = out.find_or_add(c.get(row, "Device"), c.get(row, "Kernel"), opt);
+    auto& k = out.kernels[i];
+    k.invocations = std::max(k.invocations, to_uint(c.get(row, "Invocations")));  // events and metrics tables agree
     add_metric(out.kernels[i], nvprof_metric(std::string(c.get(row, name_col)), c.get(row, "Avg")), opt, out.seen[i]);
   }
 }

@@ -11,12 +11,16 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <climits>
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <expected>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "io/zstd_stream.h"
 #include "ncu_report.pb.h"
 
 namespace keet::readers::ncurep {
@@ -34,36 +38,85 @@ struct Corrupt {
   bool truncated;
 };
 
+// Pulls up to `cap` more bytes into `dst`; 0 at the end of the input. Throws
+// Corrupt when the input itself is damaged (a compressed stream).
+using Pull = std::function<size_t(char* dst, size_t cap)>;
+
+// The report's bytes, front to back: a mapped file (all at hand, so lengths
+// are checked against what remains before anything is parsed) or a stream
+// (decompressed on the fly), of which only a window is held: the item being
+// read plus one chunk, so memory stays bounded by the largest item.
 class Cursor {
  public:
   explicit Cursor(std::string_view data) : data_(data) {}
-  uint64_t pos() const { return pos_; }
-  bool at_end() const { return pos_ >= data_.size(); }
-  uint64_t remaining() const { return data_.size() - pos_; }
+  explicit Cursor(Pull pull) : pull_(std::move(pull)) {}
+  uint64_t pos() const { return base_ + head_; }
+  bool at_end() { return !ensure(1); }
+  // Bytes left, when known (not for a stream).
+  std::optional<uint64_t> remaining() const {
+    if (pull_) return std::nullopt;
+    return data_.size() - head_;
+  }
+  std::string_view peek(size_t n) {
+    ensure(n);
+    return data_.substr(head_, n);
+  }
 
   uint32_t u32(std::string_view what) {
-    if (remaining() < 4) throw Corrupt{pos_, fmt::format("truncated {} length", what), true};
+    if (!ensure(4)) throw Corrupt{pos(), fmt::format("truncated {} length", what), true};
     uint32_t v;
-    std::memcpy(&v, data_.data() + pos_, 4);  // little-endian on every target we build for
-    pos_ += 4;
+    std::memcpy(&v, data_.data() + head_, 4);  // little-endian on every target we build for
+    head_ += 4;
     return v;
   }
-  // A u32 length prefix followed by that many bytes.
+  // A u32 length prefix followed by that many bytes; valid until the next call.
   std::string_view item(std::string_view what) {
-    uint64_t at = pos_;
+    uint64_t at = pos();
     uint32_t n = u32(what);
     if (n > INT_MAX) throw Corrupt{at, fmt::format("{} length {} is too large", what, n), false};
-    if (n > remaining())
-      throw Corrupt{at, fmt::format("{} of {} bytes runs past the end of the file ({} left)", what, n, remaining()), true};
-    std::string_view out = data_.substr(pos_, n);
-    pos_ += n;
+    if (!ensure(n))
+      throw Corrupt{at, fmt::format("{} of {} bytes runs past the end of the file ({} left)", what, n, available()), true};
+    std::string_view out = data_.substr(head_, n);
+    head_ += n;
     return out;
   }
-  void seek(uint64_t p) { pos_ = p; }
+  // Moves forward to `p`.
+  void skip_to(uint64_t p) {
+    while (pos() < p) {
+      if (!ensure(1)) throw Corrupt{pos(), "the file ends inside a block", true};
+      head_ += std::min<uint64_t>(available(), p - pos());
+    }
+  }
 
  private:
+  static constexpr size_t kChunk = size_t{1} << 17;
+  uint64_t available() const { return data_.size() - head_; }
+
+  // Whether `n` bytes from the current position are at hand; a stream drops
+  // what was consumed, then reads until they are or the input ends. The
+  // buffer grows only as bytes arrive, so a bogus length allocates nothing.
+  bool ensure(uint64_t n) {
+    if (available() >= n) return true;
+    if (!pull_) return false;
+    buf_.erase(0, head_);
+    base_ += head_;
+    head_ = 0;
+    while (buf_.size() < n) {
+      size_t had = buf_.size();
+      buf_.resize(had + kChunk);
+      size_t got = pull_(buf_.data() + had, kChunk);
+      buf_.resize(had + got);
+      if (got == 0) break;
+    }
+    data_ = buf_;
+    return buf_.size() >= n;
+  }
+
   std::string_view data_;
-  uint64_t pos_ = 0;
+  Pull pull_;
+  std::string buf_;   // a stream's window
+  uint64_t base_ = 0;  // position of data_[0]
+  uint64_t head_ = 0;  // read position in data_
 };
 
 template <typename Msg>
@@ -104,6 +157,26 @@ std::expected<bool, int> copy_fields_except(std::string_view bytes, std::string&
   }
 }
 
+// A kernel result that names metrics by ids the string table does not hold
+// yet: ncu may define a name in a later block's table. Its bytes are copied
+// (the mapped pages are given back as the read moves on) and it is decoded
+// once the table covers `max_id`, so the metric filter and the sink still see
+// each kernel whole and in report order.
+struct Deferred {
+  std::string bytes;
+  uint64_t offset = 0;
+  pb::ProcessInfo process;  // of the block the kernel came in
+  uint32_t max_id = 0;
+};
+
+// Metrics whose name id never resolved (the table never grew that far, or the
+// kernel could wait no longer): counted for one warning at the end.
+struct Unresolved {
+  uint64_t metrics = 0;
+  uint64_t kernels = 0;
+  uint32_t max_id = 0;
+};
+
 struct FileState {
   std::vector<std::string> strings;  // cumulative, global string table
   pb::SessionDetails session;        // merged from fragments
@@ -113,36 +186,66 @@ struct FileState {
   pb::ProfileResultHeader header;
   std::string header_bytes;
   std::string scratch;               // a metric without its instance list
+  std::vector<std::pair<std::string_view, uint64_t>> metric_bodies, rule_bodies;  // of the kernel being decoded
+  std::deque<Deferred> deferred;     // kernels waiting for names, in report order
+  uint64_t deferred_bytes = 0;
+  Unresolved unresolved;
+  std::vector<uint32_t> grid_size_ids;  // string ids of "launch__grid_size" (see launch_grid)
   int kernels = 0;
-  bool warned_bad_name = false;
 };
 
 class KernelDecoder {
  public:
-  KernelDecoder(FileState& st, const ReadOptions& opt, model::Report& report)
-      : st_(st), opt_(opt), report_(report) {}
+  KernelDecoder(FileState& st, const ReadOptions& opt) : st_(st), opt_(opt) {}
 
-  model::Kernel decode(std::string_view bytes, uint64_t offset) {
+  // The kernel, or nothing when a metric's name id lies beyond the string
+  // table and `final` is false (the caller defers it). With `final`, such
+  // metrics are left out and counted.
+  std::optional<model::Kernel> decode(std::string_view bytes, uint64_t offset, const pb::ProcessInfo& process,
+                                      bool final) {
+    split(bytes, offset);
+    if (!final && opt_.metrics && max_name_id() >= st_.strings.size()) return std::nullopt;
     model::Kernel k;
+    uint64_t dropped = st_.unresolved.metrics;
+    if (opt_.metrics)
+      for (auto [body, at] : st_.metric_bodies) metric(body, k, at);
+    if (opt_.rules)
+      for (auto [body, at] : st_.rule_bodies) rule(body, k, at);
+    if (st_.unresolved.metrics > dropped) ++st_.unresolved.kernels;
+    parse(st_.header, st_.header_bytes, offset, "kernel result header");
+    fill_header(k, process);
+    k.grid = grid_in_blocks(k.grid, k.block, launch_grid());
+    return k;
+  }
+
+  // The largest metric name id of the kernel last split (0 when none).
+  uint32_t max_name_id() const {
+    uint32_t max = 0;
+    for (auto [body, at] : st_.metric_bodies)
+      if (auto id = peek_name_id(body)) max = std::max(max, *id);
+    return max;
+  }
+
+  // Walks the kernel's fields once: metric and rule bodies are noted for
+  // decoding, every other (small) field is kept as raw header bytes.
+  void split(std::string_view bytes, uint64_t offset) {
     st_.header_bytes.clear();
+    st_.metric_bodies.clear();
+    st_.rule_bodies.clear();
     CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
     in.SetTotalBytesLimit(INT_MAX);
     for (;;) {
       int tag_start = in.CurrentPosition();
       uint32_t tag = in.ReadTag();
       if (tag == 0) break;
-      field(in, tag, tag_start, bytes, k, offset);
+      field(in, tag, tag_start, bytes, offset);
     }
     if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(bytes.size()))
       throw Corrupt{offset, "kernel result is not a valid protobuf message", false};
-    parse(st_.header, st_.header_bytes, offset, "kernel result header");
-    fill_header(k);
-    return k;
   }
 
  private:
-  void field(CodedInputStream& in, uint32_t tag, int tag_start, std::string_view bytes, model::Kernel& k,
-             uint64_t offset) {
+  void field(CodedInputStream& in, uint32_t tag, int tag_start, std::string_view bytes, uint64_t offset) {
     int start = in.CurrentPosition();
     int number = WireFormatLite::GetTagFieldNumber(tag);
     bool delimited = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
@@ -152,8 +255,8 @@ class KernelDecoder {
         throw Corrupt{offset + start, "kernel result field runs past its message", false};
       std::string_view body = bytes.substr(in.CurrentPosition(), len);
       in.Skip(static_cast<int>(len));
-      if (number == 13 && opt_.metrics) metric(body, k, offset + start);
-      if (number == 19 && opt_.rules) rule(body, k, offset + start);
+      if (number == 13) st_.metric_bodies.emplace_back(body, offset + start);
+      if (number == 19) st_.rule_bodies.emplace_back(body, offset + start);
       return;
     }
     if (!WireFormatLite::SkipField(&in, tag))
@@ -173,18 +276,19 @@ class KernelDecoder {
 
   const std::string* name_of(uint32_t id) {
     if (id < st_.strings.size()) return &st_.strings[id];
-    if (!st_.warned_bad_name) {
-      report_.warnings.push_back(fmt::format("metric name id {} is outside the string table ({} entries)", id,
-                                             st_.strings.size()));
-      st_.warned_bad_name = true;
-    }
+    ++st_.unresolved.metrics;
+    st_.unresolved.max_id = std::max(st_.unresolved.max_id, id);
     return nullptr;
   }
 
   void metric(std::string_view body, model::Kernel& k, uint64_t offset) {
+    bool filtered = false;  // the filter is asked once per metric
     if (opt_.metric_filter) {
       auto id = peek_name_id(body);
-      if (id && *id < st_.strings.size() && !opt_.metric_filter(st_.strings[*id])) return;
+      if (id && *id < st_.strings.size()) {
+        if (!opt_.metric_filter(st_.strings[*id])) return;
+        filtered = true;
+      }
     }
     // Without instances, the list (often most of a metric's bytes) is stepped
     // over on the wire and only its presence kept.
@@ -199,7 +303,7 @@ class KernelDecoder {
     parse(st_.metric, body, offset, "metric result");
     const std::string* name = name_of(st_.metric.name_id());
     if (name == nullptr) return;
-    if (opt_.metric_filter && !opt_.metric_filter(*name)) return;
+    if (!filtered && opt_.metric_filter && !opt_.metric_filter(*name)) return;
     model::Metric m;
     m.name = *name;
     m.value = to_value(st_.metric.value());
@@ -242,7 +346,23 @@ class KernelDecoder {
     if (!r.messages.empty()) r.messages.back().estimated_speedup = s.speedup();
   }
 
-  void fill_header(model::Kernel& k) {
+  // The kernel's launch__grid_size metric (blocks), whatever the metric filter
+  // keeps: it decides how to read GridSize (grid_in_blocks).
+  std::optional<double> launch_grid() {
+    for (auto [body, at] : st_.metric_bodies) {
+      auto id = peek_name_id(body);
+      if (!id || std::find(st_.grid_size_ids.begin(), st_.grid_size_ids.end(), *id) == st_.grid_size_ids.end())
+        continue;
+      pb::MetricResult m;
+      if (!copy_fields_except(body, st_.scratch, [](uint32_t tag) { return WireFormatLite::GetTagFieldNumber(tag) == 3; }) ||
+          !m.ParsePartialFromString(st_.scratch))
+        return std::nullopt;
+      return to_value(m.value()).as_number();
+    }
+    return std::nullopt;
+  }
+
+  void fill_header(model::Kernel& k, const pb::ProcessInfo& process) {
     const auto& h = st_.header;
     k.index = st_.kernels;
     k.mangled = h.kernel_mangled_name();
@@ -253,15 +373,14 @@ class KernelDecoder {
     k.context_id = h.context_id();
     k.stream_id = h.stream_id();
     k.creation_time = h.creation_time();
-    k.process_id = st_.process.process_id();
-    k.process_name = st_.process.process_name();
-    k.host_name = st_.process.hostname();
+    k.process_id = process.process_id();
+    k.process_name = process.process_name();
+    k.host_name = process.hostname();
     if (h.has_source() && h.source().has_reference()) k.source_ref = h.source().reference();
   }
 
   FileState& st_;
   const ReadOptions& opt_;
-  model::Report& report_;
 };
 
 model::Module to_module(const pb::SourceData& s, const ReadOptions& opt) {
@@ -312,27 +431,78 @@ void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report&
 void merge_session(FileState& st, const pb::BlockHeader& h) {
   if (h.has_session_details()) st.session.MergeFrom(h.session_details());
   if (h.has_process()) st.process = h.process();
-  for (const auto& s : h.string_table().strings()) st.strings.push_back(s);
+  for (const auto& s : h.string_table().strings()) {
+    if (s == "launch__grid_size") st.grid_size_ids.push_back(static_cast<uint32_t>(st.strings.size()));
+    st.strings.push_back(s);
+  }
 }
 
-bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, const KernelSink& sink) {
+// Hands kernels to the sink in report order, holding back those whose metric
+// names arrive in a later block (and every kernel after them).
+class Delivery {
+ public:
+  Delivery(FileState& st, const ReadOptions& opt, const KernelSink& sink) : st_(st), opt_(opt), sink_(sink), dec_(st, opt) {}
+
+  // Returns false once the sink asked to stop.
+  bool take(std::string_view bytes, uint64_t offset) {
+    if (st_.deferred.empty()) {
+      auto k = dec_.decode(bytes, offset, st_.process, false);
+      if (k) return deliver(std::move(*k));
+    } else {
+      dec_.split(bytes, offset);  // a kernel queues behind the waiting ones, whatever it names
+    }
+    st_.deferred.push_back({std::string(bytes), offset, st_.process, dec_.max_name_id()});
+    st_.deferred_bytes += bytes.size();
+    // Bounded memory: past the limit the oldest kernel goes out without the names it still lacks.
+    while (st_.deferred_bytes > opt_.max_deferred_bytes && !st_.deferred.empty())
+      if (!pop()) return false;
+    return true;
+  }
+
+  // Delivers waiting kernels whose names the table now holds; with `final`
+  // (end of file), all of them.
+  bool drain(bool final) {
+    while (!st_.deferred.empty() && (final || st_.deferred.front().max_id < st_.strings.size()))
+      if (!pop()) return false;
+    return true;
+  }
+
+ private:
+  bool pop() {
+    Deferred d = std::move(st_.deferred.front());
+    st_.deferred.pop_front();
+    st_.deferred_bytes -= d.bytes.size();
+    return deliver(std::move(*dec_.decode(d.bytes, d.offset, d.process, true)));
+  }
+
+  bool deliver(model::Kernel&& k) {
+    ++st_.kernels;
+    return sink_(std::move(k));
+  }
+
+  FileState& st_;
+  const ReadOptions& opt_;
+  const KernelSink& sink_;
+  KernelDecoder dec_;
+};
+
+bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out) {
   uint64_t header_at = cur.pos();
   std::string_view hb = cur.item("block header");
   pb::BlockHeader h;
   parse(h, hb, header_at + 4, "block header");
   merge_session(st, h);
+  if (!out.drain(false)) return false;  // the new strings may name what waiting kernels lacked
   uint64_t payload_at = cur.pos();
-  if (h.has_payload_size() && h.payload_size() > cur.remaining())
+  auto left = cur.remaining();
+  if (h.has_payload_size() && left && h.payload_size() > *left)
     throw Corrupt{header_at, fmt::format("block payload of {} bytes runs past the end of the file ({} left)",
-                                         h.payload_size(), cur.remaining()), true};
+                                         h.payload_size(), *left), true};
   for (uint32_t i = 0; i < h.num_sources(); ++i) read_source(cur, st, opt, report);
-  KernelDecoder dec(st, opt, report);
   for (uint32_t i = 0; i < h.num_results(); ++i) {
     uint64_t at = cur.pos();
     std::string_view body = cur.item("kernel result");
-    model::Kernel k = dec.decode(body, at + 4);
-    ++st.kernels;
-    if (!sink(std::move(k))) return false;
+    if (!out.take(body, at + 4)) return false;
   }
   for (uint32_t i = 0; i < h.num_range_results(); ++i) cur.item("range result");
   uint64_t used = cur.pos() - payload_at;
@@ -340,7 +510,7 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
     if (used > h.payload_size())
       throw Corrupt{header_at, fmt::format("block items use {} bytes but the header says {}", used, h.payload_size()), false};
     // Items this reader does not know about: skip them, as the size allows.
-    cur.seek(payload_at + h.payload_size());
+    cur.skip_to(payload_at + h.payload_size());
   }
   return true;
 }
@@ -363,17 +533,58 @@ void finish_session(const FileState& st, model::Report& report) {
   for (const auto& d : s.device_attributes()) report.session.devices.push_back(to_device(d));
 }
 
-void read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, const KernelSink& sink,
+// Returns false when the sink stopped the read.
+bool read_all(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out,
               const std::function<void(uint64_t)>& release) {
-  cur.seek(kMagic.size());
+  if (cur.peek(kMagic.size()) != kMagic) throw Corrupt{0, "not an Nsight Compute report (no NVR magic)", false};
+  cur.skip_to(kMagic.size());
   uint64_t at = cur.pos();
   pb::FileHeader fh;
   parse(fh, cur.item("file header"), at + 4, "file header");
   report.file_version = fh.version();
   while (!cur.at_end()) {
-    if (!read_block(cur, st, opt, report, sink)) return;
-    release(cur.pos());  // everything before this block was copied into the model
+    if (!read_block(cur, st, opt, report, out)) return false;
+    release(cur.pos());  // everything before this block was copied into the model (or a waiting kernel)
   }
+  return true;
+}
+
+// One warning for every metric whose name never resolved, with how many.
+void warn_unresolved(const FileState& st, model::Report& report) {
+  const auto& u = st.unresolved;
+  if (u.metrics == 0) return;
+  report.warnings.push_back(fmt::format(
+      "{} metric value(s) in {} kernel(s) were left out: their name ids (largest {}) are beyond the report's "
+      "string table ({} entries)",
+      u.metrics, u.kernels, u.max_id, st.strings.size()));
+}
+
+// Reads a report from `cur` (a mapped file or a decompressed stream).
+ReadResult<void> read_cursor(Cursor& cur, const std::string& name, const ReadOptions& opt, model::Report& report,
+                             const KernelSink& sink, const std::function<void(uint64_t)>& release) {
+  FileState st;
+  Delivery out(st, opt, sink);
+  report.format = model::Format::NcuRep;
+  std::optional<Corrupt> error;
+  try {
+    if (read_all(cur, st, opt, report, out, release)) out.drain(true);
+  } catch (const Corrupt& c) {
+    error = c;
+  }
+  if (error) {
+    try {
+      out.drain(true);  // kernels read whole before the damage still count
+    } catch (const Corrupt&) {
+    }
+  }
+  finish_session(st, report);
+  warn_unresolved(st, report);
+  if (!error) return {};
+  if (st.kernels == 0) return std::unexpected(ReadError{name, error->offset, error->what, false});
+  report.partial = true;
+  report.warnings.push_back(
+      fmt::format("{}: at byte {}: {}; read {} kernel(s) before it", name, error->offset, error->what, st.kernels));
+  return {};
 }
 
 }  // namespace
@@ -383,21 +594,32 @@ bool detect(std::string_view bytes) { return bytes.substr(0, 4) == kMagic; }
 ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
                       const KernelSink& sink) {
   Cursor cur(src.bytes());
-  FileState st;
+  return read_cursor(cur, src.name(), opt, report, sink, [&src](uint64_t upto) { src.release(upto); });
+}
+
+bool detect_compressed(std::string_view bytes) { return io::is_zstd(bytes); }
+
+// A zstd container: decompressed chunk by chunk into the same reader, so only
+// the item being read is ever held. Offsets in messages count decompressed bytes.
+ReadResult<void> read_compressed(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
+                                 const KernelSink& sink) {
+  io::ZstdStream z(src);
+  Cursor cur([&z](char* dst, size_t cap) {
+    auto n = z.read(dst, cap);
+    if (!n) throw Corrupt{z.produced(), n.error().message, z.truncated()};
+    return *n;
+  });
   report.format = model::Format::NcuRep;
+  std::string what;
   try {
-    if (!detect(src.bytes())) throw Corrupt{0, "not an Nsight Compute report (no NVR magic)", false};
-    read_all(cur, st, opt, report, sink, [&src](uint64_t upto) { src.release(upto); });
+    auto head = cur.peek(kMagic.size());
+    if (head.empty()) what = "unsupported compressed report: the zstd container holds no data (skippable frames only)";
+    else if (head != kMagic) what = "unsupported compressed report: the zstd container does not hold an Nsight Compute report";
   } catch (const Corrupt& c) {
-    finish_session(st, report);
-    if (st.kernels == 0) return std::unexpected(ReadError{src.name(), c.offset, c.what, false});
-    report.partial = true;
-    report.warnings.push_back(fmt::format("{}: at byte {}: {}; read {} kernel(s) before it", src.name(),
-                                          c.offset, c.what, st.kernels));
-    return {};
+    what = c.what;
   }
-  finish_session(st, report);
-  return {};
+  if (!what.empty()) return std::unexpected(ReadError{src.name(), 0, what, false});
+  return read_cursor(cur, src.name(), opt, report, sink, [](uint64_t) {});
 }
 
 }  // namespace keet::readers::ncurep

@@ -9,8 +9,18 @@ namespace keet::readers {
 
 std::string ReadError::message() const {
   if (line != 0) return fmt::format("{}: line {}: {}", file, line, what);
-  if (offset == 0 && what.find("not ") == 0) return fmt::format("{}: {}", file, what);
+  if (offset == 0 && (what.starts_with("not ") || what.starts_with("unsupported compressed") ||
+                      what.starts_with("truncated compressed")))
+    return fmt::format("{}: {}", file, what);
   return fmt::format("{}: at byte {}: {}", file, offset, what);
+}
+
+model::Dim3 grid_in_blocks(const model::Dim3& g, const model::Dim3& b, std::optional<double> blocks) {
+  if (!blocks || b.x == 0 || b.y == 0 || b.z == 0 || b.product() == 1) return g;
+  if (static_cast<double>(g.product()) == *blocks) return g;
+  if (g.x % b.x || g.y % b.y || g.z % b.z) return g;
+  model::Dim3 in_blocks{g.x / b.x, g.y / b.y, g.z / b.z};
+  return static_cast<double>(in_blocks.product()) == *blocks ? in_blocks : g;
 }
 
 // Order matters: the first reader whose sniff accepts the bytes wins.
@@ -18,6 +28,8 @@ const std::vector<Reader>& registry() {
   static const std::vector<Reader> readers = {
       {"ncu-rep", "Nsight Compute binary report (.ncu-rep, .nsight-cuprof-report)", ncurep::detect,
        ncurep::read},
+      {"ncu-repz", "zstd-compressed Nsight Compute report (.ncu-repz, ncu 2025.4+)", ncurep::detect_compressed,
+       ncurep::read_compressed},
       {"ncu-csv", "ncu --csv export (--page raw or --page details)", csv::detect_ncu, csv::read_ncu},
       {"nvprof-csv", "nvprof --csv output (metrics or events)", csv::detect_nvprof, csv::read_nvprof},
   };
@@ -35,7 +47,7 @@ ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, 
   report.path = src.name();
   const Reader* reader = find_reader(src.bytes());
   if (reader == nullptr) {
-    std::string what = src.bytes().empty() ? "empty file" : "not a report KEET can read (not .ncu-rep, ncu CSV or nvprof CSV)";
+    std::string what = src.bytes().empty() ? "empty file" : "not a report KEET can read (not .ncu-rep, .ncu-repz, ncu CSV or nvprof CSV)";
     return std::unexpected(ReadError{src.name(), 0, what, false});
   }
   return reader->read(src, opt, report, sink);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,11 @@ struct ReadOptions {
   // on this to collect column names without keeping values).
   std::function<bool(std::string_view)> metric_filter;
   bool allow_partial = false;   // a truncated report is not an error
+  // A .ncu-rep kernel whose metric names are defined in a later block's string
+  // table waits (undecoded) until they arrive; so do the kernels after it, to
+  // keep report order. Past this many waiting bytes the oldest goes out
+  // without the names it lacks (counted in a warning), so memory stays bounded.
+  uint64_t max_deferred_bytes = uint64_t{64} << 20;
 };
 
 // Streaming consumer: called once per kernel as soon as it is read. Returning
@@ -55,6 +61,15 @@ struct Reader {
                                  model::Report& report, const KernelSink& sink)>
       read;
 };
+
+// Reports written before ncu 2020.3 (.nsight-cuprof-report and early
+// .ncu-rep) store the CUDA launch in OpenCL terms: GridSize (then called
+// GlobalWorkSize) counts threads, not blocks; ncu's header line and raw-page
+// "Grid Size" column repeat the stored field, while its Launch Statistics
+// (launch__grid_size) count blocks. Returns `stored` in blocks when the
+// kernel's own launch__grid_size says it was in threads (each dimension
+// divisible by the block's), else `stored` unchanged.
+model::Dim3 grid_in_blocks(const model::Dim3& stored, const model::Dim3& block, std::optional<double> launch_grid_size);
 
 const std::vector<Reader>& registry();
 const Reader* find_reader(std::string_view bytes);

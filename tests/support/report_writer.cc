@@ -31,8 +31,9 @@ uint32_t ReportWriter::name_id(const std::string& name) {
   return static_cast<uint32_t>(all_names_.size() - 1);
 }
 
-void ReportWriter::flush_strings(Block& b) {
-  for (; flushed_ < all_names_.size(); ++flushed_) b.header.mutable_string_table()->add_strings(all_names_[flushed_]);
+void ReportWriter::flush_strings(Block& b, size_t max) {
+  for (size_t n = 0; flushed_ < all_names_.size() && n < max; ++flushed_, ++n)
+    b.header.mutable_string_table()->add_strings(all_names_[flushed_]);
 }
 
 pb::ProfileResult ReportWriter::kernel(const std::string& name, uint64_t grid, uint64_t block,

@@ -3,6 +3,7 @@
 // truncation) from KEET's own protobuf schema.
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,9 @@ class ReportWriter {
   void add(Block b) { blocks_.push_back(std::move(b)); }
   // Interns a metric name in the pending string table; returns its NameId.
   uint32_t name_id(const std::string& name);
-  // Moves the pending strings into `b`'s string table (append semantics).
-  void flush_strings(Block& b);
+  // Moves the pending strings (at most `max` of them, oldest first) into
+  // `b`'s string table (append semantics).
+  void flush_strings(Block& b, size_t max = SIZE_MAX);
   std::string bytes() const;
   void write(const std::string& path) const;
 

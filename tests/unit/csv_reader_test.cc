@@ -276,3 +276,62 @@ TEST(CsvReaderErrors, StreamingStopsWhenTheSinkSaysSo) {
 
 }  // namespace
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+TEST(CsvReaderNvprof, InvocationsComeFromTheTable) {
+  auto r = load_text(kNvprof, "jacobi.profile");
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].invocations, 3u);
+  EXPECT_EQ(r.kernels[1].invocations, 1u);
+  EXPECT_EQ(r.kernels[0].grid.product(), 0u);  // nvprof's summary tables hold no launch shape
+}
+
+// ncu 2022.3's raw page: launch shape as metrics only; `keet list` keeps none
+// of them, yet the kernel's grid and block must not depend on that.
+const char* kRawLaunch =
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\","
+    "\"launch__block_dim_x\",\"launch__block_dim_y\",\"launch__block_dim_z\",\"launch__block_size\","
+    "\"launch__grid_dim_x\",\"launch__grid_dim_y\",\"launch__grid_dim_z\",\"launch__grid_size\"\n"
+    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"\n"
+    "\"0\",\"42\",\"a.out\",\"h\",\"k1\",\"2025-Feb-26 20:10:07\",\"1\",\"7\",\"32\",\"16\",\"1\",\"512\",\"128\",\"256\",\"1\",\"32768\"\n";
+
+// ncu 2022.3's raw page of a 2019-era report: totals only.
+const char* kRawTotals =
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\","
+    "\"launch__block_size\",\"launch__grid_size\"\n"
+    "\"0\",\"42\",\"a.out\",\"h\",\"k1\",\"2020-Jan-28 16:43:03\",\"1\",\"7\",\"64\",\"10\"\n";
+
+// ncu 2024.1's raw page of a 2019-era report: its "Grid Size" repeats the
+// stored size, in threads.
+const char* kRaw2024Old =
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+    "\"Grid Size\",\"Device\",\"CC\",\"launch__block_size\",\"launch__grid_size\"\n"
+    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"\n"
+    "\"0\",\"42\",\"a.out\",\"h\",\"k1\",\"1\",\"7\",\"(64, 1, 1)\",\"(640, 1, 1)\",\"0\",\"6.1\",\"64\",\"10\"\n";
+
+TEST(CsvReaderRaw, LaunchShapeWhateverTheFilterKeeps) {
+  readers::ReadOptions few;
+  few.metric_filter = [](std::string_view n) { return n == "gpu__time_duration.sum"; };
+  for (const auto& opt : {readers::ReadOptions{}, few}) {
+    auto src = io::memory_source("r.csv", kRawLaunch);
+    auto r = readers::load(*src, opt);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->kernels[0].grid, (model::Dim3{128, 256, 1}));
+    EXPECT_EQ(r->kernels[0].block, (model::Dim3{32, 16, 1}));
+    auto totals = io::memory_source("t.csv", kRawTotals);
+    auto t = readers::load(*totals, opt);
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->kernels[0].grid, (model::Dim3{10, 1, 1}));
+    EXPECT_EQ(t->kernels[0].block, (model::Dim3{64, 1, 1}));
+    auto old = io::memory_source("o.csv", kRaw2024Old);
+    auto o = readers::load(*old, opt);
+    ASSERT_TRUE(o) << o.error().message();
+    EXPECT_EQ(o->kernels[0].grid, (model::Dim3{10, 1, 1}));
+    EXPECT_EQ(o->kernels[0].block, (model::Dim3{64, 1, 1}));
+  }
+}
+
+}  // namespace
+}  // namespace keet

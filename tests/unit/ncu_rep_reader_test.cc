@@ -2,6 +2,8 @@
 // string tables across blocks, unknown fields, partial and corrupt files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "model/units.h"
 #include "readers/reader.h"
 #include "support/report_writer.h"
@@ -303,6 +305,181 @@ TEST(NcuRepReader, MalformedSourceEntryIsCorruptEitherWay) {
     ASSERT_FALSE(r) << modules;
     EXPECT_NE(r.error().what.find("source entry"), std::string::npos) << r.error().what;
   }
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// Kernel "alpha" names zz_late, whose string only comes in the second block
+// (with kernel "beta", or in a header-only block when `header_only`).
+std::string late_name_report(bool header_only) {
+  ReportWriter w;
+  ReportWriter::Block b1;
+  b1.header.mutable_process()->set_process_id(111);
+  auto k1 = w.kernel("alpha", 10, 128, {{"gpu__time_duration.sum", 1000}, {"zz_late", 7}});
+  w.flush_strings(b1, 1);  // gpu__time_duration.sum only
+  b1.results.push_back(k1.SerializeAsString());
+  w.add(b1);
+  ReportWriter::Block b2;
+  b2.header.mutable_process()->set_process_id(222);
+  if (header_only) {
+    w.flush_strings(b2);
+    w.add(b2);
+    ReportWriter::Block b3;
+    auto k2 = w.kernel("beta", 20, 64, {{"gpu__time_duration.sum", 2000}, {"zz_late", 8}});
+    b3.results.push_back(k2.SerializeAsString());
+    w.add(b3);
+  } else {
+    auto k2 = w.kernel("beta", 20, 64, {{"gpu__time_duration.sum", 2000}, {"zz_late", 8}});
+    w.flush_strings(b2);
+    b2.results.push_back(k2.SerializeAsString());
+    w.add(b2);
+  }
+  return w.bytes();
+}
+
+TEST(NcuRepReader, NamesFromALaterStringTableResolveForEarlierKernels) {
+  for (bool header_only : {false, true}) {
+    SCOPED_TRACE(header_only);
+    auto r = read_bytes(late_name_report(header_only));
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_EQ(r->kernels.size(), 2u);
+    EXPECT_EQ(r->kernels[0].display_name(), "alpha()");
+    EXPECT_EQ(r->kernels[0].index, 0);
+    EXPECT_EQ(r->kernels[0].number("zz_late"), 7.0);
+    EXPECT_EQ(r->kernels[0].number("gpu__time_duration.sum"), 1000.0);
+    EXPECT_EQ(r->kernels[0].process_id, 111u);  // its own block's process, not the one current when decoded
+    EXPECT_EQ(r->kernels[1].number("zz_late"), 8.0);
+    EXPECT_EQ(r->kernels[1].index, 1);
+    EXPECT_TRUE(r->warnings.empty()) << r->warnings.front();
+  }
+}
+
+// Streaming keeps its contract: kernels in order, and the metric filter's
+// calls between two sink calls are those of the kernel delivered next.
+TEST(NcuRepReader, LateNamesKeepStreamingOrderAndFilterContract) {
+  std::vector<std::string> asked;
+  std::vector<std::pair<std::string, std::vector<std::string>>> seen;
+  readers::ReadOptions opt;
+  opt.metric_filter = [&](std::string_view n) {
+    asked.emplace_back(n);
+    return true;
+  };
+  auto src = io::memory_source("mem.ncu-rep", late_name_report(false));
+  auto r = readers::stream(*src, opt, [&](model::Kernel&& k) {
+    seen.emplace_back(k.function, std::exchange(asked, {}));
+    return true;
+  });
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].first, "alpha");
+  EXPECT_EQ(seen[1].first, "beta");
+  for (const auto& [name, names] : seen)
+    EXPECT_EQ(std::count(names.begin(), names.end(), "zz_late"), 1) << name;
+}
+
+TEST(NcuRepReader, NamesThatNeverArriveAreCountedInOneWarning) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k1 = w.kernel("alpha", 1, 32, {{"gpu__time_duration.sum", 5}, {"zz_lost", 1}, {"zz_lost2", 2}});
+  auto k2 = w.kernel("beta", 1, 32, {{"gpu__time_duration.sum", 6}, {"zz_lost", 3}});
+  w.flush_strings(b, 1);
+  b.results.push_back(k1.SerializeAsString());
+  b.results.push_back(k2.SerializeAsString());
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->kernels.size(), 2u);
+  EXPECT_EQ(r->kernels[0].number("gpu__time_duration.sum"), 5.0);
+  EXPECT_EQ(r->kernels[1].number("gpu__time_duration.sum"), 6.0);
+  EXPECT_EQ(r->kernels[0].find("zz_lost"), nullptr);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("3 metric value(s) in 2 kernel(s)"), std::string::npos) << r->warnings[0];
+  EXPECT_NE(r->warnings[0].find("largest 2"), std::string::npos) << r->warnings[0];
+  EXPECT_NE(r->warnings[0].find("(1 entries)"), std::string::npos) << r->warnings[0];
+}
+
+TEST(NcuRepReader, WaitingKernelsAreBoundedByMaxDeferredBytes) {
+  readers::ReadOptions opt;
+  opt.max_deferred_bytes = 1;  // nothing may wait: alpha goes out without zz_late
+  auto r = read_bytes(late_name_report(false), opt);
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->kernels.size(), 2u);
+  EXPECT_EQ(r->kernels[0].find("zz_late"), nullptr);
+  EXPECT_EQ(r->kernels[0].number("gpu__time_duration.sum"), 1000.0);
+  EXPECT_EQ(r->kernels[1].number("zz_late"), 8.0);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("1 metric value(s) in 1 kernel(s)"), std::string::npos) << r->warnings[0];
+}
+
+TEST(NcuRepReader, AWaitingKernelStillCountsWhenTheFileIsCutShort) {
+  std::string full = late_name_report(false);
+  // Cut inside the second block's payload: its header (with the string) was read.
+  auto r = read_bytes(full.substr(0, full.size() - 5));
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_TRUE(r->partial);
+  ASSERT_EQ(r->kernels.size(), 1u);
+  EXPECT_EQ(r->kernels[0].number("zz_late"), 7.0);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("read 1 kernel(s) before it"), std::string::npos) << r->warnings[0];
+  // Cut inside the second block's header: the string never came.
+  auto raw = testing::RawReport::parse(full);
+  raw.blocks.resize(1);
+  auto cut = read_bytes(raw.bytes() + std::string("\x10\0", 2));
+  ASSERT_TRUE(cut) << cut.error().message();
+  EXPECT_TRUE(cut->partial);
+  ASSERT_EQ(cut->kernels.size(), 1u);
+  EXPECT_EQ(cut->kernels[0].find("zz_late"), nullptr);
+  ASSERT_EQ(cut->warnings.size(), 2u);
+  EXPECT_NE(cut->warnings[0].find("1 metric value(s) in 1 kernel(s)"), std::string::npos) << cut->warnings[0];
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// A one-kernel report with GridSize `grid`, block (64, 1, 1) and, when given,
+// a launch__grid_size metric.
+std::string geometry_report(model::Dim3 grid, std::optional<double> launch_grid) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  std::vector<std::pair<std::string, double>> metrics = {{"gpu__time_duration.sum", 10}};
+  if (launch_grid) metrics.emplace_back("launch__grid_size", *launch_grid);
+  auto k = w.kernel("k", 1, 64, metrics);
+  k.mutable_grid_size()->set_x(grid.x);
+  k.mutable_grid_size()->set_y(grid.y);
+  k.mutable_grid_size()->set_z(grid.z);
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
+TEST(NcuRepReader, PreNcu2020GridSizeInThreadsBecomesBlocks) {
+  readers::ReadOptions none;
+  none.metric_filter = [](std::string_view) { return false; };  // `keet list` keeps few metrics
+  for (const auto& opt : {readers::ReadOptions{}, none}) {
+    auto r = read_bytes(geometry_report({640, 2, 1}, 20), opt);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->kernels[0].grid, (model::Dim3{10, 2, 1}));
+    EXPECT_EQ(r->kernels[0].block, (model::Dim3{64, 1, 1}));
+  }
+}
+
+TEST(NcuRepReader, GridSizeInBlocksIsKept) {
+  // A modern report: GridSize agrees with launch__grid_size.
+  EXPECT_EQ(read_bytes(geometry_report({640, 2, 1}, 1280))->kernels[0].grid, (model::Dim3{640, 2, 1}));
+  // No launch__grid_size to tell: as stored.
+  EXPECT_EQ(read_bytes(geometry_report({640, 2, 1}, std::nullopt))->kernels[0].grid, (model::Dim3{640, 2, 1}));
+  // launch__grid_size that neither reading explains: as stored.
+  EXPECT_EQ(read_bytes(geometry_report({640, 2, 1}, 7))->kernels[0].grid, (model::Dim3{640, 2, 1}));
+  // Not divisible by the block: as stored.
+  EXPECT_EQ(read_bytes(geometry_report({650, 1, 1}, 10))->kernels[0].grid, (model::Dim3{650, 1, 1}));
 }
 
 }  // namespace
