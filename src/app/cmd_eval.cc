@@ -6,6 +6,7 @@
 #include "app/commands.h"
 #include "io/file.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -37,9 +38,12 @@ void print_json(Context& ctx, const analysis::EvalSummary& s) {
     rows.push_back({{"report", r.label.report}, {"kernel", r.label.kernel}, {"label", r.label.cls},
                     {"predicted", r.predicted_class}, {"top3", r.top3}, {"expect", r.label.expect},
                     {"class_ok", r.class_ok}, {"top3_hit", r.top3_hit}, {"error", r.error}});
-  ctx.out << nlohmann::json{{"scored", s.scored}, {"class_accuracy", s.class_accuracy},
-                            {"top3_accuracy", s.top3_accuracy}, {"mean_recall3", s.mean_recall3}, {"results", rows}}
-                 .dump(2)
+  ctx.out << json_text(nlohmann::json{{"scored", s.scored},
+                                      {"class_accuracy", s.class_accuracy},
+                                      {"top3_accuracy", s.top3_accuracy},
+                                      {"mean_recall3", s.mean_recall3},
+                                      {"results", rows}},
+                      2)
           << "\n";
 }
 

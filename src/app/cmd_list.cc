@@ -4,6 +4,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -41,7 +42,7 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
   if (a.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto* k : loaded->selected) arr.push_back(kernel_json(*k));
-    ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+    ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
   } else {
     render::Table t({"#", "kernel", "grid", "block", "duration", "device"});
     t.right_align({0, 4});
