@@ -26,6 +26,7 @@ using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
 
 constexpr std::string_view kMagic{"NVR\0", 4};
+constexpr size_t kMaxProcessText = 16384;  // process name + host name, copied into each kernel
 
 // Thrown only inside this file; read() converts it into a ReadError.
 struct Corrupt {
@@ -321,6 +322,9 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   pb::BlockHeader h;
   parse(h, hb, header_at + 4, "block header");
   merge_session(st, h);
+  // Every kernel of the block copies these: a long one would be multiplied.
+  if (st.process.process_name().size() + st.process.hostname().size() > kMaxProcessText)
+    throw Corrupt{header_at, "block header's process name is longer than any path", false};
   uint64_t payload_at = cur.pos();
   if (h.has_payload_size() && h.payload_size() > cur.remaining())
     throw Corrupt{header_at, fmt::format("block payload of {} bytes runs past the end of the file ({} left)",
@@ -330,6 +334,9 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   for (uint32_t i = 0; i < h.num_results(); ++i) {
     uint64_t at = cur.pos();
     std::string_view body = cur.item("kernel result");
+    // An empty result is no kernel; refusing it keeps a header that claims
+    // millions of them from costing a model kernel per 4 bytes of file.
+    if (body.empty()) throw Corrupt{at, "kernel result is empty", false};
     model::Kernel k = dec.decode(body, at + 4);
     ++st.kernels;
     if (!sink(std::move(k))) return false;
