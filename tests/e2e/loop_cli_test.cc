@@ -6,7 +6,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "support/report_writer.h"
 #include "support/testing.h"
