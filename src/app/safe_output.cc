@@ -1,5 +1,6 @@
 #include "app/safe_output.h"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "util/terminal.h"
@@ -13,9 +14,15 @@ std::streambuf::int_type SafeOutput::overflow(int_type c) {
   return c;
 }
 
+// Taken in chunks: a command that writes its whole answer at once (hundreds
+// of megabytes of JSON) must not have it copied here whole.
 std::streamsize SafeOutput::xsputn(const char* s, std::streamsize n) {
-  pending_.append(s, static_cast<size_t>(n));
-  if (pending_.size() >= kChunk && !drain(false)) return 0;
+  for (std::streamsize done = 0; done < n;) {
+    auto part = std::min<std::streamsize>(n - done, kChunk);
+    pending_.append(s + done, static_cast<size_t>(part));
+    done += part;
+    if (pending_.size() >= kChunk && !drain(false)) return 0;
+  }
   return n;
 }
 
