@@ -76,8 +76,14 @@ class PgStore final : public SqlStore<PgStore> {
     });
   }
 
+  // A plain query on pg_class, not to_regclass(): the relation cache would keep
+  // the answer of the check made before the lock (an advisory lock does not
+  // refresh it), and a second writer would then run the DDL, whose CREATE
+  // INDEX deadlocks with other writers' inserts.
   Result<bool> schema_exists() {
-    PgResult exists(pq().exec(conn_, "SELECT to_regclass('keet_kernels') IS NOT NULL"));
+    PgResult exists(pq().exec(conn_, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                                     "ON n.oid = c.relnamespace WHERE c.relname = 'keet_kernels' "
+                                     "AND n.nspname = current_schema())"));
     if (!exists.ok()) return std::unexpected(error("schema check"));
     return exists.rows() == 1 && exists.text(0, 0) == "t";
   }

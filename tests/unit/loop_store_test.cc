@@ -156,8 +156,12 @@ TEST_P(LoopStore, ConcurrentProcessesLoseNothing) {
     if (pid == 0) {
       auto s = open_store(url_);
       int bad = s ? 0 : kRuns;
+      if (!s) fprintf(stderr, "open: %s\n", s.error().message.c_str());
       for (int i = 0; s && i < kRuns; ++i)
-        if (!(*s)->record(run("p", i, {kernel("k", "G", i)}))) ++bad;
+        if (auto r = (*s)->record(run("p", i, {kernel("k", "G", i)})); !r) {
+          ++bad;
+          fprintf(stderr, "record: %s\n", r.error().message.c_str());
+        }
       _exit(bad);
     }
     kids.push_back(pid);
