@@ -2,11 +2,15 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
 #include <fmt/format.h>
+
+#include "app/safe_output.h"
 
 namespace keet::app {
 
@@ -53,13 +57,26 @@ int run(int argc, const char* const* argv, Context& ctx) {
 }
 
 int main(int argc, char** argv) {
-  Context ctx{std::cout, std::cerr, isatty(1) == 1, isatty(2) == 1, [](const std::string& name) {
-                const char* v = std::getenv(name.c_str());
-                return std::string(v ? v : "");
-              }};
   std::ios::sync_with_stdio(false);
+  auto env = [](const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return std::string(v ? v : "");
+  };
+  bool out_tty = isatty(1) == 1;
+  // Both streams pass the terminal sanitiser; only stdout is ever painted.
+  SafeOutput out_buf(std::cout.rdbuf(), out_tty && env("NO_COLOR").empty());
+  SafeOutput err_buf(std::cerr.rdbuf(), false);
+  std::ostream out(&out_buf), err(&err_buf);
+  err.setf(std::ios::unitbuf);
+  Context ctx{out, err, out_tty, isatty(2) == 1, env};
   int rc = run(argc, argv, ctx);
-  std::cout.flush();
+  // A write that failed (full disk, closed pipe) makes the answer incomplete:
+  // say so and fail, even when the command itself succeeded.
+  if (!out.flush() || !out_buf.ok()) {
+    int e = out_buf.error();
+    err << "keet: cannot write to standard output" << (e ? std::string(": ") + std::strerror(e) : "") << "\n";
+    return static_cast<int>(ExitCode::Dependency);
+  }
   return rc;
 }
 

@@ -13,6 +13,8 @@
 #include "io/file.h"
 #include "render/analysis_json.h"
 #include "render/analysis_text.h"
+#include "util/json.h"
+#include "render/markdown.h"
 
 namespace keet::app {
 namespace {
@@ -77,7 +79,7 @@ Result<Streamed> analyze_streaming(Context& ctx, const AnalyzeArgs& a, LlmRuntim
 std::string render_json(const Streamed& s) {
   auto j = render::analysis_json(s.diagnosis);
   for (size_t i = 0; i < s.narratives.size(); ++i) j["kernels"][i]["llm"] = llm::to_json(s.narratives[i]);
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 std::string render_text(const AnalyzeArgs& a, const Streamed& s, bool color) {
@@ -85,7 +87,7 @@ std::string render_text(const AnalyzeArgs& a, const Streamed& s, bool color) {
   for (const auto& k : s.light) ks.push_back(&k);
   render::TextStyle style{color && a.output.empty(), a.format == "markdown"};
   auto ranking = analysis::rank_kernels(ks);
-  std::string out = style.markdown ? "# KEET analysis of `" + s.diagnosis.report_path + "`\n\n" : "";
+  std::string out = style.markdown ? "# KEET analysis of " + render::md_code(s.diagnosis.report_path) + "\n\n" : "";
   if (ranking.size() > 1) out += render::ranking_text(ranking, style);
   for (size_t i = 0; i < s.diagnosis.kernels.size(); ++i) {
     out += render::kernel_text(s.diagnosis.kernels[i], style);
@@ -94,11 +96,12 @@ std::string render_text(const AnalyzeArgs& a, const Streamed& s, bool color) {
   return out;
 }
 
-Result<std::string> render_html(Context& ctx, const AnalyzeArgs& a) {
+// The page and the exit code a truncated report earns (as text and JSON do).
+Result<std::pair<std::string, ExitCode>> render_html(Context& ctx, const AnalyzeArgs& a) {
   auto loaded = load_report(ctx, a.report);
   if (!loaded) return std::unexpected(loaded.error());
   auto diagnosis = analysis::analyze(loaded->report, loaded->selected, {a.top});
-  return render::html_report(loaded->report, diagnosis);
+  return std::pair{render::html_report(loaded->report, diagnosis), loaded->partial_exit};
 }
 
 Result<void> emit(Context& ctx, const AnalyzeArgs& a, const std::string& text) {
@@ -115,8 +118,8 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
   if (a.format == "html") {
     auto html = render_html(ctx, a);
     if (!html) return report_error(ctx, html.error());
-    if (auto w = emit(ctx, a, *html); !w) return report_error(ctx, w.error());
-    return ExitCode::Ok;
+    if (auto w = emit(ctx, a, html->first); !w) return report_error(ctx, w.error());
+    return html->second;
   }
   std::unique_ptr<LlmRuntime> rt;
   if (wants_llm(ctx, a)) {

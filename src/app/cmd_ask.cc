@@ -3,6 +3,7 @@
 
 #include "app/commands.h"
 #include "app/llm_flags.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -28,7 +29,7 @@ ExitCode run_ask(Context& ctx, const AskArgs& a) {
   llm::LlmResult r = s.session->turn(a.question);
   if (a.llm.dry_run) return ExitCode::Ok;  // the requests were printed; nothing was sent
   if (a.format == "json") {
-    ctx.out << ask_json(s, a.question, r).dump(2) << "\n";
+    ctx.out << json_text(ask_json(s, a.question, r), 2) << "\n";
   } else {
     ctx.out << deterministic_summary(s.diagnosis, a.llm.redact_names) << "\n" << llm::render_text(r);
   }

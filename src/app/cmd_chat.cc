@@ -55,6 +55,7 @@ ExitCode run_chat(Context& ctx, const ChatArgs& a) {
   bool interactive = isatty(0) == 1;
   ctx.out << deterministic_summary(s.diagnosis, a.llm.redact_names)
           << "Ask about the report; /quit ends the session.\n";
+  ctx.out.flush();  // ctx.out is keet's filtered stdout: out before the first prompt
   std::vector<llm::LlmResult> results;
   while (auto line = next_line(interactive)) {
     if (*line == "/quit" || *line == "/exit") break;

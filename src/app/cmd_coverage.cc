@@ -7,6 +7,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -44,7 +45,7 @@ ExitCode run_coverage(Context& ctx, const CoverageArgs& a) {
     for (const auto& r : *rows)
       arr.push_back({{"kernel", r.kernel}, {"rule", r.c.rule}, {"status", analysis::coverage_name(r.c.status)},
                      {"matched_by", r.c.matched_by}, {"message", r.c.message}});
-    ctx.out << nlohmann::json{{"warnings", arr}, {"uncovered", uncovered}}.dump(2) << "\n";
+    ctx.out << json_text(nlohmann::json{{"warnings", arr}, {"uncovered", uncovered}}, 2) << "\n";
   } else {
     render::Table t({"kernel", "ncu rule", "status", "KEET"});
     for (const auto& r : *rows)

@@ -6,6 +6,7 @@
 #include "app/commands.h"
 #include "app/compare.h"
 #include "render/html.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -38,7 +39,7 @@ Result<render::DiffOptions> diff_options(const DiffArgs& a) {
 }
 
 std::string render_diff(const std::string& format, const render::DiffResult& d) {
-  if (format == "json") return render::diff_json(d).dump(2) + "\n";
+  if (format == "json") return json_text(render::diff_json(d), 2) + "\n";
   if (format == "markdown") return render::diff_markdown(d);
   if (format == "html") return render::html_diff(d);
   return render::diff_text(d);

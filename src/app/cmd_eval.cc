@@ -7,6 +7,7 @@
 #include "app/commands.h"
 #include "io/file.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -135,7 +136,7 @@ void print_json(Context& ctx, const analysis::EvalSummary& s) {
   j["confusion"] = s.confusion;
   j["misses"] = misses;
   j["results"] = rows;
-  ctx.out << j.dump(2) << "\n";
+  ctx.out << json_text(j, 2) << "\n";
 }
 
 ExitCode run_eval(Context& ctx, const EvalArgs& a) {

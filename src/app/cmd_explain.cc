@@ -8,6 +8,7 @@
 #include "app/common.h"
 #include "kb/knowledge_base.h"
 #include "util/strings.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -107,7 +108,7 @@ ExitCode run_explain(Context& ctx, const ExplainArgs& a) {
   if (hits->empty())
     return report_error(ctx, {ExitCode::BadInput, fmt::format("nothing in the knowledge base matches '{}'", query)});
   if (a.format == "json")
-    ctx.out << hits_json(query, *hits).dump(2) << "\n";
+    ctx.out << json_text(hits_json(query, *hits), 2) << "\n";
   else
     ctx.out << hits_text(*hits);
   return ExitCode::Ok;

@@ -8,6 +8,7 @@
 #include "app/common.h"
 #include "render/raw_csv.h"
 #include "render/report_json.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -114,7 +115,7 @@ ExitCode run_export(Context& ctx, const ExportArgs& a) {
   auto loaded = load_report(ctx, a.report, opt);
   if (!loaded) return report_error(ctx, loaded.error());
   if (a.format == "csv") ctx.out << render::raw_csv(loaded->report, loaded->selected);
-  else ctx.out << render::report_json(loaded->report, loaded->selected).dump(1) << "\n";
+  else ctx.out << json_text(render::report_json(loaded->report, loaded->selected), 1) << "\n";
   return loaded->partial_exit;
 }
 

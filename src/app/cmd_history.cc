@@ -7,6 +7,7 @@
 #include "app/compare.h"
 #include "render/diff_format.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -77,7 +78,7 @@ ExitCode run_history(Context& ctx, const HistoryArgs& a) {
   if (a.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& [id, points] : series) arr.push_back(trend_json(id, points));
-    ctx.out << nlohmann::json{{"schema", "keet.history/1"}, {"kernels", arr}}.dump(2) << "\n";
+    ctx.out << json_text(nlohmann::json{{"schema", "keet.history/1"}, {"kernels", arr}}, 2) << "\n";
     return ExitCode::Ok;
   }
   if (series.empty()) ctx.out << fmt::format("no recorded kernels match in {}\n", (*db)->describe());

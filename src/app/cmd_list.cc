@@ -7,6 +7,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -62,7 +63,7 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
   if (a.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto* k : loaded->selected) arr.push_back(kernel_json(*k));
-    ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+    ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
   } else {
     ctx.out << table(loaded->selected);
   }

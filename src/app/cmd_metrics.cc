@@ -1,6 +1,4 @@
 // keet metrics R [-k SEL] [--grep RE]: the metric values of selected kernels.
-#include <regex>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +8,8 @@
 #include "model/units.h"
 #include "render/report_json.h"
 #include "render/table.h"
+#include "util/json.h"
+#include "util/pattern.h"
 
 namespace keet::app {
 namespace {
@@ -27,21 +27,18 @@ std::string value_text(const model::Value& v) { return model::csv_value_text("",
 // name, else the nvprof-era alias that matched (analysis/vocabulary).
 using Matcher = std::function<std::optional<std::string>(const std::string&)>;
 
-std::optional<std::string> match_name_or_alias(const std::regex& re, const std::string& name) {
-  if (std::regex_search(name, re)) return std::string();
+std::optional<std::string> match_name_or_alias(const Pattern& re, const std::string& name) {
+  if (re.search(name)) return std::string();
   for (const auto& alias : analysis::aliases_of(name))
-    if (std::regex_search(alias, re)) return alias;
+    if (re.search(alias)) return alias;
   return std::nullopt;
 }
 
 Result<Matcher> make_matcher(const std::string& pattern) {
   if (pattern.empty()) return Matcher([](const std::string&) { return std::string(); });
-  try {
-    auto re = std::make_shared<std::regex>(pattern, std::regex::icase);
-    return Matcher([re](const std::string& n) { return match_name_or_alias(*re, n); });
-  } catch (const std::regex_error& e) {
-    return fail(ExitCode::BadInput, fmt::format("--grep {}: {}", pattern, e.what()));
-  }
+  auto re = Pattern::compile(pattern, {.case_insensitive = true});
+  if (!re) return fail(ExitCode::BadInput, fmt::format("--grep {}: invalid regular expression: {}", pattern, re.error()));
+  return Matcher([re = std::move(*re)](const std::string& n) { return match_name_or_alias(re, n); });
 }
 
 void print_table(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
@@ -75,7 +72,7 @@ void print_json(Context& ctx, const std::vector<const model::Kernel*>& ks, const
       if (m(mt.name)) metrics[mt.name] = {{"value", render::value_json(mt.value)}, {"unit", model::unit_of(mt.name)}};
     arr.push_back({{"index", k->index}, {"name", k->display_name()}, {"metrics", metrics}});
   }
-  ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+  ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
 }
 
 ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {

@@ -10,6 +10,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -79,7 +80,7 @@ ExitCode run_occupancy(Context& ctx, const OccupancyArgs& a) {
   auto o = analysis::compute_occupancy(arch, input_of(a));
   std::vector<std::string> notes = o.notes;
   if (!found.note.empty()) notes.insert(notes.begin(), found.note);
-  if (a.format == "json") ctx.out << result_json(arch, a, o, notes).dump(2) << "\n";
+  if (a.format == "json") ctx.out << json_text(result_json(arch, a, o, notes), 2) << "\n";
   else print_table(ctx, arch, a, o, notes);
   return ExitCode::Ok;
 }

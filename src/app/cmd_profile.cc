@@ -1,6 +1,8 @@
 // keet profile -- ./app args: run ncu with a full collection, then analyse.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
 #include "app/commands.h"
@@ -23,16 +25,23 @@ ExitCode analyse_report(Context& ctx, const std::string& path) {
 ExitCode run_profile(Context& ctx, const ProfileRequest& r, ProcessRunner& runner) {
   auto ncu = find_ncu(r.ncu, ctx.getenv);
   if (!ncu) return report_error(ctx, ncu.error());
-  std::string report = r.output.empty() ? default_report_path(r.app) : r.output;
-  auto args = ncu_arguments(*ncu, r, report);
+  std::string name = r.output.empty() ? default_report_path(r.app) : r.output;
+  std::string report = ncu_report_file(name);  // what ncu writes for -o name
+  // A report left from an earlier run must not pass for this one's.
+  std::error_code ec;
+  std::filesystem::remove(report, ec);
+  auto args = ncu_arguments(*ncu, r, name);
   ctx.err << "keet: running " << fmt::format("{}", fmt::join(args, " ")) << "\n";
-  std::string output;
-  auto status = runner.run(args, [&](std::string_view chunk) {
-    output += chunk;
-    ctx.err << chunk;  // ncu's progress stays visible
-  });
+  OutputTail output;
+  auto status = runner.run(
+      args,
+      [&](std::string_view chunk) {
+        output.add(chunk);
+        ctx.err << chunk;  // ncu's progress stays visible
+      },
+      std::chrono::seconds(r.timeout_s));
   if (!status) return report_error(ctx, status.error());
-  if (auto ok = check_ncu_outcome(*status, output, report); !ok) return report_error(ctx, ok.error());
+  if (auto ok = check_ncu_outcome(*status, output.text(), report); !ok) return report_error(ctx, ok.error());
   if (*status != 0) ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", *status);
   ctx.err << "keet: report written to " << report << "\n";
   return analyse_report(ctx, report);
@@ -46,7 +55,9 @@ Command profile_command() {
             auto r = std::make_shared<ProfileRequest>();
             sub.add_option("--ncu", r->ncu, "ncu executable (default: $NCU, PATH, /usr/local/cuda*/bin)");
             sub.add_option("-k,--kernel", r->kernel, "profile only this kernel: launch index, name, or regex:<pattern>");
-            sub.add_option("-o,--output", r->output, "report to write (default <app>.ncu-rep)");
+            sub.add_option("-o,--output", r->output, "report to write (ncu adds .ncu-rep; default <app>.ncu-rep)");
+            sub.add_option("--timeout", r->timeout_s, "stop ncu and its processes after this many seconds (0: never)")
+                ->check(CLI::NonNegativeNumber);
             sub.add_option("app", r->app, "application and its arguments (after --)")->required();
             sub.callback([r, &action] { action = [r](Context& ctx) { return run_profile(ctx, *r, system_runner()); }; });
           }};

@@ -8,6 +8,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -147,7 +148,7 @@ ExitCode run_source(Context& ctx, const SourceArgs& a) {
   if (a.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (size_t i = 0; i < tables.size(); ++i) arr.push_back(kernel_json(a, *loaded->selected[i], tables[i]));
-    ctx.out << nlohmann::json{{"kernels", arr}}.dump(2) << "\n";
+    ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
   } else {
     for (size_t i = 0; i < tables.size(); ++i) print_kernel_table(ctx, a, *loaded->selected[i], tables[i]);
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "analysis/engine.h"
+#include "util/json.h"
 
 namespace keet::app {
 
@@ -26,6 +27,7 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   if (!provider->key_env.empty() && settings->provider.api_key.empty())
     ctx.err << "keet: warning: " << provider->key_env << " is not set; sending without a key\n";
   if (a.timeout_s > 0) settings->timeouts.read = std::chrono::seconds(a.timeout_s);
+  settings->timeouts.total = std::max(settings->timeouts.total, settings->timeouts.read);
   auto rt = std::unique_ptr<LlmRuntime>(new LlmRuntime());
   rt->args_ = a;
   rt->http_ = llm::make_http_client(settings->timeouts);
@@ -80,7 +82,7 @@ Result<std::unique_ptr<ChatSetup>> prepare_chat(Context& ctx, const ChatArgs& a)
 
 Result<void> save_transcript(const ChatSetup& s, const std::string& path) {
   std::ofstream out(path);
-  if (out << s.session->transcript().dump(2) << "\n") return {};
+  if (out << json_text(s.session->transcript(), 2) << "\n") return {};
   return fail(ExitCode::BadInput, path + ": cannot write the transcript");
 }
 

@@ -1,9 +1,13 @@
 #include "app/profile.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -61,30 +65,68 @@ void kernel_filter(std::vector<std::string>& args, const std::string& kernel) {
   args.insert(args.end(), {"--kernel-name-base", "demangled", "--kernel-name", kernel});
 }
 
+// ncu's process group, for the signal handler that passes Ctrl-C on to it (a
+// group of its own no longer receives the terminal's signals).
+std::atomic<pid_t> g_child_group{0};
+
+void forward_signal(int sig) {
+  if (pid_t g = g_child_group.load(); g > 0) kill(-g, sig);
+}
+
 class PosixRunner final : public ProcessRunner {
  public:
-  Result<int> run(const std::vector<std::string>& argv, const std::function<void(std::string_view)>& sink) override {
+  Result<int> run(const std::vector<std::string>& argv, const std::function<void(std::string_view)>& sink,
+                  std::chrono::seconds timeout) override {
     int fds[2];
-    if (pipe(fds) != 0) return fail(ExitCode::Dependency, "cannot create a pipe");
+    if (pipe2(fds, O_CLOEXEC) != 0) return fail(ExitCode::Dependency, "cannot create a pipe");
     pid_t pid = fork();
     if (pid < 0) return fail(ExitCode::Dependency, "cannot fork");
     if (pid == 0) exec_child(argv, fds);
+    setpgid(pid, pid);  // also done in the child: whichever runs first
     close(fds[1]);
-    char buf[4096];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) sink({buf, static_cast<size_t>(n)});
+    g_child_group = pid;
+    auto old_int = signal(SIGINT, forward_signal), old_term = signal(SIGTERM, forward_signal);
+    bool timed_out = pump(fds[0], pid, timeout, sink);
+    kill(-pid, SIGKILL);  // whatever of the group is left (a grandchild holding the pipe)
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
+    g_child_group = 0;
+    signal(SIGINT, old_int);
+    signal(SIGTERM, old_term);
+    if (timed_out) return fail(ExitCode::Dependency, fmt::format("{} ran longer than {} s and was stopped", argv[0], timeout.count()));
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return fail(ExitCode::Dependency, "cannot run " + argv[0]);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
  private:
+  // Reads the child's output until the pipe closes, the child has exited and
+  // its pipe stayed quiet for a moment, or the timeout passes (returns true).
+  static bool pump(int fd, pid_t pid, std::chrono::seconds timeout, const std::function<void(std::string_view)>& sink) {
+    using Clock = std::chrono::steady_clock;
+    auto deadline = Clock::now() + timeout;
+    char buf[65536];
+    bool exited = false;
+    for (;;) {
+      if (timeout.count() > 0 && Clock::now() >= deadline) return true;
+      pollfd p{fd, POLLIN, 0};
+      int ready = poll(&p, 1, exited ? 500 : 200);
+      if (ready > 0) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) return false;  // every writer is gone
+        sink({buf, static_cast<size_t>(n)});
+        continue;
+      }
+      if (exited) return false;  // the child is gone and whoever holds its pipe is quiet
+      siginfo_t info{};  // WNOWAIT: the status stays for the final waitpid
+      exited = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+    }
+  }
+
   [[noreturn]] static void exec_child(const std::vector<std::string>& argv, int fds[2]) {
+    setpgid(0, 0);
     dup2(fds[1], 1);
     dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
     std::vector<char*> cargv;
     for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
@@ -116,12 +158,30 @@ std::string default_report_path(const std::vector<std::string>& app) {
   return (base.empty() ? "keet-profile" : base) + ".ncu-rep";
 }
 
+std::string ncu_report_file(const std::string& output) {
+  return output.ends_with(".ncu-rep") ? output : output + ".ncu-rep";
+}
+
 std::vector<std::string> ncu_arguments(const std::string& ncu, const ProfileRequest& r, const std::string& report) {
   std::vector<std::string> args = {ncu,          "--set", "full", "--import-source", "yes", "--section", "SourceCounters",
                                    "--force-overwrite", "-o", report};
   kernel_filter(args, r.kernel);
-  args.insert(args.end(), r.app.begin(), r.app.end());
+  // ncu takes its first non-option word as the application and passes the
+  // rest to it, and it rejects "--" (2022.3 and 2024.1: "option is
+  // ambiguous"), so only an application whose own name starts with '-' could
+  // be taken for an option: it is given as ./-name.
+  for (size_t i = 0; i < r.app.size(); ++i)
+    args.push_back(i == 0 && r.app[i].starts_with('-') ? "./" + r.app[i] : r.app[i]);
   return args;
+}
+
+void OutputTail::add(std::string_view chunk) {
+  // Markers are looked for across the chunk boundary too.
+  std::string window = tail_.substr(tail_.size() > 64 ? tail_.size() - 64 : 0) + std::string(chunk);
+  for (std::string_view m : {"ERR_NVGPUCTRPERM", "No kernels were profiled"})
+    if (window.find(m) != std::string::npos && markers_.find(m) == std::string::npos) markers_ += std::string(m) + "\n";
+  tail_ += chunk;
+  if (tail_.size() > 2 * kKeep) tail_.erase(0, tail_.size() - kKeep);
 }
 
 Result<void> check_ncu_outcome(int status, std::string_view output, const std::string& report) {

@@ -2,6 +2,7 @@
 // it behind a narrow ProcessRunner (tests substitute a fake), and turning
 // ncu's failures into guidance.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -14,9 +15,13 @@ namespace keet::app {
 class ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;
-  // Runs argv[0] (searched on PATH) with its output streamed to `sink`;
-  // returns the exit status, or an error when it could not start.
-  virtual Result<int> run(const std::vector<std::string>& argv, const std::function<void(std::string_view)>& sink) = 0;
+  // Runs argv[0] (searched on PATH) in a process group of its own with its
+  // output streamed to `sink`; returns the exit status, or an error when it
+  // could not start or ran past `timeout` (0: none). When it ends, or times
+  // out, the rest of its group is killed: a grandchild still holding the
+  // output pipe cannot keep keet waiting.
+  virtual Result<int> run(const std::vector<std::string>& argv, const std::function<void(std::string_view)>& sink,
+                          std::chrono::seconds timeout = std::chrono::seconds(0)) = 0;
 };
 ProcessRunner& system_runner();
 
@@ -25,6 +30,7 @@ struct ProfileRequest {
   std::string kernel;  // -k: index, name, or regex:<pattern>
   std::string output;  // -o; default derived from the application
   std::vector<std::string> app;
+  int timeout_s = 0;   // --timeout; 0: none
 };
 
 using GetEnv = std::function<std::string(const std::string&)>;
@@ -32,10 +38,25 @@ using GetEnv = std::function<std::string(const std::string&)>;
 Result<std::string> find_ncu(const std::string& flag, const GetEnv& getenv);
 // "./build/app" -> "app.ncu-rep".
 std::string default_report_path(const std::vector<std::string>& app);
+// The file ncu writes for `-o name`: ncu appends ".ncu-rep" unless the name
+// already ends with it ("out" -> "out.ncu-rep").
+std::string ncu_report_file(const std::string& output);
 // The full ncu command line: full section set, source counters, imported
 // source, the report path and the kernel filter.
 std::vector<std::string> ncu_arguments(const std::string& ncu, const ProfileRequest& r, const std::string& report);
 // Explains what went wrong from ncu's exit status and output (exit 3), or ok.
 Result<void> check_ncu_outcome(int status, std::string_view output, const std::string& report);
+
+// What check_ncu_outcome needs from ncu's output, kept without holding all of
+// it: ncu can print hundreds of megabytes.
+class OutputTail {
+ public:
+  void add(std::string_view chunk);
+  std::string text() const { return markers_ + tail_; }  // the markers seen, then the last bytes
+
+ private:
+  static constexpr size_t kKeep = 64 * 1024;
+  std::string tail_, markers_;
+};
 
 }  // namespace keet::app

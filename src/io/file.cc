@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -16,13 +18,67 @@
 namespace keet::io {
 namespace {
 
+// Live mappings, for the SIGBUS handler. A fixed table of atomics: the
+// handler may neither lock nor allocate.
+struct Mapping {
+  std::atomic<char*> base{nullptr};
+  std::atomic<size_t> size{0};
+  std::atomic<bool> vanished{false};
+};
+constexpr size_t kMaxMappings = 64;
+Mapping g_mappings[kMaxMappings];
+size_t g_page_size = 4096;  // set before the handler is installed: the handler may not call sysconf
+
+// A page past the file's new end: map zeros over the rest of that mapping
+// (read-only, no memory cost) and let the faulting read go on.
+void on_sigbus(int sig, siginfo_t* info, void*) {
+  auto* addr = static_cast<char*>(info->si_addr);
+  for (auto& m : g_mappings) {
+    char* base = m.base.load();
+    size_t size = m.size.load();
+    if (base == nullptr || addr < base || addr >= base + size) continue;
+    char* from = base + (static_cast<size_t>(addr - base) / g_page_size) * g_page_size;
+    if (mmap(from, base + size - from, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+      m.vanished.store(true);
+      return;
+    }
+    break;
+  }
+  signal(sig, SIG_DFL);  // not ours: the fault repeats and ends the process as before
+}
+
+void install_sigbus_handler() {
+  static const bool installed = [] {
+    g_page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGBUS, &sa, nullptr) == 0;
+  }();
+  (void)installed;
+}
+
+Mapping* register_mapping(void* data, size_t size) {
+  for (auto& m : g_mappings) {
+    char* expected = nullptr;
+    if (m.base.load() != nullptr) continue;
+    m.size.store(size);
+    m.vanished.store(false);
+    if (m.base.compare_exchange_strong(expected, static_cast<char*>(data))) return &m;
+  }
+  return nullptr;  // more than kMaxMappings files open at once: unprotected
+}
+
 class MappedFile final : public ByteSource {
  public:
   MappedFile(std::string name, void* data, size_t size)
-      : name_(std::move(name)), data_(data), size_(size) {}
+      : name_(std::move(name)), data_(data), size_(size), guard_(data ? register_mapping(data, size) : nullptr) {}
   ~MappedFile() override {
+    if (guard_ != nullptr) guard_->base.store(nullptr);
     if (data_ != nullptr) munmap(data_, size_);
   }
+  bool changed() const override { return guard_ != nullptr && guard_->vanished.load(); }
   std::string_view bytes() const override {
     return {static_cast<const char*>(data_), size_};
   }
@@ -41,6 +97,7 @@ class MappedFile final : public ByteSource {
   std::string name_;
   void* data_;
   size_t size_;
+  Mapping* guard_;
   mutable size_t released_ = 0;
 };
 
@@ -78,6 +135,7 @@ Result<std::unique_ptr<ByteSource>> open_file(const std::string& path) {
   size_t size = static_cast<size_t>(st.st_size);
   void* data = nullptr;
   if (size > 0) {
+    install_sigbus_handler();
     data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (data == MAP_FAILED) {
       ::close(fd);
@@ -96,7 +154,9 @@ std::unique_ptr<ByteSource> memory_source(std::string name, std::string data) {
 Result<std::string> read_text_file(const std::string& path) {
   auto src = open_file(path);
   if (!src) return std::unexpected(src.error());
-  return std::string((*src)->bytes());
+  std::string text((*src)->bytes());
+  if ((*src)->changed()) return fail(ExitCode::BadInput, path + ": the file was truncated while keet read it");
+  return text;
 }
 
 Result<void> write_text_file(const std::string& path, std::string_view text) {

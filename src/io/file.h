@@ -18,9 +18,16 @@ class ByteSource {
   // The reader is done with bytes [0, offset): a mapped file gives those
   // pages back, so streaming a huge report keeps resident memory flat.
   virtual void release(size_t /*offset*/) const {}
+  // True when the file shrank while it was being read: the bytes past its new
+  // end read as zeros (instead of killing the process with SIGBUS), so what
+  // was read from them is wrong and the caller must report an error.
+  virtual bool changed() const { return false; }
 };
 
-// Maps `path` read-only. Empty files map to an empty view.
+// Maps `path` read-only. Empty files map to an empty view. A SIGBUS handler
+// (installed on first use) turns a page that vanished because the file was
+// truncated underneath into zeros and marks the source changed(); any other
+// SIGBUS still ends the process as before.
 Result<std::unique_ptr<ByteSource>> open_file(const std::string& path);
 std::unique_ptr<ByteSource> memory_source(std::string name, std::string data);
 

@@ -1,5 +1,6 @@
 // Response cache in SQLite, keyed by provider, model and a hash of the request
-// (URL path and body: never the headers, so never the API key). A hit costs no
+// (its whole URL, endpoint included, and body: never the headers, so never
+// the API key). A hit costs no
 // tokens.
 #pragma once
 #include <optional>

@@ -17,13 +17,21 @@ struct RetryPolicy {
   int max_attempts = 4;
   std::chrono::milliseconds initial{1000};
   double factor = 2.0;
-  std::chrono::milliseconds max_delay{30000};  // also caps a server's Retry-After
+  // The longest wait between attempts. A server asking (Retry-After) for a
+  // longer one is not retried at all: it will not be back within this run.
+  std::chrono::milliseconds max_delay{30000};
+  // Circuit breaker: after this many requests in a row failed (each after its
+  // retries), the rest of the run sends none and fails at once.
+  int breaker_after = 2;
+  // The whole run's time for the LLM (requests and waits together); past it
+  // no request is sent, so a slow provider never holds the engine's answer.
+  std::chrono::milliseconds run_budget{600000};
 };
 
 struct LlmError {
   enum class Kind { Unreachable, Status, Malformed, DryRun };
   Kind kind = Kind::Unreachable;
-  std::string message;  // never contains the key
+  std::string message;  // never contains the key (LlmClient::redact)
 };
 
 class LlmClient {
@@ -37,7 +45,10 @@ class LlmClient {
 
  private:
   std::expected<HttpResponse, LlmError> post_with_retries(const HttpRequest& req);
-  std::chrono::milliseconds delay_for(int attempt, const HttpResponse* res) const;
+  std::expected<HttpResponse, LlmError> attempts(const HttpRequest& req);
+  std::optional<LlmError> refuse() const;
+  std::optional<std::chrono::milliseconds> delay_for(int attempt, const HttpResponse* res) const;
+  std::string redact(std::string text, const HttpRequest& req) const;
   void print_dry_run(const HttpRequest& req) const;
 
   ProviderConfig cfg_;
@@ -48,6 +59,8 @@ class LlmClient {
   RetryPolicy retry_;
   std::ostream* dry_run_;
   int http_calls_ = 0;
+  int failures_in_a_row_ = 0;
+  std::chrono::milliseconds spent_{0};  // in requests and waits, this run
 };
 
 // Retry-After in seconds ("3", "1.5"); HTTP dates and junk give nullopt.

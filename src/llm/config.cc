@@ -61,6 +61,9 @@ void apply_timeouts(const json& cfg, Timeouts& t) {
     t.connect = std::chrono::seconds(cfg["connect_timeout_s"].get<int>());
   if (cfg.contains("timeout_s") && cfg["timeout_s"].is_number_integer())
     t.read = std::chrono::seconds(cfg["timeout_s"].get<int>());
+  if (cfg.contains("total_timeout_s") && cfg["total_timeout_s"].is_number_integer())
+    t.total = std::chrono::seconds(cfg["total_timeout_s"].get<int>());
+  t.total = std::max(t.total, t.read);  // a longer read timeout asked for is honoured
 }
 
 }  // namespace

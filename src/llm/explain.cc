@@ -1,4 +1,5 @@
 #include "llm/explain.h"
+#include "util/json.h"
 
 #include <fmt/format.h>
 
@@ -111,7 +112,7 @@ LlmResult explain_kernel(LlmClient& client, const analysis::KernelDiagnosis& d, 
   if (r.status == Status::Verified) return r;
   // One self-correction round: tell the model exactly what failed verification.
   std::string feedback = as_verification(r).feedback();
-  req.messages.push_back({Role::Assistant, first->structured->dump()});
+  req.messages.push_back({Role::Assistant, json_text(*first->structured)});
   req.messages.push_back({Role::User, "KEET checked your answer against the report and found problems:\n" + feedback +
                                           "Correct the answer: use only numbers from the data and advice this device "
                                           "supports. Reply with the JSON object only."});

@@ -1,5 +1,6 @@
 #include "llm/http.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -85,9 +86,10 @@ keet_http_sink sink_for(Collected& c) {
   };
   s.body = [](void* ctx, const char* data, size_t size) { static_cast<Collected*>(ctx)->response.body.assign(data, size); };
   s.error = [](void* ctx, int failure, const char* message) {
-    auto kind = failure == KEET_HTTP_CONNECT ? HttpFailure::Connect
-                : failure == KEET_HTTP_TIMEOUT ? HttpFailure::Timeout
-                                               : HttpFailure::Other;
+    auto kind = failure == KEET_HTTP_CONNECT     ? HttpFailure::Connect
+                : failure == KEET_HTTP_TIMEOUT   ? HttpFailure::Timeout
+                : failure == KEET_HTTP_TOO_LARGE ? HttpFailure::TooLarge
+                                                 : HttpFailure::Other;
     static_cast<Collected*>(ctx)->error = HttpError{kind, message};
   };
   return s;
@@ -103,9 +105,16 @@ class PluginClient final : public HttpClient {
     if (path.empty()) path = "/";
     std::vector<keet_http_header> headers;
     for (const auto& [k, v] : req.headers) headers.push_back({k.c_str(), v.c_str()});
-    keet_http_request r{origin.c_str(),     path.c_str(), headers.data(), headers.size(), req.body.data(),
-                        req.body.size(),    static_cast<long>(timeouts_.connect.count()),
-                        static_cast<long>(timeouts_.read.count())};
+    keet_http_request r{origin.c_str(),
+                        path.c_str(),
+                        headers.data(),
+                        headers.size(),
+                        req.body.data(),
+                        req.body.size(),
+                        static_cast<long>(timeouts_.connect.count()),
+                        static_cast<long>(std::min(timeouts_.read, timeouts_.total).count()),
+                        static_cast<long>(timeouts_.total.count()),
+                        timeouts_.max_body_bytes};
     Collected c;
     auto sink = sink_for(c);
     (*plugin())(&r, &sink);

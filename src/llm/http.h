@@ -27,7 +27,8 @@ struct HttpResponse {
 };
 
 // Unavailable: no HTTP transport at all (the plugin is missing); never retried.
-enum class HttpFailure { Connect, Timeout, Other, Unavailable };
+// TooLarge: the body passed Timeouts::max_body_bytes; never retried either.
+enum class HttpFailure { Connect, Timeout, Other, Unavailable, TooLarge };
 struct HttpError {
   HttpFailure kind = HttpFailure::Other;
   std::string message;
@@ -35,7 +36,9 @@ struct HttpError {
 
 struct Timeouts {
   std::chrono::seconds connect{10};
-  std::chrono::seconds read{120};
+  std::chrono::seconds read{120};   // between two reads
+  std::chrono::seconds total{180};  // one whole request: a trickling server cannot hold it longer
+  size_t max_body_bytes = 8 << 20;  // no chat answer is this long; a bigger body is refused
 };
 
 class HttpClient {

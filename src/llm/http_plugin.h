@@ -8,7 +8,7 @@
 
 extern "C" {
 
-#define KEET_HTTP_ABI_VERSION 1
+#define KEET_HTTP_ABI_VERSION 2
 
 struct keet_http_header {
   const char* name;
@@ -24,9 +24,11 @@ struct keet_http_request {
   size_t body_size;
   long connect_timeout_s;
   long read_timeout_s;
+  long total_timeout_s;   // the whole request, however slowly the server trickles
+  size_t max_body_bytes;  // a longer response is cut off and reported as an error
 };
 
-enum keet_http_failure { KEET_HTTP_CONNECT = 0, KEET_HTTP_TIMEOUT = 1, KEET_HTTP_OTHER = 2 };
+enum keet_http_failure { KEET_HTTP_CONNECT = 0, KEET_HTTP_TIMEOUT = 1, KEET_HTTP_OTHER = 2, KEET_HTTP_TOO_LARGE = 3 };
 
 // The plugin reports the response through these; keet copies what it is given.
 struct keet_http_sink {

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <regex>
 
 #include "analysis/derived.h"
 #include "llm/cache.h"
 #include "model/units.h"
 #include "util/embedded_data.h"
+#include "util/pattern.h"
 
 namespace keet::llm {
 
@@ -140,9 +140,9 @@ std::string kernel_label(const std::string& name, bool redact) {
 }
 
 std::string scrub_paths(const std::string& text) {
-  static const std::regex path(
+  static const Pattern path = *Pattern::compile(
       R"((?:[A-Za-z]:)?(?:[/\\][\w.+-]+){2,}|\b[\w.+-]+(?:/[\w.+-]+)+\.(?:cuh?|cpp|cc|cxx|c|hpp|hh|h|py)\b)");
-  return std::regex_replace(text, path, "<path>");
+  return path.replace_all(text, "<path>");
 }
 
 std::string kernel_context(const analysis::KernelDiagnosis& d, const model::Kernel* k, const PromptOptions& opt,

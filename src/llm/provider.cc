@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/strings.h"
+#include "util/json.h"
 
 namespace keet::llm {
 
@@ -71,7 +72,7 @@ json openai_message(const Message& m) {
   j["content"] = m.content.empty() && !m.tool_calls.empty() ? json(nullptr) : json(m.content);
   for (const auto& c : m.tool_calls)
     j["tool_calls"].push_back(
-        {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments.dump()}}}});
+        {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", json_text(c.arguments)}}}});
   return j;
 }
 
@@ -84,7 +85,7 @@ HttpRequest openai_build(const ProviderConfig& cfg, const ChatRequest& r) {
     body["response_format"] = {
         {"type", "json_schema"},
         {"json_schema", {{"name", r.output->name}, {"strict", true}, {"schema", r.output->schema}}}};
-  HttpRequest req{cfg.base_url + "/chat/completions", {}, body.dump()};
+  HttpRequest req{cfg.base_url + "/chat/completions", {}, json_text(body)};
   if (!cfg.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg.api_key);
   return req;
 }
@@ -148,7 +149,7 @@ HttpRequest anthropic_build(const ProviderConfig& cfg, const ChatRequest& r) {
     body["tool_choice"] = {{"type", "tool"}, {"name", r.output->name}};
   }
   if (!tools.empty()) body["tools"] = tools;
-  HttpRequest req{cfg.base_url + "/v1/messages", {{"anthropic-version", "2023-06-01"}}, body.dump()};
+  HttpRequest req{cfg.base_url + "/v1/messages", {{"anthropic-version", "2023-06-01"}}, json_text(body)};
   if (!cfg.api_key.empty()) req.headers.emplace_back("x-api-key", cfg.api_key);
   return req;
 }
@@ -158,7 +159,7 @@ void anthropic_block(const json& b, const ChatRequest& req, ChatResponse& out) {
   if (type == "text") out.text += text_at(b, "text");
   if (type != "tool_use") return;
   if (req.output && text_at(b, "name") == req.output->name) {
-    out.text = b.value("input", json::object()).dump();
+    out.text = json_text(b.value("input", json::object()));
     return;
   }
   out.tool_calls.push_back({text_at(b, "id"), text_at(b, "name"), arguments_of(b.value("input", json()))});
@@ -194,7 +195,7 @@ HttpRequest ollama_build(const ProviderConfig& cfg, const ChatRequest& r) {
   for (const auto& m : r.messages) body["messages"].push_back(ollama_message(m));
   if (!r.tools.empty()) body["tools"] = function_tools(r);
   if (r.output) body["format"] = r.output->schema;
-  return {cfg.base_url + "/api/chat", {}, body.dump()};
+  return {cfg.base_url + "/api/chat", {}, json_text(body)};
 }
 
 std::expected<ChatResponse, std::string> ollama_parse(const std::string& body, const ChatRequest& req) {
@@ -237,7 +238,7 @@ std::string check_type(const json& v, const json& schema, const std::string& pat
                                                 : std::vector<std::string>{t.get<std::string>()};
   for (const auto& type : types)
     if (type_matches(v, type)) return "";
-  return fmt::format("{} should be {}", path, t.dump());
+  return fmt::format("{} should be {}", path, json_text(t));
 }
 
 std::string check_children(const json& v, const json& schema, const std::string& path) {

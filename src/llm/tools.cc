@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <regex>
 #include <sstream>
 
 #include "kb/knowledge_base.h"
@@ -10,6 +9,8 @@
 #include "model/units.h"
 #include "util/embedded_data.h"
 #include "util/strings.h"
+#include "util/json.h"
+#include "util/pattern.h"
 
 namespace keet::llm {
 
@@ -70,18 +71,14 @@ json tool_get_metrics(const ToolContext& ctx, const json& args) {
   const model::Kernel* k = model_kernel(ctx, d->index);
   if (!k) return error("the report holds no metric values for this kernel");
   std::string pattern = args.value("pattern", "");
-  std::regex re;
-  bool use_regex = true;
-  try {
-    re = std::regex(pattern, std::regex::ECMAScript | std::regex::icase);
-  } catch (const std::regex_error&) {
-    use_regex = false;
-  }
+  // The model chooses the pattern: RE2 bounds its time and size, and one it
+  // cannot compile is matched as plain text.
+  auto re = Pattern::compile(pattern, {.case_insensitive = true});
   json out = json::object();
   for (const auto& m : k->metrics) {
     auto v = m.value.as_number();
     if (!v) continue;
-    bool hit = use_regex ? std::regex_search(m.name, re) : m.name.find(pattern) != std::string::npos;
+    bool hit = re ? re->search(m.name) : m.name.find(pattern) != std::string::npos;
     if (hit) out[m.name] = {{"value", *v}, {"unit", m.unit.empty() ? model::unit_of(m.name) : m.unit}};
     if (out.size() >= 50) break;
   }
@@ -224,13 +221,27 @@ std::vector<ToolSpec> tool_specs(const ToolContext& ctx) {
   return out;
 }
 
+// The model writes tool arguments: they are bounded (size, shape) before any
+// tool sees them, and a value of the wrong type is an error for the model, not
+// an exception for keet.
+constexpr size_t kMaxToolArgumentBytes = 4096;
+constexpr size_t kMaxToolNameShown = 64;
+
 std::string run_tool(const ToolContext& ctx, const ToolCall& call) {
+  if (!call.arguments.is_object() && !call.arguments.is_null())
+    return json_text(error("tool arguments must be a JSON object"));
+  if (json_text(call.arguments).size() > kMaxToolArgumentBytes)
+    return json_text(error(fmt::format("tool arguments longer than {} bytes", kMaxToolArgumentBytes)));
   for (const auto& t : tool_table())
     if (t.spec.name == call.name) {
-      if (t.needs_source && !ctx.share_source) return error("source sharing is off (run with --share-source)").dump();
-      return t.run(ctx, call.arguments).dump();
+      if (t.needs_source && !ctx.share_source) return json_text(error("source sharing is off (run with --share-source)"));
+      try {
+        return json_text(t.run(ctx, call.arguments.is_null() ? json::object() : call.arguments));
+      } catch (const json::exception&) {
+        return json_text(error("an argument has the wrong type; see the tool's parameters"));
+      }
     }
-  return error("unknown tool '" + call.name + "'").dump();
+  return json_text(error("unknown tool '" + call.name.substr(0, kMaxToolNameShown) + "'"));
 }
 
 std::string kernels_overview(const ToolContext& ctx, size_t max_kernels) {

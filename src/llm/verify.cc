@@ -6,11 +6,11 @@
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "analysis/arch.h"
 #include "model/units.h"
 #include "util/embedded_data.h"
+#include "util/pattern.h"
 #include "util/strings.h"
 
 namespace keet::llm {
@@ -213,9 +213,33 @@ bool matches(const Claim& c, const KnownValue& k) {
 
 // ---- architecture ----
 
+// RE2 has no lookaround, so features.json spells "X not followed by Y" as a
+// trailing X(?!Y), checked here: a match of X counts only when Y does not
+// match right after it.
+struct FeaturePattern {
+  Pattern match;
+  std::optional<Pattern> not_followed_by;
+  bool found(std::string_view s) const {
+    size_t from = 0;
+    while (auto m = match.find(s, from)) {
+      if (!not_followed_by || !not_followed_by->search(s.substr(m->pos + m->len))) return true;
+      from = m->pos + 1;
+    }
+    return false;
+  }
+};
+
+FeaturePattern feature_pattern(const std::string& p) {
+  Pattern::Options icase{.case_insensitive = true};
+  size_t at = p.rfind("(?!");
+  if (at == std::string::npos || !p.ends_with(")")) return {Pattern::compile(p, icase).value(), std::nullopt};
+  return {Pattern::compile(p.substr(0, at), icase).value(),
+          Pattern::compile("^(?:" + p.substr(at + 3, p.size() - at - 4) + ")", icase).value()};
+}
+
 struct Feature {
   std::string key, name;
-  std::vector<std::regex> patterns;
+  std::vector<FeaturePattern> patterns;
 };
 
 struct FeatureTable {
@@ -230,7 +254,7 @@ const FeatureTable& feature_table() {
     for (const auto& f : j.value("features", json::array())) {
       Feature feat{f["feature"], f["name"], {}};
       for (const auto& p : f["patterns"])
-        feat.patterns.emplace_back(p.get<std::string>(), std::regex::ECMAScript | std::regex::icase);
+        feat.patterns.push_back(feature_pattern(p.get<std::string>()));
       out.features.push_back(std::move(feat));
     }
     out.negations = j.value("negations", std::vector<std::string>{});
@@ -268,8 +292,7 @@ bool negated(std::string_view sentence) {
 }
 
 bool mentions(std::string_view sentence, const Feature& f) {
-  std::string s(sentence);
-  return std::any_of(f.patterns.begin(), f.patterns.end(), [&](const std::regex& r) { return std::regex_search(s, r); });
+  return std::any_of(f.patterns.begin(), f.patterns.end(), [&](const FeaturePattern& p) { return p.found(sentence); });
 }
 
 }  // namespace
@@ -342,15 +365,18 @@ std::vector<std::string> arch_violations(std::string_view text, std::string_view
 }
 
 std::vector<std::string> bottleneck_contradictions(std::string_view text, const analysis::Bottleneck& b) {
-  static const std::regex bound(R"(\b(memory|compute|latency|launch)[- ]?(bound|limited)\b)",
-                                std::regex::ECMAScript | std::regex::icase);
+  static const Pattern bound =
+      Pattern::compile(R"(\b(memory|compute|latency|launch)[- ]?(bound|limited)\b)", {.case_insensitive = true})
+          .value();
   std::vector<std::string> out;
-  std::string s(text);
+  std::string_view s = text;
   std::string engine(analysis::class_name(b.cls));
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), bound); it != std::sregex_iterator(); ++it) {
-    std::string said = to_lower((*it)[1].str());
-    std::string before = to_lower(s.substr(it->position() >= 16 ? it->position() - 16 : 0,
-                                           std::min<size_t>(16, it->position())));
+  size_t from = 0;
+  // (A while loop: g++ 12 ends a for-condition's variable before the step.)
+  while (auto it = bound.find(s, from)) {
+    from = it->pos + std::max<size_t>(it->len, 1);
+    std::string said = to_lower(it->groups[1]);
+    std::string before = to_lower(s.substr(it->pos >= 16 ? it->pos - 16 : 0, std::min<size_t>(16, it->pos)));
     bool denied = before.find("not ") != std::string::npos || before.find("n't ") != std::string::npos ||
                   before.find("than ") != std::string::npos || before.find("instead of") != std::string::npos;
     std::string msg = fmt::format("the answer calls the kernel {}-bound; the engine classifies it as {}-bound "

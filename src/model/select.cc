@@ -1,7 +1,6 @@
 #include "model/select.h"
 
 #include <charconv>
-#include <regex>
 
 namespace keet::model {
 
@@ -10,11 +9,9 @@ Result<KernelSelector> KernelSelector::parse(std::string_view spec) {
   s.spec_ = std::string(spec);
   if (spec.empty()) return s;
   if (spec.starts_with("regex:")) {
-    try {
-      s.regex_ = std::make_shared<const std::regex>(std::string(spec.substr(6)));
-    } catch (const std::regex_error& e) {
-      return fail(ExitCode::BadInput, "-k " + s.spec_ + ": invalid regular expression: " + e.what());
-    }
+    auto re = Pattern::compile(spec.substr(6));
+    if (!re) return fail(ExitCode::BadInput, "-k " + s.spec_ + ": invalid regular expression: " + re.error());
+    s.regex_ = std::move(*re);
     return s;
   }
   int idx = 0;
@@ -26,7 +23,7 @@ Result<KernelSelector> KernelSelector::parse(std::string_view spec) {
 bool KernelSelector::matches(const Kernel& k) const {
   if (spec_.empty()) return true;
   if (index_) return k.index == *index_;
-  if (regex_) return std::regex_search(k.display_name(), *regex_);
+  if (regex_) return regex_->search(k.display_name());
   return k.demangled == spec_ || k.function == spec_ || k.mangled == spec_;
 }
 

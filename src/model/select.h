@@ -1,14 +1,14 @@
 // Kernel selection for -k: an index ("3"), an exact name (demangled, function
-// or mangled), or "regex:<ECMAScript regex>" searched in the demangled name.
+// or mangled), or "regex:<RE2 pattern>" searched in the displayed name (util/pattern.h).
 #pragma once
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/report.h"
 #include "util/error.h"
+#include "util/pattern.h"
 
 namespace keet::model {
 
@@ -22,7 +22,7 @@ class KernelSelector {
  private:
   std::string spec_;
   std::optional<int> index_;
-  std::shared_ptr<const std::regex> regex_;  // compiled once
+  std::optional<Pattern> regex_;  // compiled once
 };
 
 std::vector<const Kernel*> select(const Report& r, const KernelSelector& sel);

@@ -30,6 +30,7 @@ using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
 
 constexpr std::string_view kMagic{"NVR\0", 4};
+constexpr size_t kMaxProcessText = 16384;  // process name + host name, copied into each kernel
 
 // Thrown only inside this file; read() converts it into a ReadError.
 struct Corrupt {
@@ -492,6 +493,9 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   pb::BlockHeader h;
   parse(h, hb, header_at + 4, "block header");
   merge_session(st, h);
+  // Every kernel of the block copies these: a long one would be multiplied.
+  if (st.process.process_name().size() + st.process.hostname().size() > kMaxProcessText)
+    throw Corrupt{header_at, "block header's process name is longer than any path", false};
   if (!out.drain(false)) return false;  // the new strings may name what waiting kernels lacked
   uint64_t payload_at = cur.pos();
   auto left = cur.remaining();
@@ -502,6 +506,9 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   for (uint32_t i = 0; i < h.num_results(); ++i) {
     uint64_t at = cur.pos();
     std::string_view body = cur.item("kernel result");
+    // An empty result is no kernel; refusing it keeps a header that claims
+    // millions of them from costing a model kernel per 4 bytes of file.
+    if (body.empty()) throw Corrupt{at, "kernel result is empty", false};
     if (!out.take(body, at + 4)) return false;
   }
   for (uint32_t i = 0; i < h.num_range_results(); ++i) cur.item("range result");

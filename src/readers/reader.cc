@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "readers/csv_reader.h"
 #include "readers/ncu_rep.h"
 
@@ -50,7 +52,30 @@ ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, 
     std::string what = src.bytes().empty() ? "empty file" : "not a report KEET can read (not .ncu-rep, .ncu-repz, ncu CSV or nvprof CSV)";
     return std::unexpected(ReadError{src.name(), 0, what, false});
   }
-  return reader->read(src, opt, report, sink);
+  // A compressed report holds far more kernels than its bytes suggest: only
+  // the overall cap bounds it (its decoder streams, so memory stays bounded).
+  bool compressed = std::string_view(reader->name) == "ncu-repz";
+  size_t by_size = compressed ? opt.max_kernels
+                              : std::max(ReadOptions::kFreeKernels, src.bytes().size() / ReadOptions::kMinKernelBytes);
+  size_t limit = std::min(opt.max_kernels, by_size);
+  size_t kernels = 0;
+  auto capped = [&](model::Kernel&& k) { return ++kernels <= limit && sink(std::move(k)); };
+  auto ok = reader->read(src, opt, report, capped);
+  if (src.changed())  // the bytes read past the new end were zeros: nothing read can be trusted
+    return std::unexpected(ReadError{src.name(), 0, "not read: the file was truncated while keet read it", false});
+  if (ok && kernels > limit && limit == opt.max_kernels)
+    return std::unexpected(ReadError{src.name(), 0,
+                                     fmt::format("not read: it holds more than {} kernels, the most KEET reads "
+                                                 "from one report (a report that large is most likely damaged)",
+                                                 opt.max_kernels),
+                                     false});
+  if (ok && kernels > limit)
+    return std::unexpected(ReadError{src.name(), 0,
+                                     fmt::format("not read: it claims more than {} kernels in {} bytes, more than "
+                                                 "real kernel results can fit (damaged or crafted)",
+                                                 limit, src.bytes().size()),
+                                     false});
+  return ok;
 }
 
 ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt, const KernelSink& sink) {

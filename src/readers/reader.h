@@ -31,6 +31,17 @@ struct ReadOptions {
   // keep report order. Past this many waiting bytes the oldest goes out
   // without the names it lacks (counted in a warning), so memory stays bounded.
   uint64_t max_deferred_bytes = uint64_t{64} << 20;
+  // A damaged or hostile report can claim millions of tiny kernels, each of
+  // which costs far more memory than its bytes in the file: past this many the
+  // read stops with an error (bad input) instead of exhausting memory.
+  // A report may also hold at most one kernel per kMinKernelBytes of file
+  // (past the first kFreeKernels): real kernel results take kilobytes
+  // (11.7 KB the smallest average in the fixtures), so only damage or malice
+  // packs them tighter, and each costs about 900 bytes of model.
+  size_t max_kernels = kMaxKernels;
+  static constexpr size_t kMaxKernels = 1'000'000;
+  static constexpr size_t kMinKernelBytes = 64;
+  static constexpr size_t kFreeKernels = 1000;
 };
 
 // Streaming consumer: called once per kernel as soon as it is read. Returning

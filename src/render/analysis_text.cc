@@ -7,6 +7,7 @@
 
 #include "render/table.h"
 #include "util/strings.h"
+#include "render/markdown.h"
 
 namespace keet::render {
 namespace {
@@ -39,7 +40,7 @@ std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s) 
                                               k.block.x, k.block.y, k.block.z)
                                 : "launch geometry not recorded";
   std::string detail = fmt::format("{}, {}, {}", device, launch, dur);
-  if (s.markdown) return fmt::format("## `{}`\n\n{}\n", title, detail);
+  if (s.markdown) return fmt::format("## {}\n\n{}\n", md_code(title), md_text(detail));
   return paint(s, "1", title) + "\n  " + detail + "\n";
 }
 
@@ -82,15 +83,16 @@ std::string evidence_lines(const analysis::Finding& f, const std::string& indent
   return indent + "Evidence: " + fmt::format("{}", fmt::join(parts, "; ")) + "\n";
 }
 
-std::string source_lines(const analysis::Finding& f, const std::string& indent) {
+std::string source_lines(const analysis::Finding& f, const std::string& indent, bool markdown) {
   std::string out;
   for (const auto& src : f.source) {
     if (src.line == 0) {  // no line table: the SASS instruction offset
       out += fmt::format("{}Where: {} ({:.0f}%)\n", indent, src.text, src.share * 100);
       continue;
     }
-    out += fmt::format("{}Where: {}:{} ({:.0f}%)", indent, src.file, src.line, src.share * 100);
-    if (!src.text.empty()) out += "  `" + std::string(keet::trim(src.text)) + "`";
+    out += fmt::format("{}Where: {}:{} ({:.0f}%)", indent, markdown ? md_text(src.file) : src.file, src.line,
+                       src.share * 100);
+    if (!src.text.empty()) out += "  " + md_code(keet::trim(src.text));
     out += "\n";
   }
   return out;
@@ -106,7 +108,7 @@ std::string finding_block(size_t i, const analysis::Finding& f, const TextStyle&
   if (!s.markdown) out += indent + paint(s, "2", f.id) + "\n";
   out += indent + f.explanation + "\n";
   out += evidence_lines(f, indent);
-  out += source_lines(f, indent);
+  out += source_lines(f, indent, s.markdown);
   if (!f.advice.empty()) out += indent + "Fix:\n";
   for (const auto& a : f.advice) out += indent + "  - " + a + "\n";
   if (!f.ncu_rules.empty()) out += indent + fmt::format("Also flagged by ncu: {}\n", fmt::join(f.ncu_rules, ", "));
@@ -159,7 +161,7 @@ std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s) 
 std::string analysis_text(const analysis::Diagnosis& d, const std::vector<analysis::KernelGroup>& ranking,
                           const TextStyle& s) {
   std::string out;
-  if (s.markdown) out += fmt::format("# KEET analysis of `{}`\n\n", d.report_path);
+  if (s.markdown) out += fmt::format("# KEET analysis of {}\n\n", md_code(d.report_path));
   if (ranking.size() > 1) out += ranking_text(ranking, s);
   for (const auto& k : d.kernels) out += kernel_text(k, s);
   return out;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "render/diff_format.h"
+#include "util/json.h"
 #include "render/html_parts.h"  // html::esc(): one markup escaper for HTML and JUnit XML
 
 namespace keet::render {
@@ -124,7 +125,7 @@ std::string gate_sarif(const GateResult& g) {
   sarif["version"] = "2.1.0";
   sarif["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
   sarif["runs"] = nlohmann::json::array({run});
-  return sarif.dump(2) + "\n";
+  return json_text(sarif, 2) + "\n";
 }
 
 }  // namespace keet::render

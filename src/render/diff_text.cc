@@ -5,6 +5,7 @@
 
 #include "render/diff.h"
 #include "render/diff_format.h"
+#include "render/markdown.h"
 
 namespace keet::render {
 
@@ -108,11 +109,11 @@ std::string diff_markdown(const DiffResult& d) {
   std::string out = "# keet diff\n\n" + summary_line(d) + "\n\n";
   out += "| kernel | before | after | change | speedup | verdict |\n|---|---:|---:|---:|---:|---|\n";
   for (const auto& p : d.pairs)
-    out += fmt::format("| `{}` | {} | {} | {} | {} | **{}** |\n", pair_title(p), format_duration(p.before.duration_ns),
+    out += fmt::format("| {} | {} | {} | {} | {} | **{}** |\n", md_code(pair_title(p), true), format_duration(p.before.duration_ns),
                        format_duration(p.after.duration_ns), format_change(p.change), format_speedup(p.speedup),
                        verdict_name(p.verdict));
   for (const auto& p : d.pairs) {
-    out += fmt::format("\n## `{}`\n\n", pair_title(p));
+    out += fmt::format("\n## {}\n\n", md_code(pair_title(p)));
     for (const auto& [label, value] : pair_facts(p)) out += fmt::format("- **{}**: {}\n", label, value);
     for (size_t i = 0; i < p.metrics.size() && i < kMetricsShown; ++i)
       out += fmt::format("- {}\n", metric_line(p.metrics[i]));

@@ -1,5 +1,7 @@
 #include "render/html_parts.h"
 
+#include "util/strings.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -92,17 +94,27 @@ struct RoofSeries {
 
 }  // namespace
 
+// The markup sanitiser (HTML and JUnit XML): besides the five markup
+// characters, control characters XML 1.0 forbids are shown in caret notation
+// ("^[" for ESC) and invalid UTF-8 becomes U+FFFD, so one odd byte in a kernel
+// name cannot make the file unreadable.
 std::string esc(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (char c : valid_utf8(s)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out += c;
+      default:
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) {
+          out += '^';
+          out += c == 0x7f ? '?' : static_cast<char>(c + 0x40);
+        } else {
+          out += c;
+        }
     }
   }
   return out;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/strings.h"
+#include "util/json.h"
 
 namespace keet::store {
 
@@ -27,7 +28,7 @@ Result<std::unique_ptr<HistoryStore>> open_store(const std::string& url) {
   return open_sqlite(path);
 }
 
-std::string kernel_payload(const render::KernelSnapshot& s) { return render::snapshot_json(s).dump(); }
+std::string kernel_payload(const render::KernelSnapshot& s) { return json_text(render::snapshot_json(s)); }
 
 std::optional<render::KernelSnapshot> kernel_from_payload(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);

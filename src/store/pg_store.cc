@@ -9,6 +9,7 @@
 
 #include "store/libpq.h"
 #include "store/sql_store.h"
+#include "util/strings.h"
 
 namespace keet::store {
 namespace {
@@ -43,13 +44,10 @@ struct PgResult {
   int64_t integer(int row, int col) const { return std::stoll(text(row, col)); }
 };
 
-// "postgresql://user:secret@host/db" -> "postgresql://host/db" for messages.
-std::string redact(const std::string& url) {
-  auto at = url.find('@');
-  auto scheme = url.find("://");
-  if (at == std::string::npos || scheme == std::string::npos) return url;
-  return url.substr(0, scheme + 3) + url.substr(at + 1);
-}
+std::string redact(const std::string& url) { return pg_display_url(url); }
+
+// Statements of a dead or stuck server end, rather than hold a CI job.
+constexpr const char* kSessionSettings = "SET statement_timeout = 120000";
 
 class PgStore final : public SqlStore<PgStore> {
  public:
@@ -62,15 +60,32 @@ class PgStore final : public SqlStore<PgStore> {
 
   // Only the first writer creates the schema: CREATE INDEX IF NOT EXISTS takes
   // share locks even when the index exists, which deadlocks with concurrent
-  // inserts, so existing tables are left untouched.
+  // inserts, so existing tables are left untouched. The schema is looked for
+  // before the lock is taken, so once it exists nobody (a reader least of
+  // all) waits for a writer holding the lock.
   Result<void> init() {
+    if (auto r = exec(kSessionSettings); !r) return r;
+    auto exists = schema_exists();
+    if (!exists) return std::unexpected(exists.error());
+    if (*exists) return {};
     return in_transaction([&]() -> Result<void> {
       if (auto r = exec(kLock); !r) return r;
-      PgResult exists(pq().exec(conn_, "SELECT to_regclass('keet_kernels') IS NOT NULL"));
-      if (!exists.ok()) return std::unexpected(error("schema check"));
-      if (exists.rows() == 1 && exists.text(0, 0) == "t") return {};
-      return exec(kSchema);
+      auto again = schema_exists();  // another process may have created it meanwhile
+      if (!again) return std::unexpected(again.error());
+      return *again ? Result<void>{} : exec(kSchema);
     });
+  }
+
+  // A plain query on pg_class, not to_regclass(): the relation cache would keep
+  // the answer of the check made before the lock (an advisory lock does not
+  // refresh it), and a second writer would then run the DDL, whose CREATE
+  // INDEX deadlocks with other writers' inserts.
+  Result<bool> schema_exists() {
+    PgResult exists(pq().exec(conn_, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                                     "ON n.oid = c.relnamespace WHERE c.relname = 'keet_kernels' "
+                                     "AND n.nspname = current_schema())"));
+    if (!exists.ok()) return std::unexpected(error("schema check"));
+    return exists.rows() == 1 && exists.text(0, 0) == "t";
   }
 
   std::string describe() const override { return url_; }
@@ -141,8 +156,11 @@ class PgStore final : public SqlStore<PgStore> {
     std::string sql = "SELECT run_id, payload FROM keet_kernels WHERE run_id IN (" + ids + ") ORDER BY run_id, ordinal";
     PgResult r(pq().exec(conn_, sql.c_str()));
     if (!r.ok()) return std::unexpected(error("read kernels"));
-    for (int i = 0; i < r.rows(); ++i)
-      if (auto k = kernel_from_payload(r.text(i, 1))) by_id[r.integer(i, 0)]->kernels.push_back(std::move(*k));
+    for (int i = 0; i < r.rows(); ++i) {
+      auto k = kernel_from_payload(r.text(i, 1));
+      if (!k) return fail(ExitCode::BadInput, fmt::format("{}: run #{} holds a damaged kernel record", url_, r.text(i, 0)));
+      by_id[r.integer(i, 0)]->kernels.push_back(std::move(*k));
+    }
     return {};
   }
 
@@ -152,8 +170,41 @@ class PgStore final : public SqlStore<PgStore> {
 
 }  // namespace
 
-Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& conninfo) {
+std::string pg_display_url(const std::string& url) {
+  std::string out = url;
+  auto scheme = out.find("://");
+  auto at = out.find('@');
+  auto query = out.find('?');
+  if (scheme != std::string::npos && at != std::string::npos && (query == std::string::npos || at < query))
+    out = out.substr(0, scheme + 3) + out.substr(at + 1);
+  query = out.find('?');
+  if (query == std::string::npos) return out;
+  std::string shown = out.substr(0, query + 1);
+  bool first = true;
+  for (auto param : split(std::string_view(out).substr(query + 1), '&')) {
+    if (!first) shown += '&';
+    first = false;
+    auto eq = param.find('=');
+    std::string key = to_lower(param.substr(0, eq));
+    if (eq != std::string_view::npos && (key == "password" || key == "passfile" || key == "sslpassword"))
+      shown += std::string(param.substr(0, eq)) + "=<redacted>";
+    else
+      shown += std::string(param);
+  }
+  return shown;
+}
+
+std::string pg_connect_url(const std::string& url) {
+  auto query = url.find('?');
+  if (query != std::string::npos)
+    for (auto param : split(std::string_view(url).substr(query + 1), '&'))
+      if (to_lower(param.substr(0, param.find('='))) == "connect_timeout") return url;
+  return url + (query == std::string::npos ? "?" : "&") + "connect_timeout=" + std::to_string(kPgConnectTimeoutS);
+}
+
+Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& url) {
   if (auto lib = load_libpq(); !lib) return std::unexpected(lib.error());
+  std::string conninfo = pg_connect_url(url);
   PGconn* conn = pq().connectdb(conninfo.c_str());
   if (!conn || pq().status(conn) != CONNECTION_OK) {
     std::string msg = conn ? pq().error_message(conn) : "out of memory";

@@ -4,6 +4,8 @@
 // transaction so a run is stored whole or not at all.
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -66,6 +68,9 @@ class SqliteStore final : public SqlStore<SqliteStore> {
 
   Result<void> init() {
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    // A database this user may not write (a shared, read-only history) still
+    // serves `history` and `gate`; `record` fails on its first write.
+    if (sqlite3_db_readonly(db_, "main") == 1) return {};
     if (auto r = enable_wal(); !r) return r;
     return in_transaction([&]() -> Result<void> { return exec(kSchema); });
   }
@@ -75,8 +80,13 @@ class SqliteStore final : public SqlStore<SqliteStore> {
  private:
   friend class SqlStore<SqliteStore>;
 
+  // A damaged file is bad input; anything else (locked, disk full) is the
+  // database failing.
   Error error(std::string_view what) const {
-    return {ExitCode::Dependency, fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_))};
+    int rc = sqlite3_errcode(db_);
+    bool damaged = rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+    return {damaged ? ExitCode::BadInput : ExitCode::Dependency,
+            fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_))};
   }
 
   Result<void> exec(const char* sql) {
@@ -126,8 +136,12 @@ class SqliteStore final : public SqlStore<SqliteStore> {
                      "ORDER BY recorded_at DESC, id DESC LIMIT ?");
     if (!s.ok()) return std::unexpected(error("prepare"));
     s.bind(1, limit == 0 ? int64_t{-1} : static_cast<int64_t>(limit));
-    while (s.step() == SQLITE_ROW)
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW)
       out.push_back(Run{s.integer(0), s.text(1), s.text(2), s.integer(3), s.text(4), {}});
+    // A corrupt page ends the loop with an error, not with SQLITE_DONE: rows
+    // would go missing silently.
+    if (rc != SQLITE_DONE) return std::unexpected(error("read runs"));
     for (auto& run : out)
       if (auto r = read_kernels(run); !r) return r;
     return {};
@@ -137,8 +151,13 @@ class SqliteStore final : public SqlStore<SqliteStore> {
     Statement s(db_, "SELECT payload FROM kernels WHERE run_id = ? ORDER BY ordinal");
     if (!s.ok()) return std::unexpected(error("prepare"));
     s.bind(1, run.id);
-    while (s.step() == SQLITE_ROW)
-      if (auto k = kernel_from_payload(s.text(0))) run.kernels.push_back(std::move(*k));
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) {
+      auto k = kernel_from_payload(s.text(0));
+      if (!k) return fail(ExitCode::BadInput, fmt::format("{}: run #{} holds a damaged kernel record", path_, run.id));
+      run.kernels.push_back(std::move(*k));
+    }
+    if (rc != SQLITE_DONE) return std::unexpected(error("read kernels"));
     return {};
   }
 
@@ -148,7 +167,40 @@ class SqliteStore final : public SqlStore<SqliteStore> {
 
 }  // namespace
 
+namespace {
+
+// "file:" URI of a path: '%', '?' and '#' would otherwise end or change it.
+std::string file_uri(const std::string& path, const char* query) {
+  std::string out = "file:";
+  for (char c : path) out += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
+  return out + "?" + query;
+}
+
+// A history this user may read but not write (a shared CI copy). Read-only
+// WAL needs its -shm file; when that can be neither found nor created (a
+// read-only folder), the file is read as immutable, without locks: a writer
+// in WAL mode (keet's) would have made that -shm file beside it.
+sqlite3* open_read_only(const std::string& path) {
+  for (const char* query : {"mode=ro", "immutable=1"}) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(file_uri(path, query).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK)
+      return db;
+    sqlite3_close_v2(db);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<HistoryStore>> open_sqlite(const std::string& path) {
+  if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), W_OK) != 0 && access(path.c_str(), R_OK) == 0)
+    if (sqlite3* db = open_read_only(path)) {
+      auto store = std::make_unique<SqliteStore>(db, path);
+      if (auto r = store->init(); !r) return std::unexpected(r.error());
+      return store;
+    }
   std::error_code ec;
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);

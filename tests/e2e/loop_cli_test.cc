@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "support/report_writer.h"
 #include "support/testing.h"
@@ -179,6 +179,34 @@ TEST(LoopCliProfile, RunsNcuWithFullCollectionThenAnalyses) {
   std::getline(args, line);
   EXPECT_NE(line.find("--kernel-name regex:prof"), std::string::npos) << line;
   EXPECT_NE(line.find("./myapp --size 3"), std::string::npos) << line;
+}
+
+TEST(LoopCliProfile, ReadsTheFileNcuWritesNotAStaleOne) {
+  auto fresh = report("p_fresh.ncu-rep", "freshKernel", 4096);
+  auto stale = report("p_stale.ncu-rep", "staleKernel", 4096);
+  // Like ncu: -o NAME writes NAME.ncu-rep unless NAME already ends with it.
+  auto ncu = fake_ncu("ncu-naming", "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                                    "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep;; esac\n"
+                                    "cp " + shell_quote(fresh) + " \"$out\"\n");
+  std::string out = temp_path("p_named");
+  fs::copy_file(stale, out, fs::copy_options::overwrite_existing);
+  auto r = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(out) + " -- ./myapp");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("freshKernel"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("staleKernel"), std::string::npos) << r.out;
+  // An ncu that writes nothing: a stale NAME.ncu-rep is not analysed either.
+  auto silent = fake_ncu("ncu-silent", "exit 0\n");
+  auto none = run_keet("profile --ncu " + shell_quote(silent) + " -o " + shell_quote(out) + " -- ./myapp");
+  EXPECT_EQ(none.rc, 3) << none.out;
+}
+
+TEST(LoopCliProfile, TimeoutStopsAHungNcu) {
+  auto ncu = fake_ncu("ncu-hung", "sleep 60\n");
+  auto started = std::chrono::steady_clock::now();
+  auto r = run_keet("profile --timeout 1 --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("hung")) + " -- ./app");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_NE(r.err.find("ran longer than 1 s"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
 }
 
 TEST(LoopCliProfile, CounterPermissionAndMissingNcuExitThree) {

@@ -32,7 +32,20 @@ FakeLlmServer::FakeLlmServer() : server_(std::make_unique<httplib::Server>()) {
     if (reply.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.delay_ms));
     res.status = reply.status;
     for (const auto& [k, v] : reply.headers) res.set_header(k, v);
-    res.set_content(reply.body, "application/json");
+    if (reply.trickle_ms == 0 && reply.pad_bytes == 0) return res.set_content(reply.body, "application/json");
+    res.set_chunked_content_provider("application/json", [reply](size_t offset, httplib::DataSink& sink) {
+      if (offset < reply.body.size()) {
+        size_t n = reply.trickle_ms > 0 ? 1 : reply.body.size() - offset;
+        if (reply.trickle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.trickle_ms));
+        return sink.write(reply.body.data() + offset, n);
+      }
+      if (offset < reply.body.size() + reply.pad_bytes) {
+        static const std::string spaces(1 << 16, ' ');
+        return sink.write(spaces.data(), std::min(spaces.size(), reply.body.size() + reply.pad_bytes - offset));
+      }
+      sink.done();
+      return true;
+    });
   });
   port_ = server_->bind_to_any_port("127.0.0.1");
   thread_ = std::thread([this] { server_->listen_after_bind(); });

@@ -23,6 +23,8 @@ struct ScriptedReply {
   std::string body;
   std::map<std::string, std::string> headers;
   int delay_ms = 0;  // answer late (timeout tests)
+  int trickle_ms = 0;    // send the body one byte at a time, this far apart
+  size_t pad_bytes = 0;  // then this many spaces (a huge body, never held in memory here)
 };
 
 struct ReceivedRequest {

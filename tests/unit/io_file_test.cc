@@ -60,5 +60,25 @@ TEST(MappedFile, ReleasesConsumedPagesOnEveryPass) {
   EXPECT_EQ(bytes.substr(0, 64), std::string_view(content).substr(0, 64));  // read again from the file
 }
 
+// A file truncated while it is mapped: reading the vanished pages used to
+// end the process with SIGBUS; now they read as zeros and the source says so.
+TEST(IoFile, TruncatedWhileMappedReadsZerosAndSaysChanged) {
+  std::string path = keet::testing::temp_path("shrinking.bin");
+  std::ofstream(path, std::ios::binary) << std::string(4 * page_size(), 'a');
+  auto src = io::open_file(path);
+  ASSERT_TRUE(src);
+  EXPECT_EQ((*src)->bytes()[0], 'a');
+  EXPECT_FALSE((*src)->changed());
+  ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(page_size())), 0);
+  std::string_view b = (*src)->bytes();
+  EXPECT_EQ(b[0], 'a');                 // still in the file
+  EXPECT_EQ(b[3 * page_size()], '\0');  // gone: zeros, not a signal
+  EXPECT_TRUE((*src)->changed());
+  src->reset();  // the next file mapped at this address starts clean
+  auto again = io::open_file(path);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE((*again)->changed());
+}
+
 }  // namespace
 }  // namespace keet

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "kb/fts_index.h"
 #include "kb/knowledge_base.h"
 #include "support/testing.h"
+#include "util/pattern.h"
 
 namespace keet::kb {
 namespace {
@@ -109,20 +109,26 @@ TEST(KbData, ContractDocumentIdsHaveEntries) {
   KEET_REQUIRE_SHARED();
   std::ifstream in(*testing::shared_dir() + "/docs/analysis-contract.md");
   ASSERT_TRUE(in) << "analysis-contract.md";
-  std::regex row(R"(^\| `([a-z0-9_.]+)(<reason>)?` \|(.*)$)"), reason("`([a-z_]+)`");
+  auto row = Pattern::compile(R"(^\| `([a-z0-9_.]+(?:<reason>)?)` \|(.*)$)").value();
+  auto reason = Pattern::compile("`([a-z_]+)`").value();
   int ids = 0;
   for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, row)) continue;
-    if (!m[2].matched) {
+    auto m = row.find(line);
+    if (!m) continue;
+    std::string id(m->groups[1]);
+    if (!id.ends_with("<reason>")) {
       ++ids;
-      EXPECT_TRUE(kb().lookup("finding:" + m[1].str())) << m[1];
+      EXPECT_TRUE(kb().lookup("finding:" + id)) << id;
       continue;
     }
-    std::string rest = m[3];
-    for (std::sregex_iterator it(rest.begin(), rest.end(), reason), end; it != end; ++it, ++ids) {
-      EXPECT_TRUE(kb().lookup("finding:" + m[1].str() + (*it)[1].str())) << (*it)[1];
-      EXPECT_TRUE(kb().lookup("stall:" + (*it)[1].str())) << (*it)[1];
+    id.resize(id.size() - std::string_view("<reason>").size());
+    std::string_view rest = m->groups[2];
+    for (size_t from = 0; auto r = reason.find(rest, from);) {
+      std::string stall(r->groups[1]);
+      EXPECT_TRUE(kb().lookup("finding:" + id + stall)) << stall;
+      EXPECT_TRUE(kb().lookup("stall:" + stall)) << stall;
+      ++ids;
+      from = r->pos + r->len;
     }
   }
   EXPECT_GE(ids, 35);

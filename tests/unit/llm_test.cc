@@ -280,6 +280,90 @@ TEST(LlmRobust, ReadTimeoutIsUnavailable) {
   EXPECT_EQ(h.server.received().size(), 1u);  // a timed-out call is not repeated
 }
 
+// ---- bounds: a misbehaving server costs bounded time and memory, leaks nothing ----
+
+TEST(LlmBounds, TricklingServerHitsTheWholeRequestDeadline) {
+  Timeouts t;
+  t.read = std::chrono::seconds(1);
+  t.total = std::chrono::seconds(2);
+  Harness h("openai", t);
+  auto f = make_fixture();
+  // 40 ms a byte: every read succeeds, and the whole body would take minutes.
+  h.server.script({200, structured_reply("openai", answer(kGood)), {}, 0, 40});
+  auto started = std::chrono::steady_clock::now();
+  auto r = explain(h, f);
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_NE(r.error.find("no complete answer within 2 s"), std::string::npos) << r.error;
+  EXPECT_LT(took, std::chrono::seconds(6));
+  EXPECT_EQ(h.server.received().size(), 1u);
+}
+
+TEST(LlmBounds, HugeBodyIsRefusedAtTheCap) {
+  Timeouts t;
+  t.max_body_bytes = 1 << 20;
+  Harness h("openai", t);
+  auto f = make_fixture();
+  h.server.script({200, structured_reply("openai", answer(kGood)), {}, 0, 0, size_t{64} << 20});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_NE(r.error.find("response longer than 1048576 bytes"), std::string::npos) << r.error;
+}
+
+TEST(LlmBounds, LongRetryAfterIsNotWaitedFor) {
+  Harness h("openai");
+  auto f = make_fixture();
+  h.server.script({429, R"({"error":{"message":"rate limited"}})", {{"Retry-After", "3600"}}});
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_TRUE(h.sleeper.waits.empty());
+  EXPECT_EQ(h.server.received().size(), 1u);
+  EXPECT_NE(r.error.find("retry after 3600 s"), std::string::npos) << r.error;
+}
+
+TEST(LlmBounds, CircuitBreakerStopsAfterRepeatedFailures) {
+  Harness h("openai");
+  auto f = make_fixture();
+  for (int i = 0; i < 8; ++i) h.server.script({503, R"({"error":{"message":"down"}})"});
+  for (int kernel = 0; kernel < 9; ++kernel) EXPECT_EQ(explain(h, f).status, Status::Unavailable);
+  EXPECT_EQ(h.server.received().size(), 8u);  // two kernels' worth of attempts, then none
+  auto last = explain(h, f);
+  EXPECT_NE(last.error.find("failed 2 requests in a row"), std::string::npos) << last.error;
+}
+
+TEST(LlmBounds, RunBudgetBoundsAllWaiting) {
+  Harness h("openai");
+  h.client = std::make_unique<LlmClient>(ProviderConfig{"openai", "m", h.server.url() + "/v1", kKey}, *h.http,
+                                         h.sleeper, nullptr,
+                                         RetryPolicy{.max_attempts = 10, .breaker_after = 100,
+                                                     .run_budget = std::chrono::milliseconds(5000)});
+  auto f = make_fixture();
+  for (int i = 0; i < 30; ++i) h.server.script({500, R"({"error":{"message":"x"}})"});
+  for (int kernel = 0; kernel < 5; ++kernel) explain(h, f);
+  std::chrono::milliseconds waited{0};
+  for (auto w : h.sleeper.waits) waited += w;
+  EXPECT_LT(waited, std::chrono::milliseconds(5000));
+  auto r = explain(h, f);
+  EXPECT_NE(r.error.find("budget"), std::string::npos) << r.error;
+}
+
+TEST(LlmBounds, EchoedCredentialsAreRedacted) {
+  for (std::string provider : {"openai", "anthropic"}) {
+    Harness h(provider);
+    auto f = make_fixture();
+    std::string echo = "invalid credentials: Authorization: Bearer " + std::string(kKey) + ", x-api-key " + kKey;
+    h.server.script({401, json{{"error", {{"message", echo}}}}.dump()});
+    auto r = explain(h, f);
+    EXPECT_EQ(r.status, Status::Unavailable);
+    EXPECT_EQ(r.error.find(kKey), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("<redacted>"), std::string::npos) << r.error;
+    EXPECT_EQ(to_json(r).dump().find(kKey), std::string::npos);
+    h.server.script({401, "plain text page " + std::string(280, '.') + std::string(kKey)});
+    auto plain = explain(h, f);  // a key cut in half by the shortening is redacted before it
+    EXPECT_EQ(plain.error.find("sk-s"), std::string::npos) << plain.error;
+  }
+}
+
 TEST(LlmRobust, MalformedThenRepairThenUnavailable) {
   Harness h("openai");
   auto f = make_fixture();
@@ -334,6 +418,21 @@ TEST(LlmRobust, CacheHitCostsNoTokens) {
   std::ifstream db(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(db)), {});
   EXPECT_EQ(bytes.find(kKey), std::string::npos);
+}
+
+TEST(LlmRobust, CacheKeyIncludesTheEndpoint) {
+  std::string path = testing::temp_path("llm-cache-endpoint.sqlite");
+  std::remove(path.c_str());
+  ResponseCache cache(path);
+  auto f = make_fixture();
+  Harness one("openai", {}, &cache), two("openai", {}, &cache);
+  one.server.script({200, structured_reply("openai", answer(kGood))});
+  two.server.script({200, structured_reply("openai", answer(kGood))});
+  EXPECT_FALSE(explain(one, f).cached);
+  auto other = explain(two, f);  // same provider, model and prompt; another server
+  EXPECT_FALSE(other.cached);
+  EXPECT_EQ(two.server.received().size(), 1u);
+  EXPECT_TRUE(explain(one, f).cached);
 }
 
 // ---- tool calling ----
@@ -417,6 +516,23 @@ TEST(LlmChat, SourceToolNeedsOptIn) {
   EXPECT_EQ(findings.find("/home/alice"), std::string::npos);
   EXPECT_EQ(findings.find("in[i * stride]"), std::string::npos);
   EXPECT_NE(run_tool(tools_for(f), {"z", "nope", json::object()}).find("unknown tool"), std::string::npos);
+}
+
+TEST(LlmChat, ToolArgumentsAreBounded) {
+  auto f = make_fixture();
+  auto ctx = tools_for(f);
+  // A model-chosen pattern goes through RE2: no hang, no crash, even if it
+  // would make a backtracking engine explode.
+  auto metrics = run_tool(ctx, {"a", "get_metrics", {{"kernel", "0"}, {"pattern", "(.*)*(.*)*(.*)*zq"}}});
+  EXPECT_NE(metrics.find("no numeric metric matches"), std::string::npos) << metrics;
+  auto dram = run_tool(ctx, {"b", "get_metrics", {{"kernel", "0"}, {"pattern", "^DRAM__"}}});  // case-insensitive
+  EXPECT_NE(dram.find("dram__"), std::string::npos) << dram;
+  auto long_args = run_tool(ctx, {"c", "get_metrics", {{"kernel", "0"}, {"pattern", std::string(10000, 'a')}}});
+  EXPECT_NE(long_args.find("longer than 4096 bytes"), std::string::npos) << long_args;
+  auto wrong_type = run_tool(ctx, {"d", "get_metrics", {{"kernel", "0"}, {"pattern", 42}}});
+  EXPECT_NE(wrong_type.find("wrong type"), std::string::npos) << wrong_type;
+  EXPECT_NE(run_tool(ctx, {"e", "get_metrics", json::array({1, 2})}).find("JSON object"), std::string::npos);
+  EXPECT_LT(run_tool(ctx, {"f", std::string(100000, 'n'), json::object()}).size(), 300u);
 }
 
 // ---- configuration and prompt ----

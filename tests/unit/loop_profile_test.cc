@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -69,6 +72,27 @@ TEST(LoopProfileArgs, FullCollectionAndKernelFilters) {
   EXPECT_EQ(default_report_path({"./build/bench", "x"}), "bench.ncu-rep");
 }
 
+TEST(LoopProfileArgs, NcuNamingRuleAndAppsThatLookLikeOptions) {
+  EXPECT_EQ(ncu_report_file("out"), "out.ncu-rep");
+  EXPECT_EQ(ncu_report_file("dir/out.ncu-rep"), "dir/out.ncu-rep");
+  EXPECT_EQ(ncu_report_file("out.rep"), "out.rep.ncu-rep");
+  ProfileRequest r{"", "", "", {"-app", "--set", "x"}};
+  auto a = ncu_arguments("ncu", r, "o");
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()), (std::vector<std::string>{"./-app", "--set", "x"}));
+  EXPECT_EQ(std::ranges::count(a, "--"), 0);  // ncu rejects "--" as an ambiguous option
+}
+
+TEST(LoopProfileOutcome, OutputTailKeepsMarkersNotEverything) {
+  OutputTail t;
+  t.add("==ERROR== ERR_NVGPU");
+  t.add("CTRPERM - no permission\n");  // a marker cut between two reads
+  for (int i = 0; i < 100; ++i) t.add(std::string(10000, 'x'));
+  EXPECT_LT(t.text().size(), 200u * 1024);
+  EXPECT_FALSE(check_ncu_outcome(1, t.text(), "/nonexistent.ncu-rep").error().message.find(
+                   "NVreg_RestrictProfilingToAdminUsers=0") == std::string::npos);
+}
+
 TEST(LoopProfileOutcome, ExplainsPermissionAndMissingReport) {
   auto perm = check_ncu_outcome(1, "==ERROR== ERR_NVGPUCTRPERM - no permission", "/nonexistent.ncu-rep");
   ASSERT_FALSE(perm);
@@ -91,6 +115,30 @@ TEST(LoopProfileRunner, StreamsOutputAndStatus) {
   EXPECT_NE(seen.find("hello"), std::string::npos);
   EXPECT_NE(seen.find("oops"), std::string::npos);
   EXPECT_FALSE(system_runner().run({"/nonexistent/binary"}, [](std::string_view) {}));
+}
+
+TEST(LoopProfileRunner, GrandchildHoldingTheOutputDoesNotBlock) {
+  auto started = std::chrono::steady_clock::now();
+  std::string seen;
+  auto rc = system_runner().run({"/bin/sh", "-c", "sleep 60 & echo started; exit 0"},
+                                [&](std::string_view s) { seen += s; });
+  ASSERT_TRUE(rc);
+  EXPECT_EQ(*rc, 0);
+  EXPECT_NE(seen.find("started"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+}
+
+TEST(LoopProfileRunner, TimeoutStopsTheWholeGroup) {
+  std::string marker = testing::temp_path("profile_timeout_marker");
+  std::remove(marker.c_str());
+  auto started = std::chrono::steady_clock::now();
+  auto rc = system_runner().run({"/bin/sh", "-c", "(sleep 3; touch " + marker + ") & sleep 60"},
+                                [](std::string_view) {}, std::chrono::seconds(1));
+  ASSERT_FALSE(rc);
+  EXPECT_NE(rc.error().message.find("ran longer than 1 s"), std::string::npos) << rc.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a process of the group outlived the timeout";
 }
 
 }  // namespace

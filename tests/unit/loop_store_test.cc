@@ -2,13 +2,18 @@
 // PostgreSQL (a real server the test starts itself; skipped with the reason
 // when it cannot be started).
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "store/history.h"
+#include "store/libpq.h"
 #include "support/pg_server.h"
 #include "support/testing.h"
 
@@ -151,8 +156,12 @@ TEST_P(LoopStore, ConcurrentProcessesLoseNothing) {
     if (pid == 0) {
       auto s = open_store(url_);
       int bad = s ? 0 : kRuns;
+      if (!s) fprintf(stderr, "open: %s\n", s.error().message.c_str());
       for (int i = 0; s && i < kRuns; ++i)
-        if (!(*s)->record(run("p", i, {kernel("k", "G", i)}))) ++bad;
+        if (auto r = (*s)->record(run("p", i, {kernel("k", "G", i)})); !r) {
+          ++bad;
+          fprintf(stderr, "record: %s\n", r.error().message.c_str());
+        }
       _exit(bad);
     }
     kids.push_back(pid);
@@ -186,6 +195,62 @@ TEST(LoopStoreOpen, PasswordIsNotShownInErrors) {
   auto r = open_store("postgresql://user:s3cret@127.0.0.1:1/db?connect_timeout=2");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message.find("s3cret"), std::string::npos);
+}
+
+TEST(LoopStoreOpen, PasswordParameterIsRedactedEverywhere) {
+  EXPECT_EQ(pg_display_url("postgresql://u:pw@h:5/db?password=s3cret&sslmode=require"),
+            "postgresql://h:5/db?password=<redacted>&sslmode=require");
+  EXPECT_EQ(pg_display_url("postgres://h/db?sslmode=disable&PassWord=x"), "postgres://h/db?sslmode=disable&PassWord=<redacted>");
+  EXPECT_EQ(pg_display_url("postgresql://h/db?application_name=a@b"), "postgresql://h/db?application_name=a@b");
+  auto r = open_store("postgresql://user@127.0.0.1:1/db?password=s3cret&connect_timeout=2");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message.find("s3cret"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("password=<redacted>"), std::string::npos) << r.error().message;
+}
+
+TEST(LoopStoreOpen, ConnectTimeoutByDefault) {
+  EXPECT_EQ(pg_connect_url("postgresql://h/db"), "postgresql://h/db?connect_timeout=10");
+  EXPECT_EQ(pg_connect_url("postgresql://h/db?sslmode=disable"), "postgresql://h/db?sslmode=disable&connect_timeout=10");
+  EXPECT_EQ(pg_connect_url("postgresql://h/db?Connect_Timeout=3"), "postgresql://h/db?Connect_Timeout=3");
+  // A port that accepts connections and never answers: the kernel completes
+  // the handshake for the listen backlog, and libpq waits for a reply.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 8), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto started = std::chrono::steady_clock::now();
+  auto r = open_store("postgresql://u:pw@127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/db");
+  auto took = std::chrono::steady_clock::now() - started;
+  close(fd);
+  if (!r && r.error().message.find("libpq") != std::string::npos) GTEST_SKIP() << r.error().message;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ExitCode::Dependency);
+  EXPECT_LT(took, std::chrono::seconds(kPgConnectTimeoutS + 5));
+}
+
+TEST(LoopStorePg, ReadersNeverWaitForTheWritersLock) {
+  std::string why;
+  auto* server = pg_server(why);
+  if (!server) GTEST_SKIP() << "PostgreSQL tests skipped: " << why;
+  std::string url = server->create_database("lockfree");
+  ASSERT_TRUE(open_store(url).value()->record(run("main", 1, {kernel("k", "A", 1)})));
+  // Another process holds the schema lock (as a writer creating the schema would).
+  PGconn* holder = pq().connectdb(url.c_str());
+  ASSERT_EQ(pq().status(holder), CONNECTION_OK);
+  PGresult* locked = pq().exec(holder, "SELECT pg_advisory_lock(7321001)");
+  ASSERT_EQ(pq().result_status(locked), PGRES_TUPLES_OK);
+  pq().clear(locked);
+  auto reader = open_store(url);
+  ASSERT_TRUE(reader) << reader.error().message;
+  auto runs = (*reader)->runs();
+  ASSERT_TRUE(runs);
+  EXPECT_EQ(runs->size(), 1u);
+  EXPECT_TRUE((*reader)->record(run("main", 2, {kernel("k", "A", 1)})));  // nor do writers, once the schema exists
+  pq().finish(holder);
 }
 
 TEST(LoopStoreBaseline, PicksNewestOnDevice) {

@@ -1,0 +1,9 @@
+#include "util/json.h"
+
+namespace keet {
+
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace keet

@@ -1,0 +1,73 @@
+// The output sanitisers, one per medium: terminal text (util/terminal.h), JSON
+// (util/json.h), markup (render::html::esc) and markdown (render/markdown.h).
+#include <gtest/gtest.h>
+
+#include "render/html_parts.h"
+#include "render/markdown.h"
+#include "util/json.h"
+#include "util/strings.h"
+#include "util/terminal.h"
+
+namespace keet {
+namespace {
+
+TEST(UtilTerminal, ControlsBecomeCaretNotation) {
+  EXPECT_EQ(terminal_safe("k\x1b]0;title\x07\x1b[2J\rX\x7f"), "k^[]0;title^G^[[2J^MX^?");
+  EXPECT_EQ(terminal_safe("line\n\tkept"), "line\n\tkept");
+  EXPECT_EQ(terminal_safe("c1 \xc2\x9b" "31m"), "c1 U+009B31m");
+  EXPECT_EQ(terminal_safe("caf\xc3\xa9 \xc2\xa0ok"), "caf\xc3\xa9 \xc2\xa0ok");  // printable UTF-8 untouched
+}
+
+TEST(UtilTerminal, OnlyColourSequencesPassAndOnlyWhenAsked) {
+  std::string out;
+  EXPECT_EQ(append_terminal_safe(out, "\x1b[1;31mred\x1b[0m \x1b[2J", true, true), 19u);
+  EXPECT_EQ(out, "\x1b[1;31mred\x1b[0m ^[[2J");
+  out.clear();
+  append_terminal_safe(out, "\x1b[1m", false, true);
+  EXPECT_EQ(out, "^[[1m");
+}
+
+TEST(UtilTerminal, SequencesCutBetweenChunksAreDecidedLater) {
+  std::string out;
+  std::string_view a = "ab\x1b[1;3";
+  size_t used = append_terminal_safe(out, a, true, false);
+  EXPECT_EQ(used, 2u);  // the possible colour sequence waits
+  std::string rest = std::string(a.substr(used)) + "1mX\xc2";
+  used = append_terminal_safe(out, rest, true, false);
+  EXPECT_EQ(out, "ab\x1b[1;31mX");
+  EXPECT_EQ(rest.substr(used), "\xc2");
+  append_terminal_safe(out, std::string_view(rest).substr(used), true, true);
+  EXPECT_EQ(out, "ab\x1b[1;31mX\xc2");
+}
+
+TEST(UtilJson, InvalidUtf8IsReplacedNotThrown) {
+  nlohmann::json j = {{"name", "k\xff\xc0\x80"}};
+  EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);  // why json_text exists
+  std::string text = json_text(j);
+  EXPECT_EQ(text, "{\"name\":\"k\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"}");
+  EXPECT_TRUE(nlohmann::json::accept(text));
+}
+
+TEST(UtilStrings, ValidUtf8) {
+  EXPECT_EQ(valid_utf8("ok \xc3\xa9 \xf0\x9f\x98\x80"), "ok \xc3\xa9 \xf0\x9f\x98\x80");
+  EXPECT_EQ(valid_utf8("\xff"), "\xef\xbf\xbd");
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
+  EXPECT_EQ(valid_utf8("a\xe2\x82"), "a\xef\xbf\xbd\xef\xbf\xbd");                  // cut short
+}
+
+TEST(RenderMarkup, EscapeMakesValidXmlText) {
+  EXPECT_EQ(render::html::esc("<script>&\"'"), "&lt;script&gt;&amp;&quot;&#39;");
+  EXPECT_EQ(render::html::esc("k\x1b[2J\x07\xff"), "k^[[2J^G\xef\xbf\xbd");
+}
+
+TEST(RenderMarkdown, CodeSpansAndTextCannotBreakOut) {
+  EXPECT_EQ(render::md_code("void f<int>()"), "`void f<int>()`");
+  EXPECT_EQ(render::md_code("a`b``c"), "```a`b``c```");
+  EXPECT_EQ(render::md_code("`x"), "`` `x ``");
+  EXPECT_EQ(render::md_code("k\n<script>alert(1)</script>"), "`k <script>alert(1)</script>`");
+  EXPECT_EQ(render::md_code("a|b", true), "`a\\|b`");
+  EXPECT_EQ(render::md_text("<script>*x*\n# y"), "\\<script\\>\\*x\\* # y");
+}
+
+}  // namespace
+}  // namespace keet
