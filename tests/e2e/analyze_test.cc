@@ -303,6 +303,39 @@ TEST(AnalyzeE2E, DoctorFailsOnDataADiagnosisCannotRestOn) {
   if (auto ex = oracle_examples()) EXPECT_EQ(run_keet("doctor " + shell_quote(*ex + "/addConstDouble3.ncu-rep")).rc, 0);
 }
 
+bool has_finding(const json& kernel, const std::string& id) {
+  for (const auto& f : kernel["findings"])
+    if (f["id"] == id) return true;
+  return false;
+}
+
+// One golden case per finding rule (tests/golden/rules.json): a fixture kernel
+// it must fire on and one it must not; every rule of the rule data is listed.
+TEST(AnalyzeE2E, EveryRuleHasAGoldenCase) {
+  auto goldens = json::parse(read_file(source_dir() + "/tests/golden/rules.json"));
+  std::set<std::string> listed;
+  for (const auto& c : goldens["cases"]) listed.insert(c["id"].get<std::string>());
+  auto findings = json::parse(read_file(source_dir() + "/data/rules/findings.json"));
+  for (const auto& r : findings["rules"]) EXPECT_TRUE(listed.count(r["id"].get<std::string>())) << r["id"];
+  auto stalls = json::parse(read_file(source_dir() + "/data/rules/stalls.json"));
+  for (const auto& [reason, _] : stalls["reasons"].items()) EXPECT_TRUE(listed.count("latency.stall." + reason)) << reason;
+  KEET_REQUIRE_SHARED();
+  std::string root = *shared_dir() + "/fixtures/public/";
+  auto kernel_of = [&](const json& where) {
+    auto r = run_keet("analyze --allow-partial --top 0 --format json -k " + std::to_string(where["kernel"].get<int>()) +
+                      " " + shell_quote(root + where["report"].get<std::string>()));
+    EXPECT_EQ(r.rc, 0) << r.err;
+    auto j = json::parse(r.out);
+    return j["kernels"].at(0);
+  };
+  for (const auto& c : goldens["cases"]) {
+    if (!c.contains("fires")) continue;
+    std::string id = c["id"];
+    EXPECT_TRUE(has_finding(kernel_of(c["fires"]), id)) << id << " must fire on " << c["fires"].dump();
+    EXPECT_FALSE(has_finding(kernel_of(c["absent"]), id)) << id << " must not fire on " << c["absent"].dump();
+  }
+}
+
 TEST(AnalyzeE2E, EveryNcuWarningIsCoveredOrExplained) {
   KEET_REQUIRE_SHARED();
   std::string gaps;

@@ -181,5 +181,60 @@ TEST(AnalysisEngine, FindingsAreRankedByExpectedGain) {
   EXPECT_NE(find(d, "divergence.branch"), nullptr);
 }
 
+// Golden cases for the rules no fixture report triggers (tests/golden/rules.json
+// lists them): each fires on a test-writer kernel built for it and not on a
+// neutral one.
+Metrics complete_stalls(const std::string& dominant) {
+  Metrics m;
+  for (const auto& r : {"long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle",
+                        "math_pipe_throttle", "wait", "branch_resolving", "no_instruction", "not_selected",
+                        "tex_throttle", "dispatch_stall", "sleeping", "misc"})
+    m.emplace_back(std::string("smsp__average_warps_issue_stalled_") + r + "_per_issue_active.ratio", r == dominant ? 8 : 0.2);
+  m.emplace_back("sm__throughput.avg.pct_of_peak_sustained_elapsed", 30);
+  m.emplace_back("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 35);
+  return m;
+}
+
+TEST(RuleGoldens, StallReasonsNoFixtureShows) {
+  for (std::string reason : {"membar", "branch_resolving", "dispatch_stall", "sleeping", "misc"}) {
+    auto d = diagnose(report_with(complete_stalls(reason)));
+    EXPECT_NE(find(d, "latency.stall." + reason), nullptr) << reason;
+    auto other = diagnose(report_with(complete_stalls("wait")));
+    EXPECT_EQ(find(other, "latency.stall." + reason), nullptr) << reason;
+  }
+}
+
+TEST(RuleGoldens, RemoteAperture) {
+  auto d = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20},
+                                 {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                                 {"lts__d_sectors_fill_sysmem.avg.pct_of_peak_sustained_elapsed", 30}}));
+  EXPECT_NE(find(d, "memory.remote_aperture"), nullptr);
+  auto none = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20},
+                                    {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                                    {"lts__d_sectors_fill_sysmem.avg.pct_of_peak_sustained_elapsed", 0}}));
+  EXPECT_EQ(find(none, "memory.remote_aperture"), nullptr);
+}
+
+TEST(RuleGoldens, TensorCoresUnused) {
+  Metrics m = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 80},
+               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 30},
+               {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 80},
+               {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", 0},
+               {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e9},
+               {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1e6},
+               {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1e6},
+               {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", 1},
+               {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", 1},
+               {"derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2", 400},
+               {"smsp__cycles_elapsed.avg.per_second", 1.5e9},
+               {"derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2", 256},
+               {"sm__cycles_elapsed.avg.per_second", 1.5e9},
+               {"launch__sm_count", 26}};
+  auto d = diagnose(report_with(m));
+  EXPECT_NE(find(d, "compute.tensor_cores_unused"), nullptr);
+  m[3].second = 20;  // the tensor pipe in use
+  EXPECT_EQ(find(diagnose(report_with(m)), "compute.tensor_cores_unused"), nullptr);
+}
+
 }  // namespace
 }  // namespace keet::analysis
