@@ -336,6 +336,54 @@ TEST(AnalyzeE2E, EveryRuleHasAGoldenCase) {
   }
 }
 
+// The catalogue's spellings of a quantity (tests read the data file itself).
+std::set<std::string> spellings_of(const json& catalogue, const std::string& quantity) {
+  std::set<std::string> out;
+  for (const auto& q : catalogue["quantities"])
+    if (q["name"] == quantity) {
+      for (const auto& s : q.value("spellings", json::array())) out.insert(s.is_string() ? s.get<std::string>() : s["metric"].get<std::string>());
+      for (const auto& s : q.value("nvprof", json::array())) out.insert(s.is_string() ? s.get<std::string>() : s["metric"].get<std::string>());
+    }
+  return out;
+}
+
+bool plausible(const json& value) { return value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() >= 0; }
+
+// Whatever ncu version or tool wrote the file (2019 reports, basic-set reports,
+// nvprof CSVs): when it holds a kernel's duration, issue activity or stall
+// reasons under any spelling, the analysis has them.
+TEST(AnalyzeE2E, EverySpellingTheReportHoldsIsRead) {
+  KEET_REQUIRE_SHARED();
+  auto catalogue = json::parse(read_file(source_dir() + "/data/metrics/quantities.json"));
+  auto durations = spellings_of(catalogue, "duration_ns"), issue = spellings_of(catalogue, "issue_active_pct");
+  for (const auto& f : fixture_reports()) {
+    auto m = run_keet("metrics --allow-partial --format json " + shell_quote(f));
+    auto a = run_keet("analyze --allow-partial --top 0 --format json " + shell_quote(f));
+    ASSERT_EQ(a.rc, 0) << f << ": " << a.err;
+    if (m.rc != 0) continue;
+    auto metrics = json::parse(m.out)["kernels"];
+    auto kernels = json::parse(a.out)["kernels"];
+    ASSERT_EQ(metrics.size(), kernels.size()) << f;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      bool has_duration = false, has_issue = false, has_stall = false;
+      for (const auto& [name, mv] : metrics[i]["metrics"].items()) {
+        has_duration |= durations.count(name) && plausible(mv["value"]);
+        has_issue |= issue.count(name) && plausible(mv["value"]);
+        has_stall |= (name.find("issue_stalled_") != std::string::npos || name.starts_with("stall_")) &&
+                     name.find("not_issued") == std::string::npos && plausible(mv["value"]);
+      }
+      const auto& k = kernels[i];
+      std::string where = f + " kernel " + std::to_string(i);
+      if (has_duration) EXPECT_TRUE(k["duration_ns"].is_number()) << where;
+      if (has_issue) {
+        auto missing = k["data_quality"]["missing"].get<std::vector<std::string>>();
+        EXPECT_EQ(std::ranges::find(missing, "issue_active_pct"), missing.end()) << where;
+      }
+      if (has_stall) EXPECT_FALSE(k["data_quality"]["stalls"]["reasons"].empty()) << where;
+    }
+  }
+}
+
 TEST(AnalyzeE2E, EveryNcuWarningIsCoveredOrExplained) {
   KEET_REQUIRE_SHARED();
   std::string gaps;
