@@ -443,11 +443,6 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
   return out;
 }
 
-bool is_stall_finding_of(const Finding& f, const StallRule& st) {
-  constexpr std::string_view prefix = "latency.stall.";
-  return f.id.size() == prefix.size() + st.reason.size() && f.id.starts_with(prefix) && f.id.ends_with(st.reason);
-}
-
 bool relieves(const Finding& f, const std::string& unit) { return std::ranges::find(f.relieves, unit) != f.relieves.end(); }
 
 bool is_class_cause(const Finding& f, BottleneckClass cls) {
