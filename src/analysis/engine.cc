@@ -353,6 +353,8 @@ std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope&
     // Never suggest a feature the device lacks; with an unknown device, keep
     // only advice that needs no particular architecture.
     bool ok = cc ? (*cc + 1e-9 >= a.min_cc && *cc <= a.max_cc + 1e-9) : a.min_cc == 0;
+    // Advice that only fits some kernels (spill traffic, not data, fills DRAM).
+    if (ok && a.when) ok = s.eval(*a.when).value_or(0) != 0;
     if (ok) out.push_back(a.text);
   }
   return out;

@@ -20,15 +20,19 @@ std::vector<std::string> strings(const json& j, const char* key) {
   return out;
 }
 
-Advice advice_of(const json& a) {
-  return {a.at("text").get<std::string>(), a.value("min_cc", 0.0), a.value("max_cc", 99.0)};
+Expr expr_of(const std::string& text, SymbolTable& symbols);
+
+Advice advice_of(const json& a, SymbolTable& sym) {
+  Advice out{a.at("text").get<std::string>(), a.value("min_cc", 0.0), a.value("max_cc", 99.0), std::nullopt};
+  if (a.contains("when")) out.when = expr_of(a.at("when").get<std::string>(), sym);
+  return out;
 }
 
 // Stall advice is written compactly as "text|min_cc".
 Advice advice_of_text(const std::string& s) {
   auto bar = s.rfind('|');
   if (bar == std::string::npos) return {s, 0, 99};
-  return {s.substr(0, bar), std::stod(s.substr(bar + 1)), 99};
+  return {s.substr(0, bar), std::stod(s.substr(bar + 1)), 99, std::nullopt};
 }
 
 // Parsed once and bound to the rule set's symbols; a syntax error throws, and
@@ -77,7 +81,7 @@ Rule rule_of(const json& j, SymbolTable& sym) {
   r.dram_cap = j.value("dram_cap", false);
   for (const auto& c : j.value("caps", json::array()))
     r.caps.push_back({expr_of(c.at("formula").get<std::string>(), sym), c.at("what").get<std::string>()});
-  for (const auto& a : j.at("advice")) r.advice.push_back(advice_of(a));
+  for (const auto& a : j.at("advice")) r.advice.push_back(advice_of(a, sym));
   r.source_metrics = strings(j, "source_metrics");
   r.references = strings(j, "references");
   r.ncu_rules = strings(j, "ncu_rules");

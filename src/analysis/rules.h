@@ -22,6 +22,7 @@ struct Advice {
   std::string text;
   double min_cc = 0;   // 0: any
   double max_cc = 99;  // inclusive
+  std::optional<Expr> when;  // given only when this holds for the kernel (unknown: not given)
 };
 
 struct Rule {
