@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "app/safe_output.h"
+#include "util/suggest.h"
 
 namespace keet::app {
 
@@ -21,15 +23,65 @@ ExitCode report_error(Context& ctx, const Error& e) {
   return e.code;
 }
 
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: keet <command> [options] <report>  ('keet help' lists the commands, 'keet help <command>' explains one)";
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const auto& c : commands()) names.emplace_back(c.name);
+  return names;
+}
+
+bool is_command(std::string_view name) {
+  for (const auto& c : commands())
+    if (c.name == name) return true;
+  return false;
+}
+
+// Like git and cargo: the mistake, a likely intended command, and the usage.
+int unknown_command(Context& ctx, std::string_view typed) {
+  auto guess = closest_name(typed, command_names());
+  ctx.err << fmt::format("keet: unknown command '{}'{}\n", typed,
+                         guess ? fmt::format("; did you mean '{}'?", *guess) : std::string());
+  ctx.err << kUsage << "\n";
+  return static_cast<int>(ExitCode::BadInput);
+}
+
+// `keet help` and `keet help CMD` answer like `--help` on the same command.
+int help_command(Context& ctx, CLI::App& cli, const std::vector<std::string>& args) {
+  if (args.size() > 2) {
+    ctx.err << "keet: help takes at most one command name\n" << kUsage << "\n";
+    return static_cast<int>(ExitCode::BadInput);
+  }
+  if (args.size() == 1) {
+    ctx.out << cli.help();
+    return 0;
+  }
+  if (!is_command(args[1])) return unknown_command(ctx, args[1]);
+  ctx.out << cli.get_subcommand(args[1])->help("keet");
+  return 0;
+}
+
+}  // namespace
+
 int run(int argc, const char* const* argv, Context& ctx) {
   CLI::App cli{"keet: explains Nsight Compute kernel profiles", "keet"};
-  cli.set_version_flag("--version", std::string("keet ") + KEET_VERSION);
+  cli.set_version_flag("-V,--version", std::string("keet ") + KEET_VERSION);
   cli.require_subcommand(1);
   Action action;
   for (const auto& c : commands()) {
     CLI::App* sub = cli.add_subcommand(std::string(c.name), std::string(c.help));
     c.define(*sub, action);
   }
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  if (args.empty()) {
+    ctx.err << "keet: a command is required\n" << kUsage << "\n";
+    return static_cast<int>(ExitCode::BadInput);
+  }
+  if (args[0] == "help") return help_command(ctx, cli, args);
+  if (!args[0].starts_with('-') && !is_command(args[0])) return unknown_command(ctx, args[0]);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
