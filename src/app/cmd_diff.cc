@@ -52,6 +52,8 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (!before) return report_error(ctx, before.error());
   auto after = load_and_analyse(ctx, a.after);
   if (!after) return report_error(ctx, after.error());
+  if (auto ok = render::check_forced_pairs(before->kernels, after->kernels, opt->forced); !ok)
+    return report_error(ctx, ok.error());
   auto result = render::diff(before->kernels, after->kernels, *opt);
   return emit(ctx, a.output, render_diff(a.format, result));
 }

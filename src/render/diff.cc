@@ -188,6 +188,21 @@ std::string PairDiff::bottleneck_shift() const {
   return fmt::format("{}-bound -> {}-bound", before.bottleneck, after.bottleneck);
 }
 
+Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+                                const std::vector<std::pair<int, int>>& forced) {
+  std::set<int> seen_before, seen_after;
+  for (auto [i, j] : forced) {
+    std::string pair = fmt::format("--pair {}:{}", i, j);
+    if (!position_of(before, i))
+      return fail(ExitCode::BadInput, fmt::format("{}: the first report has no kernel {} ({} kernels)", pair, i, before.size()));
+    if (!position_of(after, j))
+      return fail(ExitCode::BadInput, fmt::format("{}: the second report has no kernel {} ({} kernels)", pair, j, after.size()));
+    if (!seen_before.insert(i).second || !seen_after.insert(j).second)
+      return fail(ExitCode::BadInput, fmt::format("{}: a kernel is paired twice", pair));
+  }
+  return {};
+}
+
 std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
                                                     const std::vector<KernelSnapshot>& after,
                                                     const std::vector<std::pair<int, int>>& forced) {

@@ -13,6 +13,7 @@
 
 #include "analysis/diagnosis.h"
 #include "model/report.h"
+#include "util/error.h"
 
 namespace keet::render {
 
@@ -88,6 +89,10 @@ struct DiffResult {
   std::vector<KernelSnapshot> unmatched_before, unmatched_after;
 };
 
+// Every --pair names a kernel each report has, and no kernel twice; else a
+// one-line error (a pairing that cannot be honoured is never dropped silently).
+Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+                                const std::vector<std::pair<int, int>>& forced);
 // Positions into `before`/`after`: forced pairs, then a single kernel on both
 // sides, then same identity in order of occurrence, then same name in order.
 std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,

@@ -74,6 +74,19 @@ TEST(LoopCliDiff, BadArgumentsExitTwo) {
   EXPECT_NE(missing.err.find("/nonexistent.ncu-rep"), std::string::npos);
 }
 
+TEST(LoopCliDiff, APairThatCannotBeHonouredIsRejectedLoudly) {
+  auto a = report("d_pair_a.ncu-rep", "k", 10);
+  auto b = report("d_pair_b.ncu-rep", "k", 12);
+  auto missing = run_keet("diff --pair 0:5 " + shell_quote(a) + " " + shell_quote(b));
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("--pair 0:5: the second report has no kernel 5"), std::string::npos) << missing.err;
+  EXPECT_EQ(run_keet("diff --pair 3:0 " + shell_quote(a) + " " + shell_quote(b)).rc, 2);
+  EXPECT_EQ(run_keet("diff --pair 0:0 --pair 0:0 " + shell_quote(a) + " " + shell_quote(b)).rc, 2);
+  auto ok = run_keet("diff --format json --pair 0:0 " + shell_quote(a) + " " + shell_quote(b));
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["pairs"].size(), 1u);
+}
+
 // The done-when check: the uncoalesced sample fixed by the coalesced one.
 TEST(LoopCliDiff, NvidiaSamplePairResolvesUncoalescedAccess) {
   KEET_REQUIRE_SHARED();
