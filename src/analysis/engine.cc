@@ -619,7 +619,6 @@ void set_bound(Scope& s, const Bottleneck& b, const Limiter& lim) {
   s.set(ContextVar::BoundCompute, b.cls == BottleneckClass::Compute);
   s.set(ContextVar::BoundLatency, b.cls == BottleneckClass::Latency);
   s.set(ContextVar::BoundLaunch, b.cls == BottleneckClass::Launch);
-  s.set(ContextVar::OccupancyMatters, b.cls == BottleneckClass::Latency);
   if (const UnitLoad* u = lim.binding()) {
     s.set(ContextVar::BoundPct, u->pct);
     s.set_text(TextVar::BoundName, u->label);

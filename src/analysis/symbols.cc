@@ -7,7 +7,7 @@ namespace {
 constexpr std::string_view kContextNames[] = {
     "pipe_max_pct",   "fp_unfused_pct", "occupancy_limit_min", "occupancy_loss_pct", "cc",
     "issue_idle_pct", "duration_us",    "tiny_score",          "sm_idle_pct",        "divergence_pct",
-    "bound_memory",   "bound_compute",  "bound_latency",       "bound_launch",       "occupancy_matters",
+    "bound_memory",   "bound_compute",  "bound_latency",       "bound_launch",
     "share",          "bound_pct",      "next_pct",            "occupancy_can_grow", "small_grid",
     "bound_is_l1"};
 static_assert(std::size(kContextNames) == static_cast<size_t>(ContextVar::Count));

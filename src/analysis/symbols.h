@@ -36,7 +36,6 @@ enum class ContextVar : uint8_t {
   BoundCompute,
   BoundLatency,
   BoundLaunch,
-  OccupancyMatters,
   Share,
   BoundPct,          // utilisation of the binding unit, %
   NextPct,           // utilisation of the next-busiest unit, %

@@ -41,7 +41,7 @@ TEST(AnalysisRules, EveryContractFindingHasARule) {
 TEST(AnalysisRules, ExpressionsParseAndNameKnownQuantities) {
   // Names an expression may use: derived quantities plus engine context.
   std::set<std::string> known = {"bound_memory", "bound_compute", "bound_latency", "bound_launch", "cc",
-                                 "pipe_max_pct", "issue_idle_pct", "occupancy_limit_min", "occupancy_matters",
+                                 "pipe_max_pct", "issue_idle_pct", "occupancy_limit_min",
                                  "occupancy_loss_pct", "fp_unfused_pct", "sm_idle_pct", "duration_us", "tiny_score",
                                  "divergence_pct", "issue_active", "share"};
   for (const auto& r : rules().rules) {
