@@ -638,7 +638,7 @@ std::vector<Finding> evaluate_rules(const RuleSet& set, Scope& s, const Context&
   return out;
 }
 
-void fill_identity(const model::Kernel& k, const Facts& f, KernelDiagnosis& d) {
+void fill_identity(const model::Report& report, const model::Kernel& k, const Facts& f, KernelDiagnosis& d) {
   static const QuantityId duration = quantity("duration_ns"), cc_major = quantity("cc_major"),
                           cc_minor = quantity("cc_minor");
   d.index = k.index;
@@ -649,6 +649,12 @@ void fill_identity(const model::Kernel& k, const Facts& f, KernelDiagnosis& d) {
   d.duration_ns = f.get(duration);
   if (auto name = k.text("device__attribute_display_name")) d.device.name = *name;
   if (auto major = f.get(cc_major)) d.device.compute_capability = fmt::format("{}.{}", *major, f.get(cc_minor).value_or(0));
+  if (!d.device.name.empty() && !d.device.compute_capability.empty()) return;
+  // The kernel does not name its device: the report's session does.
+  auto spec = device_spec(report, k);
+  if (d.device.name.empty()) d.device.name = spec.name;
+  if (d.device.compute_capability.empty() && spec.known())
+    d.device.compute_capability = spec.arch.cc.text();
 }
 
 void note_quality(const DataQuality& q, KernelDiagnosis& d) {
@@ -667,7 +673,7 @@ void note_quality(const DataQuality& q, KernelDiagnosis& d) {
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel, const AnalyzeOptions& opt) {
   KernelDiagnosis d;
   Facts facts(report, kernel);
-  fill_identity(kernel, facts, d);
+  fill_identity(report, kernel, facts, d);
   auto set = rule_set();
   if (!set) {
     d.notes.push_back(set.error().message);

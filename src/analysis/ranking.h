@@ -1,6 +1,7 @@
 // Where to look first: kernels grouped by name and ranked by their share of
 // total GPU time in the report.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,18 @@ struct KernelGroup {
 
 // Launches without a duration count zero time but still appear.
 std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& kernels);
+
+// The same ranking built one launch at a time, for commands that stream a
+// report: it keeps one group per kernel name, not the kernels.
+class KernelRanking {
+ public:
+  void add(const model::Kernel& k);
+  std::vector<KernelGroup> groups() const;
+
+ private:
+  std::map<std::string, size_t, std::less<>> position_;  // name -> index in groups_
+  std::vector<KernelGroup> groups_;                       // first-seen order
+  double total_ = 0;
+};
 
 }  // namespace keet::analysis

@@ -1,4 +1,13 @@
 // keet analyze R: the expert diagnosis (no LLM needed).
+//
+// Kernels stream through the engine one at a time and each is written as soon
+// as it is analysed, so memory stays flat however many kernels the report
+// holds. Text, markdown and HTML open with the ranking of all kernels, which a
+// cheap first pass (names and durations only) builds; JSON needs no ranking.
+// With --llm the engine's answer for every kernel is written first and the
+// narratives follow, so a slow or dead provider never holds back the
+// deterministic answer (JSON, one document, carries each narrative inside its
+// kernel and is written once they are in).
 #include <fmt/format.h>
 
 #include "analysis/derived.h"
@@ -9,12 +18,12 @@
 #include "app/llm_flags.h"
 #include "llm/explain.h"
 #include "readers/reader.h"
-#include "render/html.h"
-#include "io/file.h"
 #include "render/analysis_json.h"
 #include "render/analysis_text.h"
-#include "util/json.h"
+#include "render/html.h"
+#include "render/html_parts.h"
 #include "render/markdown.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -27,112 +36,183 @@ struct AnalyzeArgs {
   LlmArgs llm;
 };
 
-// What survives of each analysed kernel: its diagnosis, and a light copy
-// (identity and duration) for the ranking table. Kernels are analysed as they
-// stream in, so memory stays flat on reports with thousands of launches.
-struct Streamed {
-  model::Report report;
-  analysis::Diagnosis diagnosis;
-  std::vector<model::Kernel> light;
-  std::vector<llm::LlmResult> narratives;  // one per kernel with --llm
-  ExitCode partial_exit = ExitCode::Ok;
+// A kernel the LLM will be asked about once the engine's answer is out: the
+// narrative needs the kernel's metrics, so they are kept only in that case.
+struct Pending {
+  analysis::KernelDiagnosis diagnosis;
+  model::Kernel kernel;
 };
 
-model::Kernel light_copy(const model::Kernel& k) {
-  model::Kernel l;
-  l.index = k.index;
-  l.mangled = k.mangled;
-  l.function = k.function;
-  l.demangled = k.demangled;
-  for (const auto& m : k.metrics)
-    if (analysis::is_duration_metric(m.name)) l.metrics.push_back(m);
-  return l;
+analysis::Diagnosis report_meta(const model::Report& head) {
+  analysis::Diagnosis d;
+  d.report_path = head.path;
+  d.report_format = std::string(model::format_name(head.format));
+  d.ncu_version = head.ncu_version();
+  return d;
 }
 
-Result<Streamed> analyze_streaming(Context& ctx, const AnalyzeArgs& a, LlmRuntime* llm_rt) {
-  auto sel = model::KernelSelector::parse(a.report.kernel);
-  if (!sel) return std::unexpected(sel.error());
-  auto src = io::open_file(a.report.path);
-  if (!src) return std::unexpected(src.error());
-  Streamed s;
-  analysis::AnalyzeOptions opt{a.top};
-  auto ok = readers::stream_into(**src, {}, s.report, [&](model::Kernel&& k) {
-    if (!sel->matches(k)) return true;
-    s.diagnosis.kernels.push_back(analysis::analyze_kernel(s.report, k, opt));
-    s.light.push_back(light_copy(k));
-    // The narrative needs the kernel's metrics, so it is made while they exist.
-    if (llm_rt) s.narratives.push_back(llm::explain_kernel(llm_rt->client(), s.diagnosis.kernels.back(), &k,
-                                                           {llm_rt->prompt_options()}));
-    return true;
-  });
-  if (!ok) return fail(ExitCode::BadInput, ok.error().message());
-  for (const auto& w : s.report.warnings) ctx.err << "keet: warning: " << w << "\n";
-  if (s.report.partial && !a.report.allow_partial) s.partial_exit = ExitCode::BadInput;
-  if (s.light.empty() && !sel->all())
-    return fail(ExitCode::BadInput, fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel));
-  s.diagnosis.report_path = s.report.path;
-  s.diagnosis.report_format = std::string(model::format_name(s.report.format));
-  s.diagnosis.ncu_version = s.report.ncu_version();
-  return s;
+// First pass: the ranking of every selected kernel, from names and durations,
+// and what the whole report says about itself (a report's session may come
+// after its kernels, so the header of a page is known only after a full pass).
+struct Ranked {
+  std::vector<analysis::KernelGroup> groups;
+  model::Report head;  // complete: session, devices, modules
+  analysis::Diagnosis meta;
+};
+
+Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
+  analysis::KernelRanking ranking;
+  model::Report head;
+  auto opt = light_options();
+  opt.modules = true;        // the head serves the second pass
+  opt.allow_partial = true;  // the second pass decides what a truncation means
+  auto ok = stream_report(ctx, a.report, opt, head,
+                          {.visit = [&](model::Kernel&& k, const model::Report&) {
+                             ranking.add(k);
+                             return true;
+                           },
+                           .quiet = true});
+  if (!ok) return std::unexpected(ok.error());
+  auto meta = report_meta(head);
+  return Ranked{ranking.groups(), std::move(head), std::move(meta)};
 }
 
-std::string render_json(const Streamed& s) {
-  auto j = render::analysis_json(s.diagnosis);
-  for (size_t i = 0; i < s.narratives.size(); ++i) j["kernels"][i]["llm"] = llm::to_json(s.narratives[i]);
-  return json_text(j, 2) + "\n";
-}
-
-std::string render_text(const AnalyzeArgs& a, const Streamed& s, bool color) {
-  std::vector<const model::Kernel*> ks;
-  for (const auto& k : s.light) ks.push_back(&k);
-  render::TextStyle style{color && a.output.empty(), a.format == "markdown"};
-  auto ranking = analysis::rank_kernels(ks);
-  std::string out = style.markdown ? "# KEET analysis of " + render::md_code(s.diagnosis.report_path) + "\n\n" : "";
-  if (ranking.size() > 1) out += render::ranking_text(ranking, style);
-  for (size_t i = 0; i < s.diagnosis.kernels.size(); ++i) {
-    out += render::kernel_text(s.diagnosis.kernels[i], style);
-    if (i < s.narratives.size()) out += llm::render_text(s.narratives[i]) + "\n";
+std::vector<llm::LlmResult> narrate(Context& ctx, LlmRuntime& rt, const std::vector<Pending>& pending) {
+  std::vector<llm::LlmResult> out;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (ctx.err_is_tty)
+      ctx.err << fmt::format("keet: asking the LLM about kernel {} ({} of {})...\n", pending[i].diagnosis.index, i + 1,
+                             pending.size());
+    out.push_back(llm::explain_kernel(rt.client(), pending[i].diagnosis, &pending[i].kernel, {rt.prompt_options()}));
   }
   return out;
 }
 
-// The page and the exit code a truncated report earns (as text and JSON do).
-Result<std::pair<std::string, ExitCode>> render_html(Context& ctx, const AnalyzeArgs& a) {
-  auto loaded = load_report(ctx, a.report);
-  if (!loaded) return std::unexpected(loaded.error());
-  auto diagnosis = analysis::analyze(loaded->report, loaded->selected, {a.top});
-  return std::pair{render::html_report(loaded->report, diagnosis), loaded->partial_exit};
+std::string narrative_heading(const analysis::KernelDiagnosis& d, const render::TextStyle& style) {
+  const auto& name = d.demangled.empty() ? d.name : d.demangled;
+  if (style.markdown) return fmt::format("## LLM narrative: #{} {}\n\n", d.index, render::md_code(name));
+  return fmt::format("LLM narrative for [{}] {}\n", d.index, name);
 }
 
-Result<void> emit(Context& ctx, const AnalyzeArgs& a, const std::string& text) {
-  if (a.output.empty()) {
-    ctx.out << text;
-    return {};
+// The streaming pass shared by every format: analyse each selected kernel and
+// hand it to `write`, keeping it for the LLM only when one is configured.
+struct Run {
+  StreamStats stats;
+  analysis::Diagnosis meta;  // report path, format, ncu version (no kernels)
+  std::vector<Pending> pending;
+};
+
+Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report& context, bool keep_for_llm,
+                         const std::function<void(const model::Report&)>& begin,
+                         const std::function<void(const model::Report&, const model::Kernel&,
+                                                  const analysis::KernelDiagnosis&)>& write) {
+  Run run;
+  model::Report head;
+  analysis::AnalyzeOptions opt{a.top};
+  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
+                          {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
+                             auto d = analysis::analyze_kernel(h, k, opt);
+                             write(h, k, d);
+                             if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
+                             return true;
+                           },
+                           .context = &context});
+  if (!ok) return std::unexpected(ok.error());
+  run.stats = *ok;
+  run.meta = report_meta(head);
+  return run;
+}
+
+Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
+                       std::vector<llm::LlmResult>& narratives) {
+  auto ranking = rank_pass(ctx, a);
+  if (!ranking) return std::unexpected(ranking.error());
+  render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown"};
+  auto begin = [&](const model::Report& head) {
+    if (style.markdown) out << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
+    if (ranking->groups.size() > 1) out << render::ranking_text(ranking->groups, style);
+  };
+  auto run = analyse_pass(ctx, a, ranking->head, rt != nullptr, begin,
+                          [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
+                            out << render::kernel_text(d, style);
+                          });
+  if (!run || !rt) return run;
+  out.flush();
+  narratives = narrate(ctx, *rt, run->pending);
+  bool several = run->pending.size() > 1;
+  for (size_t i = 0; i < narratives.size(); ++i)
+    out << (several ? narrative_heading(run->pending[i].diagnosis, style) : "") << llm::render_text(narratives[i])
+        << "\n";
+  return run;
+}
+
+Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
+                       std::vector<llm::LlmResult>& narratives) {
+  auto ranking = rank_pass(ctx, a);
+  if (!ranking) return std::unexpected(ranking.error());
+  auto begin = [&](const model::Report&) { out << render::html_report_begin(ranking->meta, ranking->groups); };
+  auto run = analyse_pass(ctx, a, ranking->head, rt != nullptr, begin,
+                          [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
+                            out << render::html_kernel(head, &k, d);
+                          });
+  if (!run) return run;
+  if (rt) {
+    out.flush();
+    narratives = narrate(ctx, *rt, run->pending);
+    for (size_t i = 0; i < narratives.size(); ++i)
+      out << render::html_narrative(run->pending[i].diagnosis, narratives[i]);
   }
-  return io::write_text_file(a.output, text);
+  out << render::html_report_end();
+  return run;
 }
 
-bool wants_llm(Context& ctx, const AnalyzeArgs& a) { return !a.llm.spec.empty() || !ctx.getenv("KEET_LLM").empty(); }
+// keet.analysis/1, member by member in the order json_text() sorts them, so
+// the bytes are those of the whole document dumped at once.
+Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
+                       std::vector<llm::LlmResult>& narratives) {
+  auto head = read_head(ctx, a.report);
+  if (!head) return std::unexpected(head.error());
+  JsonObjectStream doc(out, 2);
+  std::optional<JsonArrayStream> kernels;
+  auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
+  auto run = analyse_pass(ctx, a, *head, rt != nullptr, begin,
+                          [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
+                            if (!rt) kernels->add(render::kernel_diagnosis_json(d));
+                          });
+  if (!run) return run;
+  if (rt) {
+    narratives = narrate(ctx, *rt, run->pending);
+    for (size_t i = 0; i < narratives.size(); ++i) {
+      auto j = render::kernel_diagnosis_json(run->pending[i].diagnosis);
+      j["llm"] = llm::to_json(narratives[i]);
+      kernels->add(j);
+    }
+  }
+  kernels->close();
+  auto rest = render::analysis_json(run->meta);  // everything but the kernels
+  for (const auto& [key, value] : rest.items())
+    if (key != "kernels") doc.member(key, value);
+  doc.close();
+  return run;
+}
 
 ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
-  if (a.format == "html") {
-    auto html = render_html(ctx, a);
-    if (!html) return report_error(ctx, html.error());
-    if (auto w = emit(ctx, a, html->first); !w) return report_error(ctx, w.error());
-    return html->second;
-  }
   std::unique_ptr<LlmRuntime> rt;
-  if (wants_llm(ctx, a)) {
+  if (!a.llm.spec.empty() || !ctx.getenv("KEET_LLM").empty()) {
     auto created = LlmRuntime::create(ctx, a.llm);
     if (!created) return report_error(ctx, created.error());
     rt = std::move(*created);
   }
-  auto s = analyze_streaming(ctx, a, rt.get());
-  if (!s) return report_error(ctx, s.error());
-  std::string text = a.format == "json" ? render_json(*s) : render_text(a, *s, ctx.color());
-  if (auto w = emit(ctx, a, text); !w) return report_error(ctx, w.error());
-  if (s->partial_exit != ExitCode::Ok) return s->partial_exit;
-  return rt ? llm_exit(a.llm, s->narratives) : ExitCode::Ok;
+  auto target = OutputTarget::open(ctx, a.output);
+  if (!target) return report_error(ctx, target.error());
+  std::vector<llm::LlmResult> narratives;
+  Result<Run> run = a.format == "json"   ? write_json(ctx, a, target->stream(), rt.get(), narratives)
+                    : a.format == "html" ? write_html(ctx, a, target->stream(), rt.get(), narratives)
+                                         : write_text(ctx, a, target->stream(), rt.get(), narratives);
+  if (!run) return report_error(ctx, run.error());
+  if (auto w = target->commit(); !w) return report_error(ctx, w.error());
+  if (run->stats.partial_exit != ExitCode::Ok) return run->stats.partial_exit;
+  return rt ? llm_exit(a.llm, narratives) : ExitCode::Ok;
 }
 
 }  // namespace

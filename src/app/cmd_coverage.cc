@@ -1,4 +1,6 @@
 // keet coverage R: how KEET's findings cover ncu's own guided-analysis warnings.
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -22,22 +24,40 @@ struct Row {
   analysis::RuleCoverage c;
 };
 
-Result<std::vector<Row>> collect(const Loaded& l) {
+// Kernels stream through the engine; only their coverage rows are kept.
+struct Collected {
   std::vector<Row> rows;
-  for (const auto* k : l.selected) {
-    auto diag = analysis::analyze_kernel(l.report, *k, {0});
-    auto cov = analysis::ncu_coverage(*k, diag);
-    if (!cov) return std::unexpected(cov.error());
-    for (auto& c : *cov) rows.push_back({k->index, std::move(c)});
-  }
-  return rows;
+  ExitCode partial_exit = ExitCode::Ok;
+};
+
+Result<Collected> collect(Context& ctx, const CoverageArgs& a) {
+  auto complete = read_head(ctx, a.report);
+  if (!complete) return std::unexpected(complete.error());
+  Collected c;
+  std::optional<Error> failure;
+  model::Report head;
+  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
+                          {.visit = [&](model::Kernel&& k, const model::Report& h) {
+                             auto diag = analysis::analyze_kernel(h, k, {0});
+                             auto cov = analysis::ncu_coverage(k, diag);
+                             if (!cov) {
+                               failure = cov.error();
+                               return false;
+                             }
+                             for (auto& row : *cov) c.rows.push_back({k.index, std::move(row)});
+                             return true;
+                           },
+                           .context = &*complete});
+  if (!ok) return std::unexpected(ok.error());
+  if (failure) return std::unexpected(*failure);
+  c.partial_exit = ok->partial_exit;
+  return c;
 }
 
 ExitCode run_coverage(Context& ctx, const CoverageArgs& a) {
-  auto loaded = load_report(ctx, a.report);
-  if (!loaded) return report_error(ctx, loaded.error());
-  auto rows = collect(*loaded);
-  if (!rows) return report_error(ctx, rows.error());
+  auto collected = collect(ctx, a);
+  if (!collected) return report_error(ctx, collected.error());
+  const auto* rows = &collected->rows;
   int uncovered = 0;
   for (const auto& r : *rows) uncovered += r.c.status == analysis::Coverage::Uncovered;
   if (a.format == "json") {
@@ -52,7 +72,7 @@ ExitCode run_coverage(Context& ctx, const CoverageArgs& a) {
       t.add({std::to_string(r.kernel), r.c.rule, std::string(analysis::coverage_name(r.c.status)), r.c.matched_by});
     ctx.out << t.str(70) << fmt::format("{} ncu warning(s), {} not covered\n", rows->size(), uncovered);
   }
-  return loaded->partial_exit;
+  return collected->partial_exit;
 }
 
 }  // namespace

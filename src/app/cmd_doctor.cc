@@ -10,6 +10,7 @@
 #include "app/common.h"
 #include "render/analysis_json.h"
 #include "render/table.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -19,9 +20,12 @@ struct DoctorArgs {
   std::string format;
 };
 
+// What doctor keeps of each kernel's diagnosis (kernels stream through the engine).
 struct Health {
-  const model::Kernel* kernel;
-  analysis::KernelDiagnosis diagnosis;
+  int index = 0;
+  std::string name;
+  analysis::BottleneckClass cls = analysis::BottleneckClass::Unknown;
+  analysis::DataQuality quality;
 };
 
 // Bad data: no class can be supported, or something the report holds cannot be right.
@@ -43,35 +47,44 @@ std::string stall_text(const analysis::DataQuality& q) {
 }
 
 nlohmann::json health_json(const Health& h) {
-  const auto& d = h.diagnosis;
-  return {{"index", d.index},
-          {"name", d.demangled},
-          {"class", analysis::class_name(d.bottleneck.cls)},
-          {"data_quality", render::data_quality_json(d.data_quality)},
-          {"bad", is_bad(d.data_quality)}};
+  return {{"index", h.index},
+          {"name", h.name},
+          {"class", analysis::class_name(h.cls)},
+          {"data_quality", render::data_quality_json(h.quality)},
+          {"bad", is_bad(h.quality)}};
 }
 
 ExitCode run_doctor(Context& ctx, const DoctorArgs& a) {
   readers::ReadOptions opt;
   opt.instances = opt.modules = false;
-  auto loaded = load_report(ctx, a.report, opt);
-  if (!loaded) return report_error(ctx, loaded.error());
+  auto complete = read_head(ctx, a.report);
+  if (!complete) return report_error(ctx, complete.error());
   std::vector<Health> rows;
-  for (const auto* k : loaded->selected) rows.push_back({k, analysis::analyze_kernel(loaded->report, *k, {0})});
-  size_t bad = std::ranges::count_if(rows, [](const Health& h) { return is_bad(h.diagnosis.data_quality); });
+  model::Report head;
+  auto ok = stream_report(ctx, a.report, opt, head,
+                          {.visit = [&](model::Kernel&& k, const model::Report& h) {
+                             auto d = analysis::analyze_kernel(h, k, {0});
+                             rows.push_back({d.index, std::move(d.demangled), d.bottleneck.cls, std::move(d.data_quality)});
+                             return true;
+                           },
+                           .context = &*complete});
+  if (!ok) return report_error(ctx, ok.error());
+  size_t bad = std::ranges::count_if(rows, [](const Health& h) { return is_bad(h.quality); });
   if (a.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& h : rows) arr.push_back(health_json(h));
-    ctx.out << nlohmann::json{{"schema", "keet.doctor/1"}, {"report", loaded->report.path}, {"kernels", arr},
-                              {"bad_kernels", bad}}
-                   .dump(2)
-            << "\n";
+    JsonObjectStream doc(ctx.out, 2);  // members in json_text()'s (sorted) order
+    doc.member("bad_kernels", bad);
+    auto kernels = doc.array_member("kernels");
+    for (const auto& h : rows) kernels.add(health_json(h));
+    kernels.close();
+    doc.member("report", head.path);
+    doc.member("schema", "keet.doctor/1");
+    doc.close();
   } else {
     render::Table t({"#", "kernel", "outcome", "sections missing", "stalls", "issues"});
     t.right_align({0});
     for (const auto& h : rows) {
-      const auto& q = h.diagnosis.data_quality;
-      t.add({std::to_string(h.diagnosis.index), h.diagnosis.demangled, std::string(render::outcome_name(q)),
+      const auto& q = h.quality;
+      t.add({std::to_string(h.index), h.name, std::string(render::outcome_name(q)),
              q.sections_missing.empty() ? "-" : fmt::format("{}", fmt::join(q.sections_missing, ", ")), stall_text(q),
              issues_text(q)});
     }
@@ -80,7 +93,7 @@ ExitCode run_doctor(Context& ctx, const DoctorArgs& a) {
                            bad == 1 ? "has" : "have");
   }
   if (bad > 0) return ExitCode::Failed;
-  return loaded->partial_exit;
+  return ok->partial_exit;
 }
 
 }  // namespace

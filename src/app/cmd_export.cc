@@ -1,5 +1,6 @@
 // keet export R --format csv|json: a drop-in for `ncu --import R --page raw
 // --csv --print-units base`, or the whole model as JSON.
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -104,18 +105,41 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   return stream_rows(ctx, a, src, *sel, *cols);
 }
 
+// keet.export/1 kernel by kernel ("kernels" sorts first among its members,
+// so the document is written in the order json_text() would write it whole).
+ExitCode export_json(Context& ctx, const ExportArgs& a) {
+  readers::ReadOptions opt;
+  opt.modules = false;  // instances stay: the export lists them
+  JsonObjectStream doc(ctx.out, 1);
+  std::optional<JsonArrayStream> kernels;
+  model::Report head;
+  auto ok = stream_report(ctx, a.report, opt, head,
+                          {.begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); },
+                           .visit = [&](model::Kernel&& k, const model::Report&) {
+                             kernels->add(render::export_kernel_json(k));
+                             return true;
+                           }});
+  if (!ok) return report_error(ctx, ok.error());
+  kernels->close();
+  auto rest = render::report_json(head, {});  // everything but the kernels
+  for (const auto& [key, value] : rest.items())
+    if (key != "kernels") doc.member(key, value);
+  doc.close();
+  return ok->partial_exit;
+}
+
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
-  if (a.format == "csv") {
-    auto src = io::open_file(a.report.path);
-    if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
-  }
+  if (a.format == "json") return export_json(ctx, a);
+  auto src = io::open_file(a.report.path);
+  if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
+  // CSV inputs: their units come from the file, and the column set needs every
+  // kernel; such files are small next to binary reports.
   readers::ReadOptions opt;
   opt.modules = false;
-  opt.instances = true;  // json lists them; csv prints "" (not "no data") for a value-less metric that has them
+  opt.instances = true;  // csv prints "" (not "no data") for a value-less metric that has them
   auto loaded = load_report(ctx, a.report, opt);
   if (!loaded) return report_error(ctx, loaded.error());
-  if (a.format == "csv") ctx.out << render::raw_csv(loaded->report, loaded->selected);
-  else ctx.out << json_text(render::report_json(loaded->report, loaded->selected), 1) << "\n";
+  ctx.out << render::raw_csv(loaded->report, loaded->selected);
   return loaded->partial_exit;
 }
 

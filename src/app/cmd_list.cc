@@ -17,17 +17,6 @@ struct ListArgs {
   std::string format;
 };
 
-// Only what a listing shows is decoded, so huge reports stay small in memory.
-readers::ReadOptions list_options() {
-  readers::ReadOptions o;
-  o.instances = o.rules = o.modules = false;
-  o.metric_filter = [](std::string_view n) {
-    return analysis::is_duration_metric(n) || n == "device__attribute_display_name" ||
-           n == "device__attribute_compute_capability_major" || n == "device__attribute_compute_capability_minor";
-  };
-  return o;
-}
-
 nlohmann::json kernel_json(const model::Kernel& k) {
   auto dur = analysis::kernel_duration_ns(k);
   return {{"index", k.index},
@@ -58,7 +47,7 @@ std::string table(const std::vector<const model::Kernel*>& kernels) {
 }
 
 ExitCode run_list(Context& ctx, const ListArgs& a) {
-  auto loaded = load_report(ctx, a.report, list_options());
+  auto loaded = load_report(ctx, a.report, light_options());
   if (!loaded) return report_error(ctx, loaded.error());
   if (a.format == "json") {
     nlohmann::json arr = nlohmann::json::array();

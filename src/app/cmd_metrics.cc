@@ -1,4 +1,6 @@
 // keet metrics R [-k SEL] [--grep RE]: the metric values of selected kernels.
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -41,51 +43,57 @@ Result<Matcher> make_matcher(const std::string& pattern) {
   return Matcher([re = std::move(*re)](const std::string& n) { return match_name_or_alias(re, n); });
 }
 
-void print_table(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
-  for (const auto* k : ks) {
-    ctx.out << fmt::format("[{}] {}\n", k->index, k->display_name());
-    render::Table t({"metric", "unit", "value"});
-    t.right_align({2});
-    for (const auto& mt : k->metrics)
-      if (auto how = m(mt.name))
-        t.add({how->empty() ? mt.name : fmt::format("{} (alias {})", mt.name, *how), model::unit_of(mt.name),
-               value_text(mt.value)});
-    ctx.out << t.str(100) << "\n";
-  }
+std::string kernel_table(const model::Kernel& k, const Matcher& m) {
+  render::Table t({"metric", "unit", "value"});
+  t.right_align({2});
+  for (const auto& mt : k.metrics)
+    if (auto how = m(mt.name))
+      t.add({how->empty() ? mt.name : fmt::format("{} (alias {})", mt.name, *how), model::unit_of(mt.name),
+             value_text(mt.value)});
+  return fmt::format("[{}] {}\n", k.index, k.display_name()) + t.str(100) + "\n";
 }
 
-void print_csv(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
-  ctx.out << "\"kernel_index\",\"kernel\",\"metric\",\"unit\",\"value\"\n";
-  for (const auto* k : ks)
-    for (const auto& mt : k->metrics)
-      if (m(mt.name))
-        ctx.out << fmt::format("{},{},{},{},{}\n", k->index, render::csv_quote(k->display_name()),
-                               render::csv_quote(mt.name), render::csv_quote(model::unit_of(mt.name)),
-                               render::csv_quote(value_text(mt.value)));
+std::string kernel_csv(const model::Kernel& k, const Matcher& m) {
+  std::string out;
+  for (const auto& mt : k.metrics)
+    if (m(mt.name))
+      out += fmt::format("{},{},{},{},{}\n", k.index, render::csv_quote(k.display_name()), render::csv_quote(mt.name),
+                         render::csv_quote(model::unit_of(mt.name)), render::csv_quote(value_text(mt.value)));
+  return out;
 }
 
-void print_json(Context& ctx, const std::vector<const model::Kernel*>& ks, const Matcher& m) {
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto* k : ks) {
-    nlohmann::json metrics = nlohmann::json::object();
-    for (const auto& mt : k->metrics)
-      if (m(mt.name)) metrics[mt.name] = {{"value", render::value_json(mt.value)}, {"unit", model::unit_of(mt.name)}};
-    arr.push_back({{"index", k->index}, {"name", k->display_name()}, {"metrics", metrics}});
-  }
-  ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
+nlohmann::json kernel_json(const model::Kernel& k, const Matcher& m) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& mt : k.metrics)
+    if (m(mt.name)) metrics[mt.name] = {{"value", render::value_json(mt.value)}, {"unit", model::unit_of(mt.name)}};
+  return {{"index", k.index}, {"name", k.display_name()}, {"metrics", metrics}};
 }
 
+// Each kernel is written as it is read and then dropped.
 ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
   auto matcher = make_matcher(a.grep);
   if (!matcher) return report_error(ctx, matcher.error());
   readers::ReadOptions opt;
   opt.instances = opt.modules = opt.rules = false;
-  auto loaded = load_report(ctx, a.report, opt);
-  if (!loaded) return report_error(ctx, loaded.error());
-  if (a.format == "json") print_json(ctx, loaded->selected, *matcher);
-  else if (a.format == "csv") print_csv(ctx, loaded->selected, *matcher);
-  else print_table(ctx, loaded->selected, *matcher);
-  return loaded->partial_exit;
+  JsonObjectStream doc(ctx.out, 2);
+  std::optional<JsonArrayStream> kernels;
+  auto begin = [&](const model::Report&) {
+    if (a.format == "json") kernels.emplace(doc.array_member("kernels"));
+    else if (a.format == "csv") ctx.out << "\"kernel_index\",\"kernel\",\"metric\",\"unit\",\"value\"\n";
+  };
+  auto visit = [&](model::Kernel&& k, const model::Report&) {
+    if (a.format == "json") kernels->add(kernel_json(k, *matcher));
+    else ctx.out << (a.format == "csv" ? kernel_csv(k, *matcher) : kernel_table(k, *matcher));
+    return true;
+  };
+  model::Report head;
+  auto ok = stream_report(ctx, a.report, opt, head, {.begin = begin, .visit = visit});
+  if (!ok) return report_error(ctx, ok.error());
+  if (kernels) {
+    kernels->close();
+    doc.close();
+  }
+  return ok->partial_exit;
 }
 
 }  // namespace

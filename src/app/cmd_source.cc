@@ -1,6 +1,8 @@
 // keet source R -k SEL [--top N] [--by samples|instructions|<metric>]:
 // the kernel's per-PC source counters summed per CUDA source line (or per
 // SASS instruction when the cubin has no line table), costliest first.
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -126,33 +128,54 @@ nlohmann::json kernel_json(const SourceArgs& a, const model::Kernel& k, analysis
 
 // ----------------------------------------------------------------- run
 
-// --by must name something at least one selected kernel has per PC.
-Result<void> check_by(const SourceArgs& a, const std::vector<analysis::SourceTable>& tables) {
+// --by must name something at least one selected kernel has per PC. A first
+// pass looks for one (and stops at it), so nothing is written before a bad
+// --by is known.
+Result<void> check_by(Context& ctx, const SourceArgs& a, const model::Report& complete) {
   if (a.by.empty()) return {};
   std::string metric = analysis::resolve_metric(a.by);
-  bool any_source = false;
-  for (const auto& t : tables) {
-    if (t.has(metric)) return {};
-    any_source |= t.level != analysis::SourceLevel::None;
-  }
-  if (!any_source) return {};  // nothing to sort; the notes explain why
+  bool found = false, any_source = false;
+  model::Report head;
+  auto opt = kernel_pass_options();
+  opt.allow_partial = true;
+  auto ok = stream_report(ctx, a.report, opt, head,
+                          {.visit = [&](model::Kernel&& k, const model::Report& h) {
+                             auto t = analysis::source_table(h, k);
+                             found = t.has(metric);
+                             any_source |= t.level != analysis::SourceLevel::None;
+                             return !found;
+                           },
+                           .quiet = true,
+                           .context = &complete});
+  if (!ok) return std::unexpected(ok.error());
+  if (found || !any_source) return {};  // nothing to sort: the notes explain why
   return fail(ExitCode::BadInput, fmt::format("--by {}: no selected kernel has per-PC values of {}", a.by, metric));
 }
 
+// Each kernel's table is made, written and dropped as the kernel is read.
 ExitCode run_source(Context& ctx, const SourceArgs& a) {
-  auto loaded = load_report(ctx, a.report);
-  if (!loaded) return report_error(ctx, loaded.error());
-  std::vector<analysis::SourceTable> tables;
-  for (const auto* k : loaded->selected) tables.push_back(analysis::source_table(loaded->report, *k));
-  if (auto ok = check_by(a, tables); !ok) return report_error(ctx, ok.error());
-  if (a.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (size_t i = 0; i < tables.size(); ++i) arr.push_back(kernel_json(a, *loaded->selected[i], tables[i]));
-    ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
-  } else {
-    for (size_t i = 0; i < tables.size(); ++i) print_kernel_table(ctx, a, *loaded->selected[i], tables[i]);
+  auto complete = read_head(ctx, a.report);  // a kernel's module may come after it
+  if (!complete) return report_error(ctx, complete.error());
+  if (auto ok = check_by(ctx, a, *complete); !ok) return report_error(ctx, ok.error());
+  JsonObjectStream doc(ctx.out, 2);
+  std::optional<JsonArrayStream> kernels;
+  auto begin = [&](const model::Report&) {
+    if (a.format == "json") kernels.emplace(doc.array_member("kernels"));
+  };
+  auto visit = [&](model::Kernel&& k, const model::Report& head) {
+    auto t = analysis::source_table(head, k);
+    if (a.format == "json") kernels->add(kernel_json(a, k, t));
+    else print_kernel_table(ctx, a, k, t);
+    return true;
+  };
+  model::Report head;
+  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head, {.begin = begin, .visit = visit, .context = &*complete});
+  if (!ok) return report_error(ctx, ok.error());
+  if (kernels) {
+    kernels->close();
+    doc.close();
   }
-  return loaded->partial_exit;
+  return ok->partial_exit;
 }
 
 }  // namespace

@@ -1,6 +1,12 @@
 #include "app/common.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include <fmt/format.h>
+
+#include "analysis/derived.h"
 
 namespace keet::app {
 
@@ -24,6 +30,97 @@ Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::Rea
   if (l.selected.empty() && !l.report.kernels.empty() && !sel->all())
     return fail(ExitCode::BadInput, fmt::format("{}: no kernel matches -k {}", a.path, a.kernel));
   return l;
+}
+
+Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt,
+                                  model::Report& head, const KernelStream& stream) {
+  auto sel = model::KernelSelector::parse(a.kernel);
+  if (!sel) return std::unexpected(sel.error());
+  auto src = io::open_file(a.path);
+  if (!src) return std::unexpected(src.error());
+  StreamStats stats;
+  auto ok = readers::stream_into(**src, opt, head, [&](model::Kernel&& k) {
+    ++stats.seen;
+    if (!sel->matches(k)) return true;
+    const model::Report& context = stream.context ? *stream.context : head;
+    if (stats.selected++ == 0 && stream.begin) stream.begin(context);
+    return stream.visit(std::move(k), context);
+  });
+  if (!ok) return fail(ExitCode::BadInput, ok.error().message());
+  if (!stream.quiet)
+    for (const auto& w : head.warnings) ctx.err << "keet: warning: " << w << "\n";
+  if (head.partial && !a.allow_partial) stats.partial_exit = ExitCode::BadInput;
+  if (stats.selected == 0 && stats.seen > 0 && !sel->all())
+    return fail(ExitCode::BadInput, fmt::format("{}: no kernel matches -k {}", a.path, a.kernel));
+  if (stats.selected == 0 && stream.begin) stream.begin(stream.context ? *stream.context : head);
+  return stats;
+}
+
+Result<model::Report> read_head(Context& ctx, const ReportArgs& a) {
+  readers::ReadOptions opt;
+  opt.kernels = false;
+  opt.instances = opt.rules = opt.metrics = false;
+  opt.allow_partial = true;  // the kernel pass decides what a truncation means
+  model::Report head;
+  ReportArgs all = a;
+  all.kernel.clear();  // no kernel reaches the selector in this pass
+  auto ok = stream_report(ctx, all, opt, head, {.visit = [](model::Kernel&&, const model::Report&) { return true; },
+                                                 .quiet = true});
+  if (!ok) return std::unexpected(ok.error());
+  return head;
+}
+
+OutputTarget::OutputTarget(std::ostream* out, std::unique_ptr<std::ofstream> file, std::string path, std::string temp)
+    : out_(out), file_(std::move(file)), path_(std::move(path)), temp_(std::move(temp)) {}
+
+OutputTarget::OutputTarget(OutputTarget&& o) noexcept
+    : out_(o.out_), file_(std::move(o.file_)), path_(std::move(o.path_)), temp_(std::move(o.temp_)) {
+  o.temp_.clear();
+}
+
+OutputTarget::~OutputTarget() {
+  if (temp_.empty()) return;
+  file_.reset();
+  std::remove(temp_.c_str());  // not committed: the answer is incomplete
+}
+
+Result<OutputTarget> OutputTarget::open(Context& ctx, const std::string& path) {
+  if (path.empty()) return OutputTarget(&ctx.out, nullptr, "", "");
+  std::string temp = path + ".keet-partial";
+  auto file = std::make_unique<std::ofstream>(temp, std::ios::binary | std::ios::trunc);
+  if (!*file) return fail(ExitCode::BadInput, fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  std::ostream* out = file.get();
+  return OutputTarget(out, std::move(file), path, std::move(temp));
+}
+
+Result<void> OutputTarget::commit() {
+  if (!file_) {
+    out_->flush();
+    return {};
+  }
+  file_->flush();
+  bool written = file_->good();
+  file_->close();
+  if (!written || std::rename(temp_.c_str(), path_.c_str()) != 0)
+    return fail(ExitCode::BadInput, fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+  temp_.clear();
+  return {};
+}
+
+readers::ReadOptions kernel_pass_options() {
+  readers::ReadOptions o;
+  o.modules = false;
+  return o;
+}
+
+readers::ReadOptions light_options() {
+  readers::ReadOptions o;
+  o.instances = o.rules = o.modules = false;
+  o.metric_filter = [](std::string_view n) {
+    return analysis::is_duration_metric(n) || n == "device__attribute_display_name" ||
+           n == "device__attribute_compute_capability_major" || n == "device__attribute_compute_capability_minor";
+  };
+  return o;
 }
 
 CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::string> allowed) {

@@ -1,5 +1,8 @@
 // Pieces shared by commands: opening reports, -k, --format, partial reports.
 #pragma once
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,59 @@ struct Loaded {
   ExitCode partial_exit = ExitCode::Ok;
 };
 Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt = {});
+
+// Streams the kernels -k selects to `visit`, one at a time, and drops each
+// after the call: a command's memory then does not grow with the report.
+// `head` receives everything but the kernels (session, modules, warnings) as
+// it is read. `begin` runs once, just before the first selected kernel (or at
+// the end when nothing was selected and no -k was given), so a command writes
+// its header only once it knows the answer is not an error. Warnings are
+// printed on err when `quiet` is false (a second pass over the same file sets it).
+struct StreamStats {
+  size_t seen = 0, selected = 0;
+  ExitCode partial_exit = ExitCode::Ok;
+};
+struct KernelStream {
+  std::function<void(const model::Report& head)> begin;  // may be empty
+  std::function<bool(model::Kernel&&, const model::Report& head)> visit;
+  bool quiet = false;
+  // When set, begin and visit see this report instead of the head being read:
+  // a complete head from an earlier pass (see read_head).
+  const model::Report* context = nullptr;
+};
+Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt,
+                                  model::Report& head, const KernelStream& stream);
+
+// Everything a report says about itself (session, devices, modules,
+// warnings) with every kernel skipped. A .ncu-rep may store its session, and
+// a kernel's module, after the kernel, so commands whose analysis needs them
+// read this first and stream kernels against it (KernelStream::context).
+Result<model::Report> read_head(Context& ctx, const ReportArgs& a);
+// Read options for a kernel pass that uses such a head: modules are not read again.
+readers::ReadOptions kernel_pass_options();
+
+// Options that decode only what a kernel list or a ranking needs (identity,
+// duration, device): a pass with them over 20,000 kernels is cheap.
+readers::ReadOptions light_options();
+
+// Where a command writes its answer: stdout, or the -o file. The file is
+// written under a temporary name beside it and renamed into place by
+// commit(), so a command that fails half-way leaves no half-written file.
+class OutputTarget {
+ public:
+  static Result<OutputTarget> open(Context& ctx, const std::string& path);
+  OutputTarget(OutputTarget&&) noexcept;
+  OutputTarget& operator=(OutputTarget&&) = delete;
+  ~OutputTarget();
+  std::ostream& stream() { return *out_; }
+  Result<void> commit();
+
+ private:
+  OutputTarget(std::ostream* out, std::unique_ptr<std::ofstream> file, std::string path, std::string temp);
+  std::ostream* out_;
+  std::unique_ptr<std::ofstream> file_;
+  std::string path_, temp_;
+};
 
 // Validates --format against the allowed names (first is the default).
 CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::string> allowed);

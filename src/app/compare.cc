@@ -8,13 +8,19 @@
 namespace keet::app {
 
 Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
-  auto loaded = load_report(ctx, a);
-  if (!loaded) return std::unexpected(loaded.error());
-  if (loaded->partial_exit != ExitCode::Ok)
-    return fail(loaded->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));
-  Analysed out{std::move(*loaded), {}, {}};
-  out.diagnosis = analysis::analyze(out.loaded.report, out.loaded.selected, analysis::AnalyzeOptions{0});
-  out.kernels = render::snapshots(out.loaded.report, out.diagnosis);
+  auto complete = read_head(ctx, a);
+  if (!complete) return std::unexpected(complete.error());
+  Analysed out{a.path, {}};
+  model::Report head;
+  auto ok = stream_report(ctx, a, kernel_pass_options(), head, {.visit = [&](model::Kernel&& k, const model::Report& h) {
+                                               auto d = analysis::analyze_kernel(h, k, analysis::AnalyzeOptions{0});
+                                               out.kernels.push_back(render::snapshot(k, &d));
+                                               return true;
+                                             },
+                                             .context = &*complete});
+  if (!ok) return std::unexpected(ok.error());
+  if (ok->partial_exit != ExitCode::Ok)
+    return fail(ok->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));
   return out;
 }
 

@@ -11,9 +11,11 @@
 
 namespace keet::app {
 
+// Kernels stream through the engine and only their snapshots (identity,
+// duration, key metrics, finding summaries) are kept, so comparing two
+// 20,000-kernel reports holds neither report in memory.
 struct Analysed {
-  Loaded loaded;
-  analysis::Diagnosis diagnosis;
+  std::string path;
   std::vector<render::KernelSnapshot> kernels;
 };
 Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a);

@@ -509,6 +509,10 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
     // An empty result is no kernel; refusing it keeps a header that claims
     // millions of them from costing a model kernel per 4 bytes of file.
     if (body.empty()) throw Corrupt{at, "kernel result is empty", false};
+    if (!opt.kernels) {  // skipped whole: it still counts as read (a later truncation is partial, not fatal)
+      ++st.kernels;
+      continue;
+    }
     if (!out.take(body, at + 4)) return false;
   }
   for (uint32_t i = 0; i < h.num_range_results(); ++i) cur.item("range result");

@@ -21,6 +21,11 @@ struct ReadOptions {
   bool instances = true;        // keep per-instance lists (per-PC counters, ...)
   bool rules = true;            // keep ncu's rule results
   bool modules = true;          // keep cubins and embedded source files
+  // False: deliver no kernel at all, only what the report says about itself
+  // (session, modules, warnings). A .ncu-rep may hold its session and a
+  // kernel's module after the kernel, so a command that streams kernels reads
+  // this "head" first when the analysis needs them.
+  bool kernels = true;
   // When set, only metrics whose name passes are kept. It is called for each
   // metric of a kernel, before that kernel reaches the sink (keet export relies
   // on this to collect column names without keeping values).

@@ -131,9 +131,7 @@ std::string bottleneck_html(const analysis::Bottleneck& b) {
                      b.confidence * 100, esc(b.summary));
 }
 
-std::string kernel_section(const model::Report& r, const analysis::KernelDiagnosis& d) {
-  auto it = std::ranges::find_if(r.kernels, [&](const auto& k) { return k.index == d.index; });
-  const model::Kernel* k = it == r.kernels.end() ? nullptr : &*it;
+std::string kernel_section(const model::Report& r, const model::Kernel* k, const analysis::KernelDiagnosis& d) {
   std::string out = "<section class='card'>" + kernel_header(d) + bottleneck_html(d.bottleneck) + quality_html(d.data_quality);
   out += "<div class='grid2'><div>" + units_section(d.limiter);
   if (!d.data_quality.stall_unit.empty())
@@ -171,17 +169,53 @@ std::string unmatched_section(const DiffResult& d) {
 
 }  // namespace
 
-std::string html_report(const model::Report& report, const analysis::Diagnosis& diagnosis) {
-  std::vector<const model::Kernel*> kernels;
-  for (const auto& kd : diagnosis.kernels)
-    for (const auto& k : report.kernels)
-      if (k.index == kd.index) kernels.push_back(&k);
+std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking) {
   std::string body = fmt::format("<header><h1>keet analysis</h1><p>{} &middot; {} &middot; Nsight Compute {}</p></header><main>",
-                                 esc(diagnosis.report_path), esc(diagnosis.report_format),
-                                 esc(diagnosis.ncu_version.empty() ? "unknown" : diagnosis.ncu_version));
-  body += ranking_section(analysis::rank_kernels(kernels));
-  for (const auto& kd : diagnosis.kernels) body += kernel_section(report, kd);
-  return html::page("keet analysis: " + diagnosis.report_path, body + "</main>");
+                                 esc(meta.report_path), esc(meta.report_format),
+                                 esc(meta.ncu_version.empty() ? "unknown" : meta.ncu_version));
+  return html::page_head("keet analysis: " + meta.report_path) + body + ranking_section(ranking);
+}
+
+std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d) {
+  return kernel_section(head, kernel, d);
+}
+
+std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r) {
+  std::string status(llm::status_name(r.status));
+  std::string out = fmt::format("<section class='card'><h2>LLM narrative: <a href='#k{}'>#{}</a> {}</h2><p class='meta'>{}</p>",
+                                d.index, d.index, badge(status, r.status == llm::Status::Verified ? "low" : "medium"),
+                                esc(r.provider + ":" + r.model));
+  if (r.status == llm::Status::Unavailable) return out + "<p>unavailable: " + esc(r.error) + "</p></section>";
+  out += "<p>" + esc(r.text) + "</p>";
+  if (!r.suggestions.empty()) {
+    out += "<ul>";
+    for (const auto& s : r.suggestions)
+      out += "<li>" + esc(s.text) + " <code>" + esc(s.finding ? *s.finding : std::string("speculative")) + "</code></li>";
+    out += "</ul>";
+  }
+  for (const auto& c : r.contradictions) out += "<p class='meta'>contradicts the engine: " + esc(c) + "</p>";
+  for (const auto& v : r.arch_violations) out += "<p class='meta'>not for this device: " + esc(v) + "</p>";
+  if (r.unsupported_claims > 0)
+    out += fmt::format("<p class='meta'>{} number(s) not backed by the report are marked [unverified]</p>",
+                       r.unsupported_claims);
+  return out + "</section>";
+}
+
+std::string html_report_end() { return "</main>" + html::page_tail(); }
+
+std::string html_report(const model::Report& report, const analysis::Diagnosis& diagnosis) {
+  std::map<int, const model::Kernel*> by_index;
+  for (const auto& k : report.kernels) by_index.emplace(k.index, &k);
+  auto kernel_of = [&](int index) {
+    auto it = by_index.find(index);
+    return it == by_index.end() ? nullptr : it->second;
+  };
+  analysis::KernelRanking ranking;
+  for (const auto& kd : diagnosis.kernels)
+    if (const auto* k = kernel_of(kd.index)) ranking.add(*k);
+  std::string out = html_report_begin(diagnosis, ranking.groups());
+  for (const auto& kd : diagnosis.kernels) out += kernel_section(report, kernel_of(kd.index), kd);
+  return out + html_report_end();
 }
 
 std::string html_diff(const DiffResult& diff) {

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "analysis/diagnosis.h"
+#include "analysis/ranking.h"
+#include "llm/result.h"
 #include "model/report.h"
 #include "render/diff.h"
 
@@ -13,6 +15,17 @@ namespace keet::render {
 // Kernel ranking, then per kernel: bottleneck, speed-of-light bars, roofline,
 // stall breakdown, findings with evidence, hot source lines.
 std::string html_report(const model::Report& report, const analysis::Diagnosis& diagnosis);
+// The same page in pieces, for `keet analyze` streaming a large report: the
+// head with the ranking (meta gives path, format and ncu version; its kernels
+// are not read), one section per kernel as it is analysed (`kernel` may be
+// null: no roofline or hot lines then; `head` supplies modules for source
+// lines), and the end.
+std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking);
+std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d);
+std::string html_report_end();
+// The LLM's narrative about one kernel (status, text, suggestions, what the
+// verifier flagged), placed after every kernel's engine section.
+std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r);
 // Before/after page for `keet diff --format html`.
 std::string html_diff(const DiffResult& diff);
 

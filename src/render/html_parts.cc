@@ -120,12 +120,16 @@ std::string esc(std::string_view s) {
   return out;
 }
 
-std::string page(const std::string& title, const std::string& body) {
+std::string page_head(const std::string& title) {
   return fmt::format("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
                      "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-                     "<title>{}</title><style>{}</style></head>\n<body>\n{}\n</body></html>\n",
-                     esc(title), kStyle, body);
+                     "<title>{}</title><style>{}</style></head>\n<body>\n",
+                     esc(title), kStyle);
 }
+
+std::string page_tail() { return "\n</body></html>\n"; }
+
+std::string page(const std::string& title, const std::string& body) { return page_head(title) + body + page_tail(); }
 
 std::string bar_chart(const std::vector<Bar>& bars, double max, const std::string& css_class) {
   constexpr int kRow = 22, kLabel = 190, kWidth = 470, kBar = 200;

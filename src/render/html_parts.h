@@ -13,6 +13,9 @@ namespace keet::render::html {
 std::string esc(std::string_view s);
 // <!doctype html> page with the shared inline stylesheet.
 std::string page(const std::string& title, const std::string& body);
+// The same page in two halves, for pages written as they are made.
+std::string page_head(const std::string& title);
+std::string page_tail();
 
 struct Bar {
   std::string label;

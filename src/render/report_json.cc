@@ -25,7 +25,9 @@ nlohmann::json rule_json(const model::RuleResult& r) {
   return {{"id", r.id}, {"name", r.display_name}, {"section", r.section}, {"messages", msgs}};
 }
 
-nlohmann::json kernel_json(const model::Kernel& k) {
+}  // namespace
+
+nlohmann::json export_kernel_json(const model::Kernel& k) {
   nlohmann::json metrics = nlohmann::json::object();
   for (const auto& m : k.metrics) metrics[m.name] = metric_json(m);
   nlohmann::json rules = nlohmann::json::array();
@@ -35,8 +37,6 @@ nlohmann::json kernel_json(const model::Kernel& k) {
           {"invocations", k.launches()},  {"context", k.context_id},    {"stream", k.stream_id},     {"process_id", k.process_id},
           {"metrics", std::move(metrics)}, {"rules", std::move(rules)}};
 }
-
-}  // namespace
 
 nlohmann::json value_json(const model::Value& v) {
   using K = model::Value::Kind;
@@ -48,7 +48,7 @@ nlohmann::json value_json(const model::Value& v) {
 
 nlohmann::json report_json(const model::Report& r, const std::vector<const model::Kernel*>& kernels) {
   nlohmann::json ks = nlohmann::json::array();
-  for (const auto* k : kernels) ks.push_back(kernel_json(*k));
+  for (const auto* k : kernels) ks.push_back(export_kernel_json(*k));
   nlohmann::json versions = nlohmann::json::object();
   for (const auto& [p, v] : r.session.versions) versions[p] = v;
   return {{"schema", "keet.export/1"},

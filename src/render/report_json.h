@@ -9,6 +9,8 @@
 namespace keet::render {
 
 nlohmann::json value_json(const model::Value& v);
+// One kernel of the export (metrics with instances, rules).
+nlohmann::json export_kernel_json(const model::Kernel& k);
 nlohmann::json report_json(const model::Report& r, const std::vector<const model::Kernel*>& kernels);
 
 }  // namespace keet::render
