@@ -109,6 +109,41 @@ TEST(LlmCliExit, DryRunKeepsJsonOnStdoutClean) {
   EXPECT_GT(j["kernels"][0]["llm"]["prompt_tokens_estimate"].get<int>(), 0);
 }
 
+TEST(LlmCliParams, ReasoningModelIsSentWhatItAccepts) {
+  // The fake server refuses max_tokens and temperature for o3-mini with the
+  // API's HTTP 400, as api.openai.com does.
+  FakeLlmServer server;
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak over 5.12 us.")});
+  auto r = keet_with(env_for("openai", server),
+                     "ask " + shell_quote(report_path()) + " why --no-cache --format json --llm openai:o3-mini");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["llm"]["status"], "verified") << r.out;
+  ASSERT_EQ(server.received().size(), 1u);
+  json body = server.received()[0].json();
+  EXPECT_TRUE(body.contains("max_completion_tokens")) << body.dump();
+  EXPECT_FALSE(body.contains("max_tokens"));
+  EXPECT_FALSE(body.contains("temperature"));
+}
+
+TEST(LlmCliParams, LlmParamOverridesTheBody) {
+  FakeLlmServer server;
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
+  // The report path after the flags: each --llm-param takes one value.
+  auto r = keet_with(env_for("openai", server), "ask --no-cache --llm openai:my-new-model --llm-param max_completion_tokens=333 "
+                                                "--llm-param temperature= --llm-param reasoning_effort=low " +
+                                                    shell_quote(report_path()) + " why");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(server.received().size(), 1u);
+  json body = server.received()[0].json();
+  EXPECT_EQ(body["max_completion_tokens"], 333);
+  EXPECT_FALSE(body.contains("max_tokens"));
+  EXPECT_FALSE(body.contains("temperature"));
+  EXPECT_EQ(body["reasoning_effort"], "low");
+  auto bad = keet_with(env_for("openai", server), "ask --llm openai:m --llm-param messages=[] " + shell_quote(report_path()) + " why");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--llm-param messages"), std::string::npos) << bad.err;
+}
+
 TEST(LlmCliChat, PipedSessionWithSave) {
   FakeLlmServer server;
   server.script({200, openai_tool_reply("list_kernels", json::object())});
