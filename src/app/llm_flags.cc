@@ -39,7 +39,7 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   settings->timeouts.total = std::max(settings->timeouts.total, settings->timeouts.read);
   auto rt = std::unique_ptr<LlmRuntime>(new LlmRuntime());
   rt->args_ = a;
-  rt->http_ = llm::make_http_client(settings->timeouts);
+  rt->http_ = llm::make_http_client(settings->timeouts, llm::ProxyEnv::from(ctx.getenv));
   if (!a.no_cache && !a.dry_run) rt->cache_ = std::make_unique<llm::ResponseCache>(llm::cache_file(ctx.getenv));
   rt->client_ = std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(),
                                                  llm::RetryPolicy{}, a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable

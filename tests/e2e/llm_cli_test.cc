@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/fake_llm_server.h"
+#include "support/http_proxy.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
 
@@ -142,6 +143,32 @@ TEST(LlmCliParams, LlmParamOverridesTheBody) {
   auto bad = keet_with(env_for("openai", server), "ask --llm openai:m --llm-param messages=[] " + shell_quote(report_path()) + " why");
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.err.find("--llm-param messages"), std::string::npos) << bad.err;
+}
+
+TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
+  FakeLlmServer server;
+  TestHttpProxy proxy;
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
+  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent ";
+  // The base URL names a host that never resolves: only the proxy reaches it.
+  std::string through = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=http://llm.keet-test.invalid:" +
+                        std::to_string(server.port()) + "/v1 http_proxy= HTTP_PROXY=http://carol:pr0xypass@127.0.0.1:" +
+                        std::to_string(proxy.port()) + " NO_PROXY=example.org ";
+  std::string args = "ask " + shell_quote(report_path()) + " why --no-cache --llm openai:m";
+  auto r = keet_with(through, args);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  ASSERT_EQ(proxy.requests().size(), 1u);
+  EXPECT_FALSE(proxy.requests()[0].proxy_authorization.empty());
+  EXPECT_EQ(server.received().size(), 1u);
+  // NO_PROXY names the server: the request goes straight to it.
+  std::string direct = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=" + server.url() + "/v1 http_proxy= HTTP_PROXY=" +
+                       proxy.url() + " NO_PROXY=example.org,127.0.0.1 ";
+  auto d = keet_with(direct, args);
+  ASSERT_EQ(d.rc, 0) << d.err;
+  EXPECT_EQ(proxy.requests().size(), 1u);
+  EXPECT_EQ(server.received().size(), 2u);
 }
 
 TEST(LlmCliChat, PipedSessionWithSave) {
