@@ -43,6 +43,10 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   if (!a.no_cache && !a.dry_run) rt->cache_ = std::make_unique<llm::ResponseCache>(llm::cache_file(ctx.getenv));
   rt->client_ = std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(),
                                                  llm::RetryPolicy{}, a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
+  // A person waiting at a terminal sees why nothing happens for seconds;
+  // logs and CI (stderr not a terminal) get only the final error.
+  if (ctx.err_is_tty)
+    rt->client_->set_retry_notice([&err = ctx.err](const std::string& line) { err << "keet: " << line << "\n" << std::flush; });
   return rt;
 }
 
