@@ -2,6 +2,8 @@
 // provider's wire format (the server runs in this test process; the binary is
 // pointed at it through the providers' base-URL environment variables).
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "support/fake_llm_server.h"
@@ -25,6 +27,23 @@ std::string report_path() {
   b.results.push_back(k.SerializeAsString());
   w.add(b);
   std::string path = temp_path("llm-e2e.ncu-rep");
+  w.write(path);
+  return path;
+}
+
+// Two kernels, for chat's /kernel.
+std::string two_kernel_report_path() {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k0 = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120},
+                                         {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5}});
+  auto k1 = w.kernel("matMul", 128, 256, {{"gpu__time_duration.sum", 9000},
+                                          {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 91.0}});
+  w.flush_strings(b);
+  b.results.push_back(k0.SerializeAsString());
+  b.results.push_back(k1.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path("llm-e2e-two.ncu-rep");
   w.write(path);
   return path;
 }
@@ -169,6 +188,42 @@ TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
   ASSERT_EQ(d.rc, 0) << d.err;
   EXPECT_EQ(proxy.requests().size(), 1u);
   EXPECT_EQ(server.received().size(), 2u);
+}
+
+TEST(LlmCliChat, LocalCommandsNeverReachTheModel) {
+  FakeLlmServer server;
+  server.script({200, openai_text_reply("matMul takes 9000 ns.")});
+  std::string md = temp_path("chat-transcript.md");
+  std::remove(md.c_str());
+  std::string input = "/help\n/kernel 1\n/kernel 7\n/bogus\nhow long does it take?\n/save " + md +
+                      "\n//kernel is a word\n/quit\nnever sent\n";
+  server.script({200, openai_text_reply("A kernel is a function run on the GPU.")});
+  auto r = run_command("(printf '%s' " + shell_quote(input) + " | " + env_for("openai", server) + std::string(KEET_BINARY) +
+                       " chat " + shell_quote(two_kernel_report_path()) + " --no-cache --llm openai:m)");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  // Two questions reached the model; no command did.
+  ASSERT_EQ(server.received().size(), 2u) << r.out;
+  for (const auto& req : server.received())
+    for (const char* local : {"/help", "/kernel 1", "/bogus", "/save", "/quit", "never sent"})
+      EXPECT_EQ(req.body.find(local), std::string::npos) << local;
+  json first = server.received()[0].json();
+  std::string system = first["messages"][0]["content"];
+  EXPECT_NE(system.find("Context of the kernel in focus"), std::string::npos) << system;
+  EXPECT_NE(system.find("matMul"), std::string::npos);
+  EXPECT_EQ(first["messages"][1]["content"], "how long does it take?");
+  json second = server.received()[1].json();
+  EXPECT_EQ(second["messages"].back()["content"], "/kernel is a word") << "// sends a line beginning with /";
+  EXPECT_NE(r.out.find("/kernel [N]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Now discussing kernel #1."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No kernel #7 in this session; kernels: #0 vecAdd(), #1 matMul()"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Unknown command /bogus. Commands"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Saved the conversation to"), std::string::npos) << r.out;
+  auto saved = run_command("cat " + shell_quote(md));
+  EXPECT_EQ(saved.out.rfind("# keet chat (openai:m)\n", 0), 0u) << saved.out;
+  EXPECT_NE(saved.out.find("*Kernel in focus:* `#1 matMul()`"), std::string::npos) << saved.out;
+  EXPECT_NE(saved.out.find("## You\n\nhow long does it take?\n"), std::string::npos) << saved.out;
+  EXPECT_NE(saved.out.find("## openai:m (verified)\n\nmatMul takes 9000 ns.\n"), std::string::npos) << saved.out;
+  EXPECT_EQ(saved.out.find("/kernel"), std::string::npos) << "/save writes the conversation, not the commands";
 }
 
 TEST(LlmCliChat, PipedSessionWithSave) {
