@@ -76,7 +76,9 @@ Result<ParamOverride> parse_param(std::string_view spec) {
   auto eq = spec.find('=');
   std::string key(spec.substr(0, eq));
   if (eq == std::string_view::npos || !valid_key(key))
-    return fail(ExitCode::BadInput, fmt::format("--llm-param '{}': expected KEY=VALUE (KEY: letters, digits, _ - and . for nesting)", spec));
+    return fail(
+        ExitCode::BadInput,
+        fmt::format("--llm-param '{}': expected KEY=VALUE (KEY: letters, digits, _ - and . for nesting)", spec));
   std::string top = key.substr(0, key.find('.'));
   for (auto r : kReserved)
     if (top == r) return fail(ExitCode::BadInput, fmt::format("--llm-param {}: KEET builds this field itself", key));

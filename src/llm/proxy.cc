@@ -75,8 +75,10 @@ struct Address {
 
 Address parse_address(const std::string& text) {
   Address a;
-  if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) a.size = 4;
-  else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) a.size = 16;
+  if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1)
+    a.size = 4;
+  else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1)
+    a.size = 16;
   return a;
 }
 
@@ -132,8 +134,7 @@ std::expected<Proxy, std::string> parse_proxy(std::string_view value) {
   value = trim(value);
   if (auto scheme_end = value.find("://"); scheme_end != std::string_view::npos) {
     auto scheme = to_lower(value.substr(0, scheme_end));
-    if (scheme != "http")
-      return std::unexpected(fmt::format("{}:// proxies are not supported (only http://)", scheme));
+    if (scheme != "http") return std::unexpected(fmt::format("{}:// proxies are not supported (only http://)", scheme));
     value.remove_prefix(scheme_end + 3);
   }
   while (value.ends_with('/')) value.remove_suffix(1);
@@ -177,7 +178,8 @@ bool no_proxy_matches(std::string_view no_proxy, std::string_view host, int port
 std::expected<std::optional<Proxy>, std::string> proxy_for(const std::string& url, const ProxyEnv& env) {
   auto scheme_end = url.find("://");
   std::string scheme = scheme_end == std::string::npos ? "http" : to_lower(url.substr(0, scheme_end));
-  std::string_view rest = scheme_end == std::string::npos ? std::string_view(url) : std::string_view(url).substr(scheme_end + 3);
+  std::string_view rest =
+      scheme_end == std::string::npos ? std::string_view(url) : std::string_view(url).substr(scheme_end + 3);
   rest = rest.substr(0, rest.find('/'));
   if (auto at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
   auto hp = split_host_port(rest);

@@ -20,7 +20,7 @@ struct ProxyEnv {
 
 struct Proxy {
   std::string host;
-  int port = 1080;  // curl's default proxy port
+  int port = 1080;             // curl's default proxy port
   std::string user, password;  // from http://user:pass@host:port; never printed
   std::string where() const;   // "host:port": what messages say (no credentials)
 };

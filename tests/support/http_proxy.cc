@@ -36,7 +36,8 @@ TestHttpProxy::TestHttpProxy() : server_(std::make_unique<httplib::Server>()) {
     httplib::Client upstream(origin);
     httplib::Headers headers;
     for (const auto& [k, v] : req.headers)
-      if (k != "Proxy-Authorization" && k != "Host" && k != "Content-Length" && k != "Content-Type") headers.emplace(k, v);
+      if (k != "Proxy-Authorization" && k != "Host" && k != "Content-Length" && k != "Content-Type")
+        headers.emplace(k, v);
     auto answer = upstream.Post(path.c_str(), headers, req.body, req.get_header_value("Content-Type").c_str());
     if (!answer) {
       res.status = 502;

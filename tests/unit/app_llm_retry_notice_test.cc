@@ -21,8 +21,8 @@ using namespace keet::testing;
 std::string one_kernel_report() {
   ReportWriter w;
   ReportWriter::Block b;
-  auto k = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120},
-                                        {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5}});
+  auto k = w.kernel("vecAdd", 64, 256,
+                    {{"gpu__time_duration.sum", 5120}, {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5}});
   w.flush_strings(b);
   b.results.push_back(k.SerializeAsString());
   w.add(b);
@@ -99,7 +99,8 @@ TEST(RetryNotice, UnreachableServerWording) {
 }
 
 TEST(RetryNotice, SecondsAreShownShortly) {
-  std::expected<llm::HttpResponse, llm::HttpError> failure = std::unexpected(llm::HttpError{llm::HttpFailure::Connect, "x"});
+  std::expected<llm::HttpResponse, llm::HttpError> failure =
+      std::unexpected(llm::HttpError{llm::HttpFailure::Connect, "x"});
   EXPECT_EQ(llm::retry_notice("openai", failure, 2, 4, std::chrono::milliseconds(1500)),
             "openai not reachable, retrying (2/4) in 1.5 s\u2026");
 }

@@ -52,7 +52,8 @@ TEST(LlmProxy, NoProxyFollowsCurl) {
       {"*.openai.com", "api.openai.com", 443, false},  // curl has no wildcards but "*" alone
   };
   for (const auto& c : cases)
-    EXPECT_EQ(no_proxy_matches(c.list, c.host, c.port), c.direct) << "NO_PROXY='" << c.list << "' host " << c.host << ":" << c.port;
+    EXPECT_EQ(no_proxy_matches(c.list, c.host, c.port), c.direct)
+        << "NO_PROXY='" << c.list << "' host " << c.host << ":" << c.port;
 }
 
 TEST(LlmProxy, ParsesProxyAddresses) {
@@ -70,7 +71,8 @@ TEST(LlmProxy, ParsesProxyAddresses) {
   auto v6 = parse_proxy("http://[fd00::1]:8080");
   ASSERT_TRUE(v6);
   EXPECT_EQ(v6->where(), "[fd00::1]:8080");
-  for (const char* bad : {"socks5://proxy:1080", "https://proxy:443", "http://", "http://proxy:99999", "http://proxy/x"}) {
+  for (const char* bad :
+       {"socks5://proxy:1080", "https://proxy:443", "http://", "http://proxy:99999", "http://proxy/x"}) {
     auto e = parse_proxy(bad);
     EXPECT_FALSE(e) << bad;
   }
@@ -78,8 +80,10 @@ TEST(LlmProxy, ParsesProxyAddresses) {
 }
 
 TEST(LlmProxy, ChoosesTheVariableForTheScheme) {
-  std::map<std::string, std::string> vars = {{"https_proxy", "http://lower:1"}, {"HTTPS_PROXY", "http://upper:2"},
-                                             {"HTTP_PROXY", "http://plain:3"}, {"ALL_PROXY", "http://all:4"},
+  std::map<std::string, std::string> vars = {{"https_proxy", "http://lower:1"},
+                                             {"HTTPS_PROXY", "http://upper:2"},
+                                             {"HTTP_PROXY", "http://plain:3"},
+                                             {"ALL_PROXY", "http://all:4"},
                                              {"NO_PROXY", "internal.lan"}};
   auto env = ProxyEnv::from([&](const std::string& k) { return vars.contains(k) ? vars[k] : ""; });
   auto https = proxy_for("https://api.openai.com/v1", env);
@@ -92,7 +96,8 @@ TEST(LlmProxy, ChoosesTheVariableForTheScheme) {
   ASSERT_TRUE(direct);
   EXPECT_FALSE(*direct);
   vars.erase("HTTP_PROXY");
-  auto all = proxy_for("http://gpu-box:8000/v1", ProxyEnv::from([&](const std::string& k) { return vars.contains(k) ? vars[k] : ""; }));
+  auto all = proxy_for("http://gpu-box:8000/v1",
+                       ProxyEnv::from([&](const std::string& k) { return vars.contains(k) ? vars[k] : ""; }));
   ASSERT_TRUE(all && *all);
   EXPECT_EQ((*all)->where(), "all:4");
   auto none = proxy_for("https://api.openai.com/v1", ProxyEnv{});
@@ -112,7 +117,8 @@ TEST(LlmProxy, RequestsGoThroughTheProxy) {
   FakeLlmServer server;
   TestHttpProxy proxy;
   server.script({200, testing::openai_text_reply("hi")});
-  auto http = make_http_client({}, ProxyEnv{"http://bob:hunter22@127.0.0.1:" + std::to_string(proxy.port()), "", "", ""});
+  auto http =
+      make_http_client({}, ProxyEnv{"http://bob:hunter22@127.0.0.1:" + std::to_string(proxy.port()), "", "", ""});
   // A name that never resolves: only the proxy can reach it.
   std::string base = "http://llm.keet-test.invalid:" + std::to_string(server.port());
   auto res = http->post(chat_post(base));
