@@ -48,8 +48,13 @@ std::string two_kernel_report_path() {
   return path;
 }
 
+const std::string kNoProxies =
+    "http_proxy= https_proxy= all_proxy= HTTP_PROXY= HTTPS_PROXY= ALL_PROXY= no_proxy= NO_PROXY= ";
+
 std::string env_for(const std::string& provider, const FakeLlmServer& s) {
-  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent ";
+  // Proxy variables of the machine running the tests are cleared: the fake server is reached directly.
+  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " +
+                      kNoProxies;
   if (provider == "openai") return cache + "OPENAI_API_KEY=sk-e2e-key OPENAI_BASE_URL=" + s.url() + "/v1 ";
   if (provider == "anthropic") return cache + "ANTHROPIC_API_KEY=sk-e2e-key ANTHROPIC_BASE_URL=" + s.url() + " ";
   return cache + "OLLAMA_HOST=" + s.url() + " ";
@@ -169,10 +174,11 @@ TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
   TestHttpProxy proxy;
   server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
   server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
-  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent ";
+  std::string cache =
+      "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " + kNoProxies;
   // The base URL names a host that never resolves: only the proxy reaches it.
   std::string through = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=http://llm.keet-test.invalid:" +
-                        std::to_string(server.port()) + "/v1 http_proxy= HTTP_PROXY=http://carol:pr0xypass@127.0.0.1:" +
+                        std::to_string(server.port()) + "/v1 HTTP_PROXY=http://carol:pr0xypass@127.0.0.1:" +
                         std::to_string(proxy.port()) + " NO_PROXY=example.org ";
   std::string args = "ask " + shell_quote(report_path()) + " why --no-cache --llm openai:m";
   auto r = keet_with(through, args);
@@ -182,7 +188,7 @@ TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
   EXPECT_FALSE(proxy.requests()[0].proxy_authorization.empty());
   EXPECT_EQ(server.received().size(), 1u);
   // NO_PROXY names the server: the request goes straight to it.
-  std::string direct = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=" + server.url() + "/v1 http_proxy= HTTP_PROXY=" +
+  std::string direct = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=" + server.url() + "/v1 HTTP_PROXY=" +
                        proxy.url() + " NO_PROXY=example.org,127.0.0.1 ";
   auto d = keet_with(direct, args);
   ASSERT_EQ(d.rc, 0) << d.err;
