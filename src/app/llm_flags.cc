@@ -17,6 +17,10 @@ void add_llm_args(CLI::App& sub, LlmArgs& a) {
   sub.add_flag("--no-cache", a.no_cache, "do not read or write the LLM response cache");
   sub.add_flag("--llm-required", a.required, "exit 3 when the LLM is unreachable or answers unusably");
   sub.add_option("--llm-timeout", a.timeout_s, "LLM read timeout in seconds")->check(CLI::Range(1, 3600));
+  sub.add_option("--llm-param", a.params,
+                 "set a field of every LLM request body, KEY=VALUE (JSON or text; dotted KEY nests; KEY= removes it), "
+                 "e.g. max_completion_tokens=4000")
+      ->allow_extra_args(false);  // one KEY=VALUE per --llm-param: the report path stays positional
 }
 
 Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmArgs& a) {
@@ -26,14 +30,23 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   const auto* provider = llm::find_provider(settings->provider.provider);
   if (!provider->key_env.empty() && settings->provider.api_key.empty())
     ctx.err << "keet: warning: " << provider->key_env << " is not set; sending without a key\n";
+  for (const auto& spec : a.params) {
+    auto p = llm::parse_param(spec);
+    if (!p) return std::unexpected(p.error());
+    settings->provider.params.push_back(std::move(*p));
+  }
   if (a.timeout_s > 0) settings->timeouts.read = std::chrono::seconds(a.timeout_s);
   settings->timeouts.total = std::max(settings->timeouts.total, settings->timeouts.read);
   auto rt = std::unique_ptr<LlmRuntime>(new LlmRuntime());
   rt->args_ = a;
-  rt->http_ = llm::make_http_client(settings->timeouts);
+  rt->http_ = llm::make_http_client(settings->timeouts, llm::ProxyEnv::from(ctx.getenv));
   if (!a.no_cache && !a.dry_run) rt->cache_ = std::make_unique<llm::ResponseCache>(llm::cache_file(ctx.getenv));
   rt->client_ = std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(),
                                                  llm::RetryPolicy{}, a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
+  // A person waiting at a terminal sees why nothing happens for seconds;
+  // logs and CI (stderr not a terminal) get only the final error.
+  if (ctx.err_is_tty)
+    rt->client_->set_retry_notice([&err = ctx.err](const std::string& line) { err << "keet: " << line << "\n" << std::flush; });
   return rt;
 }
 

@@ -27,6 +27,26 @@ json message_json(const Message& m) {
   return j;
 }
 
+// One reply as CommonMark: blank lines between blocks so that text, lists and
+// notes never run together.
+std::string reply_markdown(const LlmResult& r) {
+  std::string out = fmt::format("## {}:{} ({})\n\n", r.provider, r.model, status_name(r.status));
+  if (r.status == Status::Unavailable) return out + "Unavailable: " + r.error + "\n";
+  out += r.text + "\n";
+  std::string list;
+  for (const auto& s : r.suggestions) list += fmt::format("- {}{}\n", s.text, s.finding ? " [" + *s.finding + "]" : " [speculative]");
+  for (const auto& q : r.questions) list += "- Question: " + q + "\n";
+  for (const auto& a : r.arch_violations) list += "- Not for this device: " + a + "\n";
+  for (const auto& c : r.contradictions) list += "- Contradicts the engine: " + c + "\n";
+  if (r.unsupported_claims > 0)
+    list += fmt::format("- {} number(s) not backed by the report are marked [unverified]\n", r.unsupported_claims);
+  return list.empty() ? out : out + "\n" + list;
+}
+
+std::string kernel_title(const analysis::KernelDiagnosis& d, bool redact) {
+  return fmt::format("#{} {}", d.index, kernel_label(d.demangled.empty() ? d.name : d.demangled, redact));
+}
+
 }  // namespace
 
 ChatSession::ChatSession(LlmClient& client, ToolContext tools, ChatOptions opt)
@@ -73,7 +93,28 @@ bool ChatSession::run_tool_round(const ChatResponse& res) {
   return true;
 }
 
+bool ChatSession::focus(int kernel_index) {
+  for (const auto& d : tools_.diagnosis->kernels)
+    if (d.index == kernel_index) {
+      opt_.focus_kernel = kernel_index;
+      // The opening context is the system prompt: rebuilt, it carries the new kernel.
+      messages_[0].content = chat_system_prompt() + "\n\n" + opening_context();
+      context_tokens_ = estimate_tokens(messages_[0].content);
+      // A code span: a demangled name's `*` and `_` would be read as emphasis.
+      log_.push_back("*Kernel in focus:* `" + kernel_title(d, opt_.prompt.redact_names) + "`\n");
+      return true;
+    }
+  return false;
+}
+
 LlmResult ChatSession::turn(const std::string& user_text) {
+  log_.push_back("## You\n\n" + user_text + "\n");
+  LlmResult r = answer(user_text);
+  log_.push_back(reply_markdown(r));
+  return r;
+}
+
+LlmResult ChatSession::answer(const std::string& user_text) {
   messages_.push_back({Role::User, user_text});
   LlmResult r = unavailable(client_, "");
   r.cached = true;
@@ -114,6 +155,12 @@ LlmResult ChatSession::turn(const std::string& user_text) {
     messages_.push_back({Role::Assistant, r.text});
     return results_.emplace_back(r);
   }
+}
+
+std::string ChatSession::transcript_markdown() const {
+  std::string out = fmt::format("# keet chat ({}:{})\n", client_.config().provider, client_.config().model);
+  for (const auto& block : log_) out += "\n" + block;
+  return out;
 }
 
 json ChatSession::transcript() const {

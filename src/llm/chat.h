@@ -32,8 +32,17 @@ class ChatSession {
   int prompt_tokens_estimate() const { return context_tokens_; }
   // The whole exchange (tool calls and results included) for --save.
   nlohmann::json transcript() const;
+  // What was asked and answered, as CommonMark, for chat's /save FILE.
+  std::string transcript_markdown() const;
+
+  // Switches the kernel under discussion (chat's /kernel N): the next request
+  // carries that kernel's context and its bottleneck is checked. False when
+  // no kernel of this session has that index.
+  bool focus(int kernel_index);
+  int focus_kernel() const { return opt_.focus_kernel; }
 
  private:
+  LlmResult answer(const std::string& user_text);
   std::string opening_context() const;
   VerifyContext verify_context() const;
   bool run_tool_round(const ChatResponse& res);
@@ -43,6 +52,7 @@ class ChatSession {
   ChatOptions opt_;
   std::vector<Message> messages_;
   std::vector<LlmResult> results_;
+  std::vector<std::string> log_;  // markdown blocks: questions, replies, focus changes
   int context_tokens_ = 0;
 };
 

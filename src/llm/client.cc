@@ -32,7 +32,21 @@ std::string error_summary(const std::string& body, int status) {
   return fmt::format("HTTP {}: {}", status, msg);
 }
 
+std::string why_retrying(const std::string& provider, const std::expected<HttpResponse, HttpError>& failure) {
+  if (!failure)
+    return failure.error().kind == HttpFailure::Connect ? provider + " not reachable"
+                                                        : provider + " request failed (" + failure.error().message + ")";
+  if (failure->status == 429) return provider + " is rate-limiting (HTTP 429)";
+  return fmt::format("{} answered HTTP {}", provider, failure->status);
+}
+
 }  // namespace
+
+std::string retry_notice(const std::string& provider, const std::expected<HttpResponse, HttpError>& failure, int next,
+                         int of, std::chrono::milliseconds delay) {
+  return fmt::format("{}, retrying ({}/{}) in {:g} s\u2026", why_retrying(provider, failure), next, of,
+                     static_cast<double>(delay.count()) / 1000.0);
+}
 
 std::optional<std::chrono::milliseconds> parse_retry_after(const std::string& value) {
   auto v = trim(value);
@@ -128,6 +142,7 @@ std::expected<HttpResponse, LlmError> LlmClient::attempts(const HttpRequest& req
       last.message += " (not retried: this run's LLM time budget would be exceeded)";
       return std::unexpected(last);
     }
+    if (notice_) notice_(redact(retry_notice(cfg_.provider, res, attempt + 2, retry_.max_attempts, *delay), req));
     sleeper_.sleep_for(*delay);
     spent_ += *delay;
   }

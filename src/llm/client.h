@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <expected>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -40,6 +41,10 @@ class LlmClient {
             RetryPolicy retry = {}, std::ostream* dry_run = nullptr);
 
   std::expected<ChatResponse, LlmError> send(const ChatRequest& req);
+  // Called before each wait between attempts with a line such as "openai not
+  // reachable, retrying (2/4) in 1.5 s…"; keet shows it on a terminal only.
+  using RetryNotice = std::function<void(const std::string&)>;
+  void set_retry_notice(RetryNotice notice) { notice_ = std::move(notice); }
   const ProviderConfig& config() const { return cfg_; }
   int http_calls() const { return http_calls_; }
 
@@ -58,10 +63,16 @@ class LlmClient {
   ResponseCache* cache_;
   RetryPolicy retry_;
   std::ostream* dry_run_;
+  RetryNotice notice_;
   int http_calls_ = 0;
   int failures_in_a_row_ = 0;
   std::chrono::milliseconds spent_{0};  // in requests and waits, this run
 };
+
+// "openai not reachable, retrying (2/4) in 1.5 s…": `failure` is the failed
+// attempt (its HTTP status, or the transport's error), `next` the attempt about to start.
+std::string retry_notice(const std::string& provider, const std::expected<HttpResponse, HttpError>& failure, int next,
+                         int of, std::chrono::milliseconds delay);
 
 // Retry-After in seconds ("3", "1.5"); HTTP dates and junk give nullopt.
 std::optional<std::chrono::milliseconds> parse_retry_after(const std::string& value);

@@ -97,10 +97,21 @@ keet_http_sink sink_for(Collected& c) {
 
 class PluginClient final : public HttpClient {
  public:
-  explicit PluginClient(const Timeouts& t) : timeouts_(t) {}
+  PluginClient(const Timeouts& t, ProxyEnv proxies) : timeouts_(t), proxies_(std::move(proxies)) {}
 
   std::expected<HttpResponse, HttpError> post(const HttpRequest& req) override {
     if (!plugin()) return std::unexpected(HttpError{HttpFailure::Unavailable, plugin().error().message});
+    auto proxy = proxy_for(req.url, proxies_);
+    // A proxy variable that cannot be used will not become usable by retrying.
+    if (!proxy) return std::unexpected(HttpError{HttpFailure::Unavailable, proxy.error()});
+    auto res = send(req, *proxy);
+    // Which proxy (host:port, never its credentials) when going through one.
+    if (!res && *proxy) res.error().message += " (through proxy " + (*proxy)->where() + ")";
+    return res;
+  }
+
+ private:
+  std::expected<HttpResponse, HttpError> send(const HttpRequest& req, const std::optional<Proxy>& proxy) {
     auto [origin, path] = split_url(req.url);
     if (path.empty()) path = "/";
     std::vector<keet_http_header> headers;
@@ -114,7 +125,11 @@ class PluginClient final : public HttpClient {
                         static_cast<long>(timeouts_.connect.count()),
                         static_cast<long>(std::min(timeouts_.read, timeouts_.total).count()),
                         static_cast<long>(timeouts_.total.count()),
-                        timeouts_.max_body_bytes};
+                        timeouts_.max_body_bytes,
+                        proxy ? proxy->host.c_str() : nullptr,
+                        proxy ? proxy->port : 0,
+                        proxy ? proxy->user.c_str() : nullptr,
+                        proxy ? proxy->password.c_str() : nullptr};
     Collected c;
     auto sink = sink_for(c);
     (*plugin())(&r, &sink);
@@ -122,8 +137,8 @@ class PluginClient final : public HttpClient {
     return std::move(c.response);
   }
 
- private:
   Timeouts timeouts_;
+  ProxyEnv proxies_;
 };
 
 class RealSleeper final : public Sleeper {
@@ -133,7 +148,9 @@ class RealSleeper final : public Sleeper {
 
 }  // namespace
 
-std::unique_ptr<HttpClient> make_http_client(const Timeouts& t) { return std::make_unique<PluginClient>(t); }
+std::unique_ptr<HttpClient> make_http_client(const Timeouts& t, ProxyEnv proxies) {
+  return std::make_unique<PluginClient>(t, std::move(proxies));
+}
 
 Sleeper& real_sleeper() {
   static RealSleeper s;

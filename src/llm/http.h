@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "llm/proxy.h"
+
 namespace keet::llm {
 
 struct HttpRequest {
@@ -47,7 +49,9 @@ class HttpClient {
   virtual std::expected<HttpResponse, HttpError> post(const HttpRequest& req) = 0;
 };
 
-std::unique_ptr<HttpClient> make_http_client(const Timeouts& t);
+// `proxies`: the proxy variables to honour (ProxyEnv::from(getenv)); the
+// default, none, connects directly (tests).
+std::unique_ptr<HttpClient> make_http_client(const Timeouts& t, ProxyEnv proxies = {});
 
 // "https://host:443/v1" -> {"https://host:443", "/v1"}. An address without a
 // scheme (OLLAMA_HOST=127.0.0.1:11434) is taken as http.

@@ -8,7 +8,7 @@
 
 extern "C" {
 
-#define KEET_HTTP_ABI_VERSION 2
+#define KEET_HTTP_ABI_VERSION 3
 
 struct keet_http_header {
   const char* name;
@@ -26,6 +26,12 @@ struct keet_http_request {
   long read_timeout_s;
   long total_timeout_s;   // the whole request, however slowly the server trickles
   size_t max_body_bytes;  // a longer response is cut off and reported as an error
+  // The HTTP proxy to go through (keet chose it from HTTPS_PROXY/NO_PROXY...);
+  // proxy_host NULL or "" for a direct connection. https targets tunnel with CONNECT.
+  const char* proxy_host;
+  int proxy_port;
+  const char* proxy_user;  // NULL or "": no Proxy-Authorization
+  const char* proxy_password;
 };
 
 enum keet_http_failure { KEET_HTTP_CONNECT = 0, KEET_HTTP_TIMEOUT = 1, KEET_HTTP_OTHER = 2, KEET_HTTP_TOO_LARGE = 3 };

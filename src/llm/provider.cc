@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "llm/params.h"
 #include "util/strings.h"
 #include "util/json.h"
 
@@ -77,14 +78,15 @@ json openai_message(const Message& m) {
 }
 
 HttpRequest openai_build(const ProviderConfig& cfg, const ChatRequest& r) {
-  json body = {{"model", r.model}, {"messages", json::array()}, {"max_tokens", r.max_tokens},
-               {"temperature", r.temperature}};
+  json body = {{"model", r.model}, {"messages", json::array()}};
+  set_sampling(body, {cfg.provider, r.model, r.max_tokens, r.temperature, "max_tokens", "temperature"});
   for (const auto& m : r.messages) body["messages"].push_back(openai_message(m));
   if (!r.tools.empty()) body["tools"] = function_tools(r);
   if (r.output)
     body["response_format"] = {
         {"type", "json_schema"},
         {"json_schema", {{"name", r.output->name}, {"strict", true}, {"schema", r.output->schema}}}};
+  apply_overrides(body, cfg.params);
   HttpRequest req{cfg.base_url + "/chat/completions", {}, json_text(body)};
   if (!cfg.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg.api_key);
   return req;
@@ -136,8 +138,8 @@ json anthropic_messages(const ChatRequest& r) {
 }
 
 HttpRequest anthropic_build(const ProviderConfig& cfg, const ChatRequest& r) {
-  json body = {{"model", r.model}, {"max_tokens", r.max_tokens}, {"temperature", r.temperature},
-               {"messages", anthropic_messages(r)}};
+  json body = {{"model", r.model}, {"messages", anthropic_messages(r)}};
+  set_sampling(body, {cfg.provider, r.model, r.max_tokens, r.temperature, "max_tokens", "temperature"});
   if (auto sys = join_system(r); !sys.empty()) body["system"] = sys;
   json tools = json::array();
   for (const auto& t : r.tools)
@@ -149,6 +151,7 @@ HttpRequest anthropic_build(const ProviderConfig& cfg, const ChatRequest& r) {
     body["tool_choice"] = {{"type", "tool"}, {"name", r.output->name}};
   }
   if (!tools.empty()) body["tools"] = tools;
+  apply_overrides(body, cfg.params);
   HttpRequest req{cfg.base_url + "/v1/messages", {{"anthropic-version", "2023-06-01"}}, json_text(body)};
   if (!cfg.api_key.empty()) req.headers.emplace_back("x-api-key", cfg.api_key);
   return req;
@@ -190,11 +193,12 @@ json ollama_message(const Message& m) {
 }
 
 HttpRequest ollama_build(const ProviderConfig& cfg, const ChatRequest& r) {
-  json body = {{"model", r.model}, {"messages", json::array()}, {"stream", false},
-               {"options", {{"temperature", r.temperature}, {"num_predict", r.max_tokens}}}};
+  json body = {{"model", r.model}, {"messages", json::array()}, {"stream", false}};
+  set_sampling(body, {cfg.provider, r.model, r.max_tokens, r.temperature, "options.num_predict", "options.temperature"});
   for (const auto& m : r.messages) body["messages"].push_back(ollama_message(m));
   if (!r.tools.empty()) body["tools"] = function_tools(r);
   if (r.output) body["format"] = r.output->schema;
+  apply_overrides(body, cfg.params);
   return {cfg.base_url + "/api/chat", {}, json_text(body)};
 }
 

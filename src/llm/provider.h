@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/http.h"
+#include "llm/params.h"
 
 namespace keet::llm {
 
@@ -78,6 +79,7 @@ struct ProviderConfig {
   std::string model;
   std::string base_url;
   std::string api_key;   // from the environment only; never printed or stored
+  std::vector<ParamOverride> params;  // --llm-param, applied to every request body
 };
 
 struct Provider {

@@ -2,9 +2,12 @@
 // provider's wire format (the server runs in this test process; the binary is
 // pointed at it through the providers' base-URL environment variables).
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "support/fake_llm_server.h"
+#include "support/http_proxy.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
 
@@ -28,8 +31,30 @@ std::string report_path() {
   return path;
 }
 
+// Two kernels, for chat's /kernel.
+std::string two_kernel_report_path() {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k0 = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120},
+                                         {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5}});
+  auto k1 = w.kernel("matMul", 128, 256, {{"gpu__time_duration.sum", 9000},
+                                          {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 91.0}});
+  w.flush_strings(b);
+  b.results.push_back(k0.SerializeAsString());
+  b.results.push_back(k1.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path("llm-e2e-two.ncu-rep");
+  w.write(path);
+  return path;
+}
+
+const std::string kNoProxies =
+    "http_proxy= https_proxy= all_proxy= HTTP_PROXY= HTTPS_PROXY= ALL_PROXY= no_proxy= NO_PROXY= ";
+
 std::string env_for(const std::string& provider, const FakeLlmServer& s) {
-  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent ";
+  // Proxy variables of the machine running the tests are cleared: the fake server is reached directly.
+  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " +
+                      kNoProxies;
   if (provider == "openai") return cache + "OPENAI_API_KEY=sk-e2e-key OPENAI_BASE_URL=" + s.url() + "/v1 ";
   if (provider == "anthropic") return cache + "ANTHROPIC_API_KEY=sk-e2e-key ANTHROPIC_BASE_URL=" + s.url() + " ";
   return cache + "OLLAMA_HOST=" + s.url() + " ";
@@ -107,6 +132,104 @@ TEST(LlmCliExit, DryRunKeepsJsonOnStdoutClean) {
   EXPECT_TRUE(server.received().empty());
   auto j = json::parse(r.out);  // throws (and fails the test) on anything but JSON
   EXPECT_GT(j["kernels"][0]["llm"]["prompt_tokens_estimate"].get<int>(), 0);
+}
+
+TEST(LlmCliParams, ReasoningModelIsSentWhatItAccepts) {
+  // The fake server refuses max_tokens and temperature for o3-mini with the
+  // API's HTTP 400, as api.openai.com does.
+  FakeLlmServer server;
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak over 5.12 us.")});
+  auto r = keet_with(env_for("openai", server),
+                     "ask " + shell_quote(report_path()) + " why --no-cache --format json --llm openai:o3-mini");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["llm"]["status"], "verified") << r.out;
+  ASSERT_EQ(server.received().size(), 1u);
+  json body = server.received()[0].json();
+  EXPECT_TRUE(body.contains("max_completion_tokens")) << body.dump();
+  EXPECT_FALSE(body.contains("max_tokens"));
+  EXPECT_FALSE(body.contains("temperature"));
+}
+
+TEST(LlmCliParams, LlmParamOverridesTheBody) {
+  FakeLlmServer server;
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
+  // The report path after the flags: each --llm-param takes one value.
+  auto r = keet_with(env_for("openai", server), "ask --no-cache --llm openai:my-new-model --llm-param max_completion_tokens=333 "
+                                                "--llm-param temperature= --llm-param reasoning_effort=low " +
+                                                    shell_quote(report_path()) + " why");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(server.received().size(), 1u);
+  json body = server.received()[0].json();
+  EXPECT_EQ(body["max_completion_tokens"], 333);
+  EXPECT_FALSE(body.contains("max_tokens"));
+  EXPECT_FALSE(body.contains("temperature"));
+  EXPECT_EQ(body["reasoning_effort"], "low");
+  auto bad = keet_with(env_for("openai", server), "ask --llm openai:m --llm-param messages=[] " + shell_quote(report_path()) + " why");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--llm-param messages"), std::string::npos) << bad.err;
+}
+
+TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
+  FakeLlmServer server;
+  TestHttpProxy proxy;
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
+  server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
+  std::string cache =
+      "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " + kNoProxies;
+  // The base URL names a host that never resolves: only the proxy reaches it.
+  std::string through = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=http://llm.keet-test.invalid:" +
+                        std::to_string(server.port()) + "/v1 HTTP_PROXY=http://carol:pr0xypass@127.0.0.1:" +
+                        std::to_string(proxy.port()) + " NO_PROXY=example.org ";
+  std::string args = "ask " + shell_quote(report_path()) + " why --no-cache --llm openai:m";
+  auto r = keet_with(through, args);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  ASSERT_EQ(proxy.requests().size(), 1u);
+  EXPECT_FALSE(proxy.requests()[0].proxy_authorization.empty());
+  EXPECT_EQ(server.received().size(), 1u);
+  // NO_PROXY names the server: the request goes straight to it.
+  std::string direct = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=" + server.url() + "/v1 HTTP_PROXY=" +
+                       proxy.url() + " NO_PROXY=example.org,127.0.0.1 ";
+  auto d = keet_with(direct, args);
+  ASSERT_EQ(d.rc, 0) << d.err;
+  EXPECT_EQ(proxy.requests().size(), 1u);
+  EXPECT_EQ(server.received().size(), 2u);
+}
+
+TEST(LlmCliChat, LocalCommandsNeverReachTheModel) {
+  FakeLlmServer server;
+  server.script({200, openai_text_reply("matMul takes 9000 ns.")});
+  std::string md = temp_path("chat-transcript.md");
+  std::remove(md.c_str());
+  std::string input = "/help\n/kernel 1\n/kernel 7\n/bogus\nhow long does it take?\n/save " + md +
+                      "\n//kernel is a word\n/quit\nnever sent\n";
+  server.script({200, openai_text_reply("A kernel is a function run on the GPU.")});
+  auto r = run_command("(printf '%s' " + shell_quote(input) + " | " + env_for("openai", server) + std::string(KEET_BINARY) +
+                       " chat " + shell_quote(two_kernel_report_path()) + " --no-cache --llm openai:m)");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  // Two questions reached the model; no command did.
+  ASSERT_EQ(server.received().size(), 2u) << r.out;
+  for (const auto& req : server.received())
+    for (const char* local : {"/help", "/kernel 1", "/bogus", "/save", "/quit", "never sent"})
+      EXPECT_EQ(req.body.find(local), std::string::npos) << local;
+  json first = server.received()[0].json();
+  std::string system = first["messages"][0]["content"];
+  EXPECT_NE(system.find("Context of the kernel in focus"), std::string::npos) << system;
+  EXPECT_NE(system.find("matMul"), std::string::npos);
+  EXPECT_EQ(first["messages"][1]["content"], "how long does it take?");
+  json second = server.received()[1].json();
+  EXPECT_EQ(second["messages"].back()["content"], "/kernel is a word") << "// sends a line beginning with /";
+  EXPECT_NE(r.out.find("/kernel [N]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Now discussing kernel #1."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No kernel #7 in this session; kernels: #0 vecAdd(), #1 matMul()"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Unknown command /bogus. Commands"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Saved the conversation to"), std::string::npos) << r.out;
+  auto saved = run_command("cat " + shell_quote(md));
+  EXPECT_EQ(saved.out.rfind("# keet chat (openai:m)\n", 0), 0u) << saved.out;
+  EXPECT_NE(saved.out.find("*Kernel in focus:* `#1 matMul()`"), std::string::npos) << saved.out;
+  EXPECT_NE(saved.out.find("## You\n\nhow long does it take?\n"), std::string::npos) << saved.out;
+  EXPECT_NE(saved.out.find("## openai:m (verified)\n\nmatMul takes 9000 ns.\n"), std::string::npos) << saved.out;
+  EXPECT_EQ(saved.out.find("/kernel"), std::string::npos) << "/save writes the conversation, not the commands";
 }
 
 TEST(LlmCliChat, PipedSessionWithSave) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace keet::testing {
 
@@ -14,6 +15,35 @@ std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
+// OpenAI's reasoning models (as the API lists them: o1, o3, o4-mini, gpt-5 and
+// their variants), spelled out here rather than read from KEET's data so the
+// fake server stays an independent stand-in for the API.
+bool openai_reasoning_model(const std::string& model) {
+  for (const char* family : {"o1", "o3", "o4", "gpt-5"})
+    if (model == family || model.starts_with(std::string(family) + "-") || model.starts_with(std::string(family) + "."))
+      return true;
+  return false;
+}
+
+// The 400 the Chat Completions API answers for a parameter the model does not
+// take, in its error shape; nullopt when the body is acceptable.
+std::optional<std::string> openai_parameter_error(const std::string& path, const std::string& body) {
+  if (!path.ends_with("/chat/completions")) return std::nullopt;
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_object() || !openai_reasoning_model(j.value("model", ""))) return std::nullopt;
+  auto error = [](const std::string& message, const std::string& param, const std::string& code) {
+    return json{{"error", {{"message", message}, {"type", "invalid_request_error"}, {"param", param}, {"code", code}}}}.dump();
+  };
+  if (j.contains("max_tokens"))
+    return error("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                 "max_tokens", "unsupported_parameter");
+  if (j.contains("temperature") && j["temperature"] != 1)
+    return error("Unsupported value: 'temperature' does not support " + j["temperature"].dump() +
+                     " with this model. Only the default (1) value is supported.",
+                 "temperature", "unsupported_value");
+  return std::nullopt;
+}
+
 }  // namespace
 
 FakeLlmServer::FakeLlmServer() : server_(std::make_unique<httplib::Server>()) {
@@ -24,6 +54,10 @@ FakeLlmServer::FakeLlmServer() : server_(std::make_unique<httplib::Server>()) {
       ReceivedRequest rec{req.path, {}, req.body};
       for (const auto& [k, v] : req.headers) rec.headers[lower(k)] = v;
       received_.push_back(std::move(rec));
+      if (auto refused = openai_parameter_error(req.path, req.body)) {
+        res.status = 400;
+        return res.set_content(*refused, "application/json");
+      }
       if (!replies_.empty()) {
         reply = replies_.front();
         replies_.pop_front();

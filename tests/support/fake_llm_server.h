@@ -1,6 +1,9 @@
 // A loopback HTTP server for LLM tests: cpp-httplib on 127.0.0.1 with an
 // ephemeral port, answering each POST with the next scripted reply and
-// recording what it received (path, headers, body).
+// recording what it received (path, headers, body). Like the real Chat
+// Completions API, it answers 400 (OpenAI's error JSON, no scripted reply
+// used) when a reasoning model (o1, o3, o4-mini, gpt-5...) is sent
+// `max_tokens` or a temperature other than 1.
 #pragma once
 #include <deque>
 #include <map>

@@ -13,8 +13,11 @@
 #include "llm/client.h"
 #include "llm/config.h"
 #include "llm/explain.h"
+#include "llm/params.h"
 #include "llm/verify.h"
 #include "readers/reader.h"
+#include "util/embedded_data.h"
+#include "util/pattern.h"
 #include "support/fake_llm_server.h"
 #include "support/testing.h"
 
@@ -94,11 +97,12 @@ class FakeSleeper : public Sleeper {
 };
 
 struct Harness {
-  explicit Harness(const std::string& provider, Timeouts t = {}, ResponseCache* cache = nullptr)
+  explicit Harness(const std::string& provider, Timeouts t = {}, ResponseCache* cache = nullptr,
+                   const std::string& model = "test-model", std::vector<ParamOverride> params = {})
       : provider(provider), http(make_http_client(t)) {
     std::string base = provider == "openai" ? server.url() + "/v1" : server.url();
-    client = std::make_unique<LlmClient>(ProviderConfig{provider, "test-model", base, provider == "ollama" ? "" : kKey},
-                                         *http, sleeper, cache);
+    client = std::make_unique<LlmClient>(
+        ProviderConfig{provider, model, base, provider == "ollama" ? "" : kKey, std::move(params)}, *http, sleeper, cache);
   }
   std::string provider;
   FakeLlmServer server;
@@ -240,6 +244,97 @@ TEST(LlmVerify, BottleneckContradiction) {
   analysis::Bottleneck b{analysis::BottleneckClass::Memory, 0.8, {}, ""};
   EXPECT_EQ(bottleneck_contradictions("This kernel is compute-bound.", b).size(), 1u);
   EXPECT_TRUE(bottleneck_contradictions("It is memory-bound, not compute-bound.", b).empty());
+}
+
+// ---- per-model request parameters (data/llm/models.json, --llm-param) ----
+
+TEST(LlmParams, ReasoningModelsGetMaxCompletionTokensAndNoTemperature) {
+  // The fake server answers 400 like the real API when a reasoning model is
+  // sent max_tokens or a temperature: before the table, these were unavailable.
+  for (std::string model : {"o1", "o3-mini", "o4-mini-2025-04-16", "gpt-5", "gpt-5-mini"}) {
+    Harness h("openai", {}, nullptr, model);
+    auto f = make_fixture();
+    h.server.script({200, structured_reply("openai", answer(kGood))});
+    auto r = explain(h, f);
+    EXPECT_EQ(r.status, Status::Verified) << model << ": " << r.error;
+    ASSERT_EQ(h.server.received().size(), 1u) << model;
+    auto body = h.server.received()[0].json();
+    EXPECT_FALSE(body.contains("max_tokens")) << model;
+    EXPECT_EQ(body["max_completion_tokens"], 1500) << model;
+    EXPECT_FALSE(body.contains("temperature")) << model;
+  }
+}
+
+TEST(LlmParams, OtherModelsKeepMaxTokensAndTemperature) {
+  for (std::string provider : {"openai", "anthropic", "ollama"})
+    for (std::string model : {"gpt-4o-mini", "gpt-4.1", "claude-sonnet-4-5", "llama3.1:8b", "qwen3:4b"}) {
+      Harness h(provider, {}, nullptr, model);
+      auto f = make_fixture();
+      h.server.script({200, structured_reply(provider, answer(kGood))});
+      EXPECT_EQ(explain(h, f).status, Status::Verified) << provider << ":" << model;
+      auto body = h.server.received()[0].json();
+      const json& sampling = provider == "ollama" ? body["options"] : body;
+      EXPECT_EQ(sampling[provider == "ollama" ? "num_predict" : "max_tokens"], 1500) << provider << ":" << model;
+      EXPECT_EQ(sampling["temperature"], 0.2) << provider << ":" << model;
+      EXPECT_FALSE(body.contains("max_completion_tokens"));
+    }
+}
+
+TEST(LlmParams, ApiErrorForAWrongParameterIsShownAndNotRetried) {
+  // A user override can still send what the model refuses: the API's own
+  // message reaches the user, and a 400 is not retried.
+  Harness h("openai", {}, nullptr, "o3-mini", {*parse_param("max_tokens=800")});
+  auto f = make_fixture();
+  auto r = explain(h, f);
+  EXPECT_EQ(r.status, Status::Unavailable);
+  EXPECT_NE(r.error.find("HTTP 400: Unsupported parameter: 'max_tokens'"), std::string::npos) << r.error;
+  EXPECT_EQ(h.server.received().size(), 1u);
+  EXPECT_FALSE(h.server.received()[0].json().contains("max_completion_tokens"));
+}
+
+TEST(LlmParams, OverridesSetNestAndRemoveFields) {
+  std::vector<ParamOverride> params;
+  for (const char* spec : {"max_completion_tokens=4000", "temperature=", "reasoning_effort=low", "options.num_ctx=8192",
+                           "seed=7", "stop=[\"END\"]"})
+    params.push_back(*parse_param(spec));
+  Harness h("openai", {}, nullptr, "gpt-4o", params);
+  auto f = make_fixture();
+  h.server.script({200, structured_reply("openai", answer(kGood))});
+  EXPECT_EQ(explain(h, f).status, Status::Verified);
+  auto body = h.server.received()[0].json();
+  EXPECT_EQ(body["max_completion_tokens"], 4000);
+  EXPECT_FALSE(body.contains("max_tokens")) << "the two token limits are alternatives";
+  EXPECT_FALSE(body.contains("temperature"));
+  EXPECT_EQ(body["reasoning_effort"], "low");
+  EXPECT_EQ(body["options"]["num_ctx"], 8192);
+  EXPECT_EQ(body["seed"], 7);
+  EXPECT_EQ(body["stop"], json::array({"END"}));
+  EXPECT_EQ(body["model"], "gpt-4o");
+}
+
+TEST(LlmParams, BadOrReservedOverridesAreRefused) {
+  for (const char* spec : {"max_tokens", "=3", "a..b=1", "messages=[]", "model=gpt-4o", "response_format.type=text",
+                           "tools=[]", "with space=1"}) {
+    auto p = parse_param(spec);
+    ASSERT_FALSE(p) << spec;
+    EXPECT_EQ(p.error().code, ExitCode::BadInput) << spec;
+  }
+}
+
+TEST(LlmParams, TableEntriesAreWellFormed) {
+  auto text = embedded_file("llm/models.json");
+  ASSERT_TRUE(text);
+  json j = json::parse(*text);
+  ASSERT_FALSE(j["models"].empty());
+  for (const auto& m : j["models"]) {
+    EXPECT_NE(find_provider(m["provider"].get<std::string>()), nullptr) << m.dump();
+    EXPECT_TRUE(Pattern::compile(m["pattern"].get<std::string>())) << m.dump();
+    EXPECT_TRUE(m["token_limit"].is_string() && m["temperature"].is_boolean()) << m.dump();
+  }
+  EXPECT_EQ(model_params("openai", "o3-mini").token_limit, "max_completion_tokens");
+  EXPECT_EQ(model_params("openai", "openai/gpt-5.1").token_limit, "max_completion_tokens");
+  EXPECT_EQ(model_params("openai", "gpt-4o").token_limit, "");
+  EXPECT_EQ(model_params("ollama", "o3-mini").token_limit, "") << "entries hold for their provider only";
 }
 
 // ---- robustness ----

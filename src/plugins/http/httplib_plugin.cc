@@ -60,6 +60,13 @@ void post(const keet_http_request& req, const keet_http_sink& sink) {
   cli.set_connection_timeout(req.connect_timeout_s);
   cli.set_read_timeout(req.read_timeout_s);
   cli.set_write_timeout(req.connect_timeout_s);
+  // http:// targets are sent to the proxy in absolute form, https:// ones
+  // through a CONNECT tunnel (cpp-httplib does both once a proxy is set).
+  if (req.proxy_host && *req.proxy_host) {
+    cli.set_proxy(req.proxy_host, req.proxy_port);
+    if (req.proxy_user && *req.proxy_user)
+      cli.set_proxy_basic_auth(req.proxy_user, req.proxy_password ? req.proxy_password : "");
+  }
   httplib::Request r;
   r.method = "POST";
   r.path = req.path;
