@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "analysis/derived.h"
 
 namespace keet::analysis {
@@ -36,6 +38,41 @@ std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& k
   KernelRanking r;
   for (const auto* k : kernels) r.add(*k);
   return r.groups();
+}
+
+void LaunchGroups::add(const model::Kernel& k) {
+  std::string key = fmt::format("{}\x1f{},{},{}\x1f{},{},{}", k.display_name(), k.grid.x, k.grid.y, k.grid.z, k.block.x,
+                                k.block.y, k.block.z);
+  auto it = position_.find(key);
+  if (it == position_.end()) {
+    it = position_.emplace(std::move(key), groups_.size()).first;
+    auto& g = groups_.emplace_back();
+    g.summary.name = k.display_name();
+    g.summary.grid = k.grid;
+    g.summary.block = k.block;
+  }
+  Group& g = groups_[it->second];
+  g.summary.indices.push_back(k.index);
+  if (auto d = kernel_duration_ns(k)) g.timed.emplace_back(*d, k.index);
+}
+
+std::vector<LaunchSummary> LaunchGroups::summaries() const {
+  std::vector<LaunchSummary> out;
+  for (const auto& g : groups_) {
+    LaunchSummary s = g.summary;
+    s.representative = s.indices.front();
+    if (!g.timed.empty()) {
+      auto sorted = g.timed;
+      std::ranges::sort(sorted);
+      s.timed = static_cast<int>(sorted.size());
+      s.min_ns = sorted.front().first;
+      s.max_ns = sorted.back().first;
+      for (const auto& [ns, index] : sorted) s.total_ns += ns;
+      s.representative = sorted[(sorted.size() - 1) / 2].second;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace keet::analysis

@@ -34,4 +34,32 @@ class KernelRanking {
   double total_ = 0;
 };
 
+// --print-summary per-kernel: repeated launches of one kernel with one launch
+// configuration (same name, grid and block) folded into one entry, with the
+// spread of their durations and a representative launch to diagnose (the
+// one with the median duration; the first when none is timed).
+struct LaunchSummary {
+  std::string name;
+  model::Dim3 grid, block;
+  std::vector<int> indices;  // report order
+  int timed = 0;
+  double total_ns = 0, min_ns = 0, max_ns = 0;
+  int representative = 0;  // kernel index
+  double mean_ns() const { return timed ? total_ns / timed : 0; }
+};
+
+class LaunchGroups {
+ public:
+  void add(const model::Kernel& k);
+  std::vector<LaunchSummary> summaries() const;  // first-seen order
+
+ private:
+  struct Group {
+    LaunchSummary summary;
+    std::vector<std::pair<double, int>> timed;  // duration, index
+  };
+  std::map<std::string, size_t, std::less<>> position_;
+  std::vector<Group> groups_;
+};
+
 }  // namespace keet::analysis

@@ -8,6 +8,9 @@
 // narratives follow, so a slow or dead provider never holds back the
 // deterministic answer (JSON, one document, carries each narrative inside its
 // kernel and is written once they are in).
+#include <map>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "analysis/derived.h"
@@ -33,8 +36,11 @@ struct AnalyzeArgs {
   int top = 5;
   std::string format;
   std::string output;
+  std::string summary = "none";  // --print-summary
   LlmArgs llm;
 };
+
+bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
 
 // A kernel the LLM will be asked about once the engine's answer is out: the
 // narrative needs the kernel's metrics, so they are kept only in that case.
@@ -58,10 +64,14 @@ struct Ranked {
   std::vector<analysis::KernelGroup> groups;
   model::Report head;  // complete: session, devices, modules
   analysis::Diagnosis meta;
+  // --print-summary per-kernel: one entry per kernel and launch configuration,
+  // by the index of the launch that stands for it.
+  std::map<int, analysis::LaunchSummary> summaries;
 };
 
 Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   analysis::KernelRanking ranking;
+  analysis::LaunchGroups launches;
   model::Report head;
   auto opt = light_options();
   opt.modules = true;        // the head serves the second pass
@@ -69,12 +79,15 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   auto ok = stream_report(ctx, a.report, opt, head,
                           {.visit = [&](model::Kernel&& k, const model::Report&) {
                              ranking.add(k);
+                             if (per_kernel(a)) launches.add(k);
                              return true;
                            },
                            .quiet = true});
   if (!ok) return std::unexpected(ok.error());
   auto meta = report_meta(head);
-  return Ranked{ranking.groups(), std::move(head), std::move(meta)};
+  Ranked r{ranking.groups(), std::move(head), std::move(meta), {}};
+  for (auto& s : launches.summaries()) r.summaries.emplace(s.representative, std::move(s));
+  return r;
 }
 
 std::vector<llm::LlmResult> narrate(Context& ctx, LlmRuntime& rt, const std::vector<Pending>& pending) {
@@ -86,6 +99,26 @@ std::vector<llm::LlmResult> narrate(Context& ctx, LlmRuntime& rt, const std::vec
     out.push_back(llm::explain_kernel(rt.client(), pending[i].diagnosis, &pending[i].kernel, {rt.prompt_options()}));
   }
   return out;
+}
+
+std::string summary_line(const analysis::LaunchSummary& s, bool markdown) {
+  std::string text;
+  if (s.timed > 0)
+    text = fmt::format("{} launch(es) with this configuration: total {}, mean {}, min {}, max {}; the diagnosis is of "
+                       "launch #{} (median duration)",
+                       s.indices.size(), render::human_duration(s.total_ns), render::human_duration(s.mean_ns()),
+                       render::human_duration(s.min_ns), render::human_duration(s.max_ns), s.representative);
+  else
+    text = fmt::format("{} launch(es) with this configuration, none timed; the diagnosis is of launch #{}",
+                       s.indices.size(), s.representative);
+  return (markdown ? "> " : "Summary: ") + text + "\n";
+}
+
+nlohmann::json summary_json(const analysis::LaunchSummary& s) {
+  auto ns = [&](double v) { return s.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"count", s.indices.size()}, {"indices", s.indices},     {"timed", s.timed},
+          {"total_ns", ns(s.total_ns)}, {"mean_ns", ns(s.mean_ns())}, {"min_ns", ns(s.min_ns)},
+          {"max_ns", ns(s.max_ns)},     {"representative", s.representative}};
 }
 
 std::string narrative_heading(const analysis::KernelDiagnosis& d, const render::TextStyle& style) {
@@ -102,7 +135,9 @@ struct Run {
   std::vector<Pending> pending;
 };
 
-Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report& context, bool keep_for_llm,
+// `only`, when given, names the kernels to analyse (--print-summary per-kernel).
+Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report& context,
+                         const std::map<int, analysis::LaunchSummary>* only, bool keep_for_llm,
                          const std::function<void(const model::Report&)>& begin,
                          const std::function<void(const model::Report&, const model::Kernel&,
                                                   const analysis::KernelDiagnosis&)>& write) {
@@ -111,6 +146,7 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
   analysis::AnalyzeOptions opt{a.top};
   auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
                           {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
+                             if (only && !only->contains(k.index)) return true;
                              auto d = analysis::analyze_kernel(h, k, opt);
                              write(h, k, d);
                              if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
@@ -132,8 +168,11 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
     if (style.markdown) out << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
     if (ranking->groups.size() > 1) out << render::ranking_text(ranking->groups, style);
   };
-  auto run = analyse_pass(ctx, a, ranking->head, rt != nullptr, begin,
+  const auto* only = per_kernel(a) ? &ranking->summaries : nullptr;
+  auto run = analyse_pass(ctx, a, ranking->head, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
+                            if (only && only->at(d.index).indices.size() > 1)
+                              out << summary_line(only->at(d.index), style.markdown);
                             out << render::kernel_text(d, style);
                           });
   if (!run || !rt) return run;
@@ -151,8 +190,11 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
   auto begin = [&](const model::Report&) { out << render::html_report_begin(ranking->meta, ranking->groups); };
-  auto run = analyse_pass(ctx, a, ranking->head, rt != nullptr, begin,
+  const auto* only = per_kernel(a) ? &ranking->summaries : nullptr;
+  auto run = analyse_pass(ctx, a, ranking->head, only, rt != nullptr, begin,
                           [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
+                            if (only && only->at(d.index).indices.size() > 1)
+                              out << "<p class='meta'>" << render::html::esc(summary_line(only->at(d.index), false)) << "</p>";
                             out << render::html_kernel(head, &k, d);
                           });
   if (!run) return run;
@@ -170,20 +212,35 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 // the bytes are those of the whole document dumped at once.
 Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
                        std::vector<llm::LlmResult>& narratives) {
-  auto head = read_head(ctx, a.report);
-  if (!head) return std::unexpected(head.error());
+  // A per-kernel summary needs every launch's duration first (the ranking pass).
+  std::optional<Ranked> ranked;
+  if (per_kernel(a)) {
+    auto r = rank_pass(ctx, a);
+    if (!r) return std::unexpected(r.error());
+    ranked = std::move(*r);
+  } else {
+    auto head = read_head(ctx, a.report);
+    if (!head) return std::unexpected(head.error());
+    ranked = Ranked{{}, std::move(*head), {}, {}};
+  }
+  const auto* only = per_kernel(a) ? &ranked->summaries : nullptr;
+  auto kernel_json = [&](const analysis::KernelDiagnosis& d) {
+    auto j = render::kernel_diagnosis_json(d);
+    if (only) j["launches"] = summary_json(only->at(d.index));
+    return j;
+  };
   JsonObjectStream doc(out, 2);
   std::optional<JsonArrayStream> kernels;
   auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
-  auto run = analyse_pass(ctx, a, *head, rt != nullptr, begin,
+  auto run = analyse_pass(ctx, a, ranked->head, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
-                            if (!rt) kernels->add(render::kernel_diagnosis_json(d));
+                            if (!rt) kernels->add(kernel_json(d));
                           });
   if (!run) return run;
   if (rt) {
     narratives = narrate(ctx, *rt, run->pending);
     for (size_t i = 0; i < narratives.size(); ++i) {
-      auto j = render::kernel_diagnosis_json(run->pending[i].diagnosis);
+      auto j = kernel_json(run->pending[i].diagnosis);
       j["llm"] = llm::to_json(narratives[i]);
       kernels->add(j);
     }
@@ -226,6 +283,11 @@ Command analyze_command() {
             add_format(sub, a->format, {"text", "markdown", "json", "html"});
             add_llm_args(sub, a->llm);
             sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+            sub.add_option("--print-summary", a->summary,
+                           "per-kernel: one diagnosis per kernel and launch configuration, with the launches' "
+                           "count and duration spread (as ncu's --print-summary)")
+                ->check(CLI::IsMember({"none", "per-kernel"}))
+                ->capture_default_str();
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_analyze(ctx, *a); }; });
           }};
 }

@@ -34,7 +34,7 @@ bool decides_units(std::string_view metric) {
 
 // The reader calls the metric filter for each metric of a kernel before that
 // kernel reaches the sink, so names are collected without keeping any value.
-Result<Columns> scan_columns(const io::ByteSource& src, const model::KernelSelector& sel) {
+Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel) {
   Columns c;
   std::vector<std::string> pending;
   readers::ReadOptions opt;
@@ -46,7 +46,7 @@ Result<Columns> scan_columns(const io::ByteSource& src, const model::KernelSelec
   };
   auto ok = readers::stream_into(src, opt, c.head, [&](model::Kernel&& k) {
     ++c.seen;
-    if (sel.matches(k)) {
+    if (sel.take(k)) {
       c.names.insert(pending.begin(), pending.end());
       if (c.selected++ == 0) c.first.push_back(std::move(k));
     }
@@ -68,7 +68,7 @@ render::RawCsvWriter make_writer(const Columns& c) {
 // Second pass: each selected kernel becomes a row as it is read and is then
 // dropped, so memory stays flat on reports with thousands of kernels.
 ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src,
-                     const model::KernelSelector& sel, const Columns& c) {
+                     model::KernelFilter sel, const Columns& c) {
   for (const auto& w : c.head.warnings) ctx.err << "keet: warning: " << w << "\n";
   auto writer = make_writer(c);
   std::string out;
@@ -79,7 +79,7 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
   opt.allow_partial = a.report.allow_partial;
   model::Report report;
   auto ok = readers::stream_into(src, opt, report, [&](model::Kernel&& k) {
-    if (!sel.matches(k)) return true;
+    if (!sel.take(k)) return !sel.done();
     writer.append_row(c.head, k, out);  // the first pass saw the whole session
     if (out.size() > (1u << 20)) ctx.out << out, out.clear();
     return true;
@@ -95,9 +95,9 @@ bool is_binary_report(const io::ByteSource& src) {
 }
 
 ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSource& src) {
-  auto sel = model::KernelSelector::parse(a.report.kernel);
+  auto sel = kernel_filter(a.report);
   if (!sel) return report_error(ctx, sel.error());
-  auto cols = scan_columns(src, *sel);
+  auto cols = scan_columns(src, *sel);  // each pass counts -s/-c afresh (the filter is copied)
   if (!cols) return report_error(ctx, cols.error());
   if (cols->selected == 0 && cols->seen > 0 && !sel->all())
     return report_error(ctx, Error{ExitCode::BadInput,

@@ -14,7 +14,7 @@ namespace keet::app {
 namespace {
 
 ExitCode analyse_report(Context& ctx, const std::string& path) {
-  ReportArgs args{path, "", true};
+  ReportArgs args{.path = path, .allow_partial = true};
   auto loaded = load_report(ctx, args);
   if (!loaded) return report_error(ctx, loaded.error());
   auto d = analysis::analyze(loaded->report, loaded->selected);

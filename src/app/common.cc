@@ -13,45 +13,69 @@ namespace keet::app {
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
   sub.add_option("report", a.path, "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV)")
       ->required();
-  if (with_kernel)
-    sub.add_option("-k,--kernel", a.kernel, "kernel: index, exact name, or regex:<pattern> on the demangled name");
+  if (with_kernel) {
+    sub.add_option("-k,--kernel", a.kernel,
+                   "kernel: index, exact name, or regex:<pattern> searched in the --kernel-name-base name");
+    sub.add_option("--kernel-name-base", a.name_base, "name -k's regex is searched in (as ncu)")
+        ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+        ->capture_default_str();
+    sub.add_option("-s,--launch-skip", a.skip, "skip this many of the kernels -k selects (as ncu)");
+    sub.add_option("-c,--launch-count", a.count, "take at most this many of the kernels -k selects (as ncu)")
+        ->check(CLI::PositiveNumber);
+  }
   sub.add_flag("--allow-partial", a.allow_partial, "accept a truncated report (exit 0 with a warning)");
 }
 
-Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
-  auto sel = model::KernelSelector::parse(a.kernel);
+Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
+  auto base = model::parse_name_base(a.name_base);
+  if (!base) return fail(ExitCode::BadInput, "--kernel-name-base " + a.name_base + ": expected function, demangled or mangled");
+  auto sel = model::KernelSelector::parse(a.kernel, *base);
   if (!sel) return std::unexpected(sel.error());
+  return model::KernelFilter(std::move(*sel), a.skip, a.count);
+}
+
+namespace {
+std::string no_match(const ReportArgs& a) {
+  std::string sel = a.kernel.empty() ? "" : " -k " + a.kernel;
+  if (a.skip) sel += fmt::format(" -s {}", a.skip);
+  if (a.count) sel += fmt::format(" -c {}", *a.count);
+  return fmt::format("{}: no kernel matches{}", a.path, sel);
+}
+}  // namespace
+
+Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
+  auto filter = kernel_filter(a);
+  if (!filter) return std::unexpected(filter.error());
   auto report = readers::load_file(a.path, opt);
   if (!report) return std::unexpected(report.error());
   Loaded l{std::move(*report), {}, ExitCode::Ok};
   for (const auto& w : l.report.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (l.report.partial && !a.allow_partial) l.partial_exit = ExitCode::BadInput;
-  l.selected = model::select(l.report, *sel);
-  if (l.selected.empty() && !l.report.kernels.empty() && !sel->all())
-    return fail(ExitCode::BadInput, fmt::format("{}: no kernel matches -k {}", a.path, a.kernel));
+  for (const auto& k : l.report.kernels)
+    if (filter->take(k)) l.selected.push_back(&k);
+  if (l.selected.empty() && !l.report.kernels.empty() && !filter->all()) return fail(ExitCode::BadInput, no_match(a));
   return l;
 }
 
 Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt,
                                   model::Report& head, const KernelStream& stream) {
-  auto sel = model::KernelSelector::parse(a.kernel);
-  if (!sel) return std::unexpected(sel.error());
+  auto filter = kernel_filter(a);
+  if (!filter) return std::unexpected(filter.error());
   auto src = io::open_file(a.path);
   if (!src) return std::unexpected(src.error());
   StreamStats stats;
   auto ok = readers::stream_into(**src, opt, head, [&](model::Kernel&& k) {
     ++stats.seen;
-    if (!sel->matches(k)) return true;
+    if (!filter->take(k)) return !filter->done();  // -c reached: the rest of the file is not needed
     const model::Report& context = stream.context ? *stream.context : head;
     if (stats.selected++ == 0 && stream.begin) stream.begin(context);
-    return stream.visit(std::move(k), context);
+    return stream.visit(std::move(k), context) && !filter->done();
   });
   if (!ok) return fail(ExitCode::BadInput, ok.error().message());
   if (!stream.quiet)
     for (const auto& w : head.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (head.partial && !a.allow_partial) stats.partial_exit = ExitCode::BadInput;
-  if (stats.selected == 0 && stats.seen > 0 && !sel->all())
-    return fail(ExitCode::BadInput, fmt::format("{}: no kernel matches -k {}", a.path, a.kernel));
+  if (stats.selected == 0 && stats.seen > 0 && !filter->all()) return fail(ExitCode::BadInput, no_match(a));
   if (stats.selected == 0 && stream.begin) stream.begin(stream.context ? *stream.context : head);
   return stats;
 }
@@ -64,6 +88,8 @@ Result<model::Report> read_head(Context& ctx, const ReportArgs& a) {
   model::Report head;
   ReportArgs all = a;
   all.kernel.clear();  // no kernel reaches the selector in this pass
+  all.skip = 0;
+  all.count.reset();
   auto ok = stream_report(ctx, all, opt, head, {.visit = [](model::Kernel&&, const model::Report&) { return true; },
                                                  .quiet = true});
   if (!ok) return std::unexpected(ok.error());

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,13 @@ namespace keet::app {
 struct ReportArgs {
   std::string path;
   std::string kernel;  // -k
+  std::string name_base = "function";  // --kernel-name-base (ncu's default)
+  uint64_t skip = 0;                    // -s/--launch-skip
+  std::optional<uint64_t> count;        // -c/--launch-count
   bool allow_partial = false;
 };
+// -k, --kernel-name-base, -s and -c as one filter (a fresh one per pass).
+Result<model::KernelFilter> kernel_filter(const ReportArgs& a);
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel = true);
 
 // Loads the report; prints warnings on err. A partial report is returned with

@@ -4,9 +4,22 @@
 
 namespace keet::model {
 
-Result<KernelSelector> KernelSelector::parse(std::string_view spec) {
+std::optional<NameBase> parse_name_base(std::string_view s) {
+  if (s == "function") return NameBase::Function;
+  if (s == "demangled") return NameBase::Demangled;
+  if (s == "mangled") return NameBase::Mangled;
+  return std::nullopt;
+}
+
+const std::string& name_in_base(const Kernel& k, NameBase base) {
+  const std::string& chosen = base == NameBase::Function ? k.function : base == NameBase::Mangled ? k.mangled : k.demangled;
+  return chosen.empty() ? k.display_name() : chosen;
+}
+
+Result<KernelSelector> KernelSelector::parse(std::string_view spec, NameBase base) {
   KernelSelector s;
   s.spec_ = std::string(spec);
+  s.base_ = base;
   if (spec.empty()) return s;
   if (spec.starts_with("regex:")) {
     auto re = Pattern::compile(spec.substr(6));
@@ -23,8 +36,18 @@ Result<KernelSelector> KernelSelector::parse(std::string_view spec) {
 bool KernelSelector::matches(const Kernel& k) const {
   if (spec_.empty()) return true;
   if (index_) return k.index == *index_;
-  if (regex_) return regex_->search(k.display_name());
+  if (regex_) return regex_->search(name_in_base(k, base_));
   return k.demangled == spec_ || k.function == spec_ || k.mangled == spec_;
+}
+
+bool KernelFilter::take(const Kernel& k) {
+  if (done() || !sel_.matches(k)) return false;
+  if (skipped_ < skip_) {
+    ++skipped_;
+    return false;
+  }
+  ++taken_;
+  return true;
 }
 
 std::vector<const Kernel*> select(const Report& r, const KernelSelector& sel) {

@@ -12,17 +12,46 @@
 
 namespace keet::model {
 
+// Which of a kernel's names -k's regex is searched in, as ncu's
+// --kernel-name-base: "function" (ncu's default: `addConstDouble3`),
+// "demangled" (`addConstDouble3(int, double3 *)`) or "mangled". A kernel
+// without the chosen name (CSV exports keep one) is searched by the name it has.
+enum class NameBase { Function, Demangled, Mangled };
+std::optional<NameBase> parse_name_base(std::string_view s);
+const std::string& name_in_base(const Kernel& k, NameBase base);
+
 class KernelSelector {
  public:
-  static Result<KernelSelector> parse(std::string_view spec);  // empty spec: all
+  static Result<KernelSelector> parse(std::string_view spec, NameBase base = NameBase::Function);  // empty spec: all
   bool matches(const Kernel& k) const;
   bool all() const { return spec_.empty(); }
   const std::string& spec() const { return spec_; }
 
  private:
   std::string spec_;
+  NameBase base_ = NameBase::Function;
   std::optional<int> index_;
   std::optional<Pattern> regex_;  // compiled once
+};
+
+// -k plus ncu's -s/--launch-skip and -c/--launch-count: of the kernels -k
+// matches, skip the first `skip` and take at most `count`. It counts, so
+// make one per pass over a report.
+class KernelFilter {
+ public:
+  KernelFilter(KernelSelector sel, uint64_t skip = 0, std::optional<uint64_t> count = std::nullopt)
+      : sel_(std::move(sel)), skip_(skip), count_(count) {}
+  bool take(const Kernel& k);
+  // Every kernel it will take has been taken: a reader may stop.
+  bool done() const { return count_ && taken_ >= *count_; }
+  // Nothing narrows the selection: every kernel is taken.
+  bool all() const { return sel_.all() && skip_ == 0 && !count_; }
+  const KernelSelector& selector() const { return sel_; }
+
+ private:
+  KernelSelector sel_;
+  uint64_t skip_ = 0, skipped_ = 0, taken_ = 0;
+  std::optional<uint64_t> count_;
 };
 
 std::vector<const Kernel*> select(const Report& r, const KernelSelector& sel);

@@ -3,7 +3,11 @@
 // pointed at it through the providers' base-URL environment variables).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "support/fake_llm_server.h"
@@ -321,6 +325,61 @@ TEST_P(LlmAnalyze, MissingHttpPluginKeepsTheAnalysis) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, LlmAnalyze, ::testing::Values("openai", "anthropic", "ollama"));
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// The engine's answer for every kernel is on stdout while keet still waits for
+// a provider that has not answered: a slow or dead LLM never holds it back.
+TEST(LlmCliOrder, EngineAnswerIsWrittenBeforeAnyLlmWait) {
+  FakeLlmServer server;
+  for (int i = 0; i < 2; ++i)
+    server.script({200, structured("openai", explanation("The kernel is memory-bound.")), {}, /*delay_ms=*/4000});
+  std::string out = temp_path("llm-order.txt"), done = temp_path("llm-order.rc");
+  std::remove(out.c_str());
+  std::remove(done.c_str());
+  std::string cmd = "(" + env_for("openai", server) + std::string(KEET_BINARY) + " analyze --no-cache --llm-timeout 30 --llm openai:m " +
+                    shell_quote(two_kernel_report_path()) + " >" + shell_quote(out) + " 2>/dev/null; echo $? >" +
+                    shell_quote(done) + ") &";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // Both kernels' diagnoses arrive long before the first reply (4 s) would.
+  std::string text;
+  for (int i = 0; i < 30 && text.find("matMul") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    text = read(out);
+  }
+  EXPECT_NE(text.find("vecAdd"), std::string::npos) << text;
+  EXPECT_NE(text.find("matMul"), std::string::npos) << text;
+  EXPECT_EQ(text.find("LLM ("), std::string::npos) << "a narrative arrived before the engine's answer was out";
+  // Then the narratives follow the engine's answer, one per kernel.
+  for (int i = 0; i < 300 && read(done).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(read(done), "0\n");
+  text = read(out);
+  auto first_llm = text.find("LLM (");
+  ASSERT_NE(first_llm, std::string::npos) << text;
+  EXPECT_LT(text.find("matMul"), first_llm);
+  EXPECT_LT(text.find("LLM narrative for [0]"), text.find("LLM narrative for [1]")) << text;
+}
+
+// --llm is honoured by the HTML page too: the narrative is a section of it.
+TEST(LlmCliOrder, HtmlCarriesTheNarrative) {
+  FakeLlmServer server;
+  server.script({200, structured("openai", explanation("DRAM throughput is 88.5% of peak."))});
+  auto r = keet_with(env_for("openai", server),
+                     "analyze --format html --no-cache --llm openai:m " + shell_quote(report_path()));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("LLM narrative"), std::string::npos);
+  EXPECT_NE(r.out.find("DRAM throughput is 88.5% of peak."), std::string::npos);
+  EXPECT_TRUE(r.out.ends_with("</html>\n"));
+  EXPECT_EQ(server.received().size(), 1u);
+}
 
 }  // namespace
 }  // namespace keet
