@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/derived.h"
+#include "analysis/source_costs.h"
 #include "util/embedded_data.h"
 #include "util/strings.h"
 
@@ -60,10 +61,11 @@ std::vector<MetricDelta> metric_deltas(const KernelSnapshot& a, const KernelSnap
   return out;
 }
 
-Verdict verdict_for(std::optional<double> change, double threshold) {
-  if (!change) return Verdict::Unknown;
-  if (std::fabs(*change) <= threshold) return Verdict::Unchanged;
-  return *change < 0 ? Verdict::Faster : Verdict::Slower;
+Verdict verdict_for(const PairDiff& p, double threshold, double min_delta_ns) {
+  if (!p.change) return Verdict::Unknown;
+  if (std::fabs(*p.change) <= threshold) return Verdict::Unchanged;
+  if (std::fabs(*p.after.duration_ns - *p.before.duration_ns) < min_delta_ns) return Verdict::Unchanged;
+  return *p.change < 0 ? Verdict::Faster : Verdict::Slower;
 }
 
 std::vector<PredictedGain> predicted_gains(const PairDiff& p) {
@@ -149,14 +151,21 @@ std::string KernelSnapshot::launch_text() const {
 
 std::string KernelSnapshot::identity() const { return name + " " + launch_text(); }
 
+bool KernelSnapshot::same_function(const KernelSnapshot& other) const {
+  if (!mangled.empty() && !other.mangled.empty()) return mangled == other.mangled;
+  return name == other.name;
+}
+
 const std::vector<KeyMetric>& key_metrics() {
   static const std::vector<KeyMetric> table = load_key_metrics();
   return table;
 }
 
 KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d) {
-  KernelSnapshot s{k.index, k.display_name(), k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
-                   analysis::kernel_duration_ns(k), "", {}, {}};
+  // Names as valid UTF-8, as the history store keeps them (JSON), so a fresh
+  // snapshot and a stored one of the same kernel compare equal.
+  KernelSnapshot s{k.index, valid_utf8(k.display_name()), valid_utf8(k.mangled), k.grid, k.block,
+                   k.text("device__attribute_display_name").value_or(""), analysis::kernel_duration_ns(k), "", {}, {}, {}};
   for (const auto& key : key_metrics()) {
     auto id = analysis::quantity_id(key.quantity);
     if (auto v = id ? analysis::metric_quantity(k, *id) : k.number(key.metric)) s.metrics[key.metric] = *v;
@@ -172,8 +181,9 @@ std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Di
   std::vector<KernelSnapshot> out;
   for (const auto& k : r.kernels) {
     auto it = std::ranges::find_if(d.kernels, [&](const auto& kd) { return kd.index == k.index; });
-    if (d.kernels.empty() || it != d.kernels.end())
-      out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it));
+    if (!d.kernels.empty() && it == d.kernels.end()) continue;
+    out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it));
+    if (auto at = analysis::kernel_location(r, k)) out.back().source = {at->file, at->line};
   }
   return out;
 }
@@ -211,19 +221,17 @@ std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnap
     auto a = position_of(before, i), b = position_of(after, j);
     if (a && b && !p.used_before[*a] && !p.used_after[*b]) p.take(*a, *b);
   }
-  if (before.size() == 1 && after.size() == 1 && p.pairs.empty()) p.take(0, 0);
-  p.match([](const auto& a, const auto& b) { return a.identity() == b.identity(); });
-  p.match([](const auto& a, const auto& b) { return a.name == b.name; });
+  p.match([](const auto& a, const auto& b) { return a.same_function(b); });
   return p.pairs;
 }
 
-PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold) {
+PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold, double min_delta_ns) {
   PairDiff p{before, after};
   if (before.duration_ns && after.duration_ns && *before.duration_ns > 0 && *after.duration_ns > 0) {
     p.speedup = *before.duration_ns / *after.duration_ns;
     p.change = *after.duration_ns / *before.duration_ns - 1;
   }
-  p.verdict = verdict_for(p.change, threshold);
+  p.verdict = verdict_for(p, threshold, min_delta_ns);
   p.resolved = missing_from(before, after);
   p.introduced = missing_from(after, before);
   for (const auto& id : finding_ids(after))
@@ -235,10 +243,10 @@ PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, doub
 
 DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
                 const DiffOptions& opt) {
-  DiffResult r{opt.threshold, {}, {}, {}};
+  DiffResult r{opt.threshold, opt.min_delta_ns, {}, {}, {}};
   std::vector<bool> used_before(before.size()), used_after(after.size());
   for (auto [i, j] : pair_kernels(before, after, opt.forced)) {
-    r.pairs.push_back(compare(before[i], after[j], opt.threshold));
+    r.pairs.push_back(compare(before[i], after[j], opt.threshold, opt.min_delta_ns));
     used_before[i] = used_after[j] = true;
   }
   for (size_t i = 0; i < before.size(); ++i)
@@ -256,13 +264,45 @@ std::optional<double> parse_fraction(std::string_view text) {
   return (percent || *v > 1) ? *v / 100 : *v;
 }
 
+std::optional<double> parse_duration_ns(std::string_view text) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1}, {"us", 1e3}, {"\u00b5s", 1e3}, {"\u03bcs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  auto t = trim(text);
+  for (auto [suffix, scale] : kUnits) {
+    if (!t.ends_with(suffix)) continue;
+    auto v = parse_number(trim(t.substr(0, t.size() - suffix.size())));
+    if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
+    return *v * scale;
+  }
+  auto bare = parse_number(t);
+  if (bare && *bare == 0) return 0.0;
+  return std::nullopt;
+}
+
+std::optional<std::pair<int, int>> parse_pair(std::string_view text) {
+  auto colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto index = [](std::string_view part) -> std::optional<int> {
+    if (part.empty() || part.size() > 9 || !std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return std::stoi(std::string(part));
+  };
+  auto i = index(text.substr(0, colon)), j = index(text.substr(colon + 1));
+  if (!i || !j) return std::nullopt;
+  return std::pair{*i, *j};
+}
+
 nlohmann::json snapshot_json(const KernelSnapshot& s) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)
     findings.push_back({{"id", f.id}, {"title", f.title}, {"severity", f.severity},
                         {"estimated_speedup", opt_number(f.estimated_speedup)}});
+  nlohmann::json source = nullptr;
+  if (!s.source.empty()) source = {{"file", s.source.file}, {"line", s.source.line}};
   return {{"index", s.index},
           {"name", s.name},
+          {"mangled", s.mangled},
+          {"source", source},
           {"grid", {s.grid.x, s.grid.y, s.grid.z}},
           {"block", {s.block.x, s.block.y, s.block.z}},
           {"device", s.device},
@@ -277,6 +317,9 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
     KernelSnapshot s;
     s.index = j.at("index").get<int>();
     s.name = j.at("name").get<std::string>();
+    s.mangled = j.value("mangled", "");
+    if (auto src = j.find("source"); src != j.end() && src->is_object())
+      s.source = {src->value("file", ""), src->value("line", 0)};
     auto dim = [](const nlohmann::json& a) {
       return model::Dim3{a.at(0).get<uint64_t>(), a.at(1).get<uint64_t>(), a.at(2).get<uint64_t>()};
     };
@@ -300,8 +343,15 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
 nlohmann::json diff_json(const DiffResult& d) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : d.pairs) pairs.push_back(pair_json(p));
+  int verdicts[4] = {};
+  for (const auto& p : d.pairs) ++verdicts[static_cast<int>(p.verdict)];
+  nlohmann::json summary = {{"pairs", d.pairs.size()}, {"missing", d.unmatched_before.size()},
+                            {"new", d.unmatched_after.size()}};
+  for (int v = 0; v < 4; ++v) summary[std::string(verdict_name(static_cast<Verdict>(v)))] = verdicts[v];
   return {{"schema", "keet.diff/1"},
           {"threshold", d.threshold},
+          {"min_delta_ns", d.min_delta_ns},
+          {"summary", summary},
           {"pairs", pairs},
           {"unmatched_before", snapshots_json(d.unmatched_before)},
           {"unmatched_after", snapshots_json(d.unmatched_after)}};

@@ -24,18 +24,31 @@ struct FindingSummary {
   std::optional<double> estimated_speedup;
 };
 
+// Where a kernel's code is: the source line of its first instruction, from
+// the cubin's line table (reports profiled from a -lineinfo build).
+struct SourceLocation {
+  std::string file;  // as the line table names it (often absolute on the profiling host)
+  int line = 0;
+  bool empty() const { return file.empty() || line <= 0; }
+};
+
 struct KernelSnapshot {
   int index = 0;          // order in its report
   std::string name;       // demangled (display) name
+  std::string mangled;    // pairing key when both sides have it ("" in baselines recorded before it was kept)
   model::Dim3 grid, block;
   std::string device;
   std::optional<double> duration_ns;
   std::string bottleneck;  // "memory" | "compute" | "latency" | "launch" | ""
   std::map<std::string, double> metrics;  // key metrics only (data/diff/key_metrics.json)
   std::vector<FindingSummary> findings;
+  SourceLocation source;  // empty when the report cannot say
 
   std::string launch_text() const;  // "grid (x, y, z) block (x, y, z)"
   std::string identity() const;     // name + launch configuration
+  // Whether `other` is the same kernel function: the mangled names when both
+  // sides know them, else the display names. Launch configurations may differ.
+  bool same_function(const KernelSnapshot& other) const;
 };
 
 struct KeyMetric {
@@ -81,10 +94,13 @@ struct PairDiff {
 struct DiffOptions {
   double threshold = 0.02;  // relative duration change below which a pair is unchanged
   std::vector<std::pair<int, int>> forced;  // --pair I:J (report indices)
+  double min_delta_ns = 0;  // absolute duration change below which a pair is unchanged
 };
 
+// unmatched_before are the kernels missing from AFTER; unmatched_after the new ones.
 struct DiffResult {
   double threshold = 0.02;
+  double min_delta_ns = 0;
   std::vector<PairDiff> pairs;
   std::vector<KernelSnapshot> unmatched_before, unmatched_after;
 };
@@ -93,17 +109,26 @@ struct DiffResult {
 // one-line error (a pairing that cannot be honoured is never dropped silently).
 Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
                                 const std::vector<std::pair<int, int>>& forced);
-// Positions into `before`/`after`: forced pairs, then a single kernel on both
-// sides, then same identity in order of occurrence, then same name in order.
+// Positions into `before`/`after`: forced pairs, then kernels of the same
+// function (same_function) in order of occurrence: the n-th launch of a kernel
+// before pairs with its n-th launch after. A kernel is never paired with a
+// differently named one unless forced, so a renamed kernel is missing + new.
 std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
                                                     const std::vector<KernelSnapshot>& after,
                                                     const std::vector<std::pair<int, int>>& forced);
-PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold);
+// A change smaller than `threshold` (relative) or `min_delta_ns` (absolute) is "unchanged".
+PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold,
+                 double min_delta_ns = 0);
 DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
                 const DiffOptions& opt);
 
 // "2%", "0.5 %", "0.02" -> 0.02. Bare numbers above 1 are read as percent.
 std::optional<double> parse_fraction(std::string_view text);
+// "2us", "1.5 ms", "500ns", "0.01s", "2µs", "0" -> nanoseconds. A non-zero
+// number needs a unit: a bare "2" could mean any of them.
+std::optional<double> parse_duration_ns(std::string_view text);
+// "I:J" (--pair) -> {I, J}, both non-negative.
+std::optional<std::pair<int, int>> parse_pair(std::string_view text);
 
 nlohmann::json snapshot_json(const KernelSnapshot& s);
 std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j);
