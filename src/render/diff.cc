@@ -161,7 +161,7 @@ const std::vector<KeyMetric>& key_metrics() {
   return table;
 }
 
-KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d) {
+KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d, const model::Report* report) {
   // Names as valid UTF-8, as the history store keeps them (JSON), so a fresh
   // snapshot and a stored one of the same kernel compare equal.
   KernelSnapshot s{k.index, valid_utf8(k.display_name()), valid_utf8(k.mangled), k.grid, k.block,
@@ -170,6 +170,7 @@ KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis*
     auto id = analysis::quantity_id(key.quantity);
     if (auto v = id ? analysis::metric_quantity(k, *id) : k.number(key.metric)) s.metrics[key.metric] = *v;
   }
+  if (auto at = report ? analysis::kernel_location(*report, k) : std::nullopt) s.source = {at->file, at->line};
   if (!d) return s;
   s.bottleneck = std::string(analysis::class_name(d->bottleneck.cls));
   for (const auto& f : d->findings) s.findings.push_back(summarize(f));
@@ -182,8 +183,7 @@ std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Di
   for (const auto& k : r.kernels) {
     auto it = std::ranges::find_if(d.kernels, [&](const auto& kd) { return kd.index == k.index; });
     if (!d.kernels.empty() && it == d.kernels.end()) continue;
-    out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it));
-    if (auto at = analysis::kernel_location(r, k)) out.back().source = {at->file, at->line};
+    out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it, &r));
   }
   return out;
 }

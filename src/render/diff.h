@@ -59,7 +59,10 @@ struct KeyMetric {
 };
 const std::vector<KeyMetric>& key_metrics();
 
-KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d);
+// With `report` (which holds the kernel's module), the snapshot also gets the
+// kernel's source location (analysis::kernel_location).
+KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d,
+                        const model::Report* report = nullptr);
 // One snapshot per kernel of `d` (by index), or per report kernel when `d` has none.
 std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Diagnosis& d);
 

@@ -218,6 +218,14 @@ TEST(CiJunit, ValidatesAgainstTheJenkinsXsdWithControlCharactersInNames) {
        {"tests=\"3\"", "failures=\"1\"", "errors=\"0\"", "skipped=\"2\"", "timestamp=\"", "hostname=\""})
     EXPECT_NE(xml.find(attr), std::string::npos) << attr << "\n" << xml;
   EXPECT_NE(xml.find("name=\"k^[[31m^A&lt;&amp;&quot;&#39;&gt;\xef\xbf\xbd()"), std::string::npos) << xml;
+  size_t cases = 0;  // every testcase names its class, itself and its time, in that order
+  for (size_t at = xml.find("<testcase "); at != std::string::npos; at = xml.find("<testcase ", at + 1), ++cases) {
+    std::string tag = xml.substr(at, xml.find('>', at) - at);
+    EXPECT_TRUE(tag.starts_with("<testcase classname=\"keet.gate")) << tag;
+    EXPECT_NE(tag.find(" name=\""), std::string::npos) << tag;
+    EXPECT_NE(tag.find(" time=\"0.0000"), std::string::npos) << tag;
+  }
+  EXPECT_EQ(cases, 3u) << xml;
 }
 
 // --- SARIF: the official schema, the kernel's source line, stable fingerprints ---
