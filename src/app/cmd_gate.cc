@@ -50,7 +50,7 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   auto g = render::gate(render::diff(base->kernels, current->kernels, {*limit, *forced, *min_delta}), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(*base);
-  g.source_root = a.source_root;
+  g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout
   g.timestamp = utc_timestamp();
   g.hostname = host_name();
   return emit(ctx, a.output, render_gate(a.format, g), g.failed() ? ExitCode::Failed : ExitCode::Ok);
@@ -69,7 +69,7 @@ Command gate_command() {
                 ->capture_default_str();
             sub.add_option("--pair", a->pairs, "pair baseline kernel I with report kernel J (I:J, repeatable)");
             add_format(sub, a->format, {"text", "json", "junit", "sarif", "markdown", "github"});
-            sub.add_option("--source-root", a->source_root, "SARIF and GitHub paths are relative to this folder");
+            sub.add_option("--source-root", a->source_root, "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
             sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
             add_db_option(sub, a->db);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });

@@ -296,8 +296,9 @@ TEST(CiSarif, NvidiaSampleResultLandsOnTheKernelsSourceLine) {
   EXPECT_EQ(loc["artifactLocation"]["uri"], fs::path(file).lexically_relative(root).string());
   EXPECT_GT(loc["region"]["startLine"].get<int>(), 0);
   EXPECT_EQ(run["originalUriBaseIds"]["SRCROOT"]["uri"], "file://" + root + "/");
-  auto gh = run_keet("gate --format github " + shell_quote(*examples + "/addConstDouble3.ncu-rep") +
-                     " --pair 0:0 --baseline latest --source-root " + shell_quote(root) + db);
+  // In GitHub Actions the checkout ($GITHUB_WORKSPACE) is the default root.
+  auto gh = run_command("GITHUB_WORKSPACE=" + shell_quote(root) + " " + KEET_BINARY + " gate --format github " +
+                        shell_quote(*examples + "/addConstDouble3.ncu-rep") + " --pair 0:0 --baseline latest" + db);
   EXPECT_NE(gh.out.find("::error file=" + fs::path(file).lexically_relative(root).string() +
                         ",line=" + std::to_string(loc["region"]["startLine"].get<int>()) + ","),
             std::string::npos)
