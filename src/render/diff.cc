@@ -27,8 +27,20 @@ std::vector<KeyMetric> load_key_metrics() {
   return out;
 }
 
+// The hottest source lines a finding names (SASS-only refs have no line).
+constexpr size_t kFindingLinesKept = 3;
+
 FindingSummary summarize(const analysis::Finding& f) {
-  return {f.id, f.title, std::string(analysis::severity_name(f.severity)), f.estimated_speedup};
+  FindingSummary out{f.id, f.title, std::string(analysis::severity_name(f.severity)), f.estimated_speedup, {}};
+  for (const auto& ref : f.source)
+    if (!ref.file.empty() && ref.line > 0 && out.lines.size() < kFindingLinesKept) out.lines.push_back({ref.file, ref.line});
+  return out;
+}
+
+nlohmann::json locations_json(const std::vector<SourceLocation>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& l : v) out.push_back({{"file", l.file}, {"line", l.line}});
+  return out;
 }
 
 std::vector<std::string> finding_ids(const KernelSnapshot& s) {
@@ -296,7 +308,7 @@ nlohmann::json snapshot_json(const KernelSnapshot& s) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)
     findings.push_back({{"id", f.id}, {"title", f.title}, {"severity", f.severity},
-                        {"estimated_speedup", opt_number(f.estimated_speedup)}});
+                        {"estimated_speedup", opt_number(f.estimated_speedup)}, {"lines", locations_json(f.lines)}});
   nlohmann::json source = nullptr;
   if (!s.source.empty()) source = {{"file", s.source.file}, {"line", s.source.line}};
   return {{"index", s.index},
@@ -330,8 +342,9 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
     if (j.contains("bottleneck") && j["bottleneck"].is_string()) s.bottleneck = j["bottleneck"].get<std::string>();
     s.metrics = j.value("metrics", std::map<std::string, double>{});
     for (const auto& f : j.value("findings", nlohmann::json::array())) {
-      FindingSummary fs{f.at("id").get<std::string>(), f.value("title", ""), f.value("severity", ""), std::nullopt};
+      FindingSummary fs{f.at("id").get<std::string>(), f.value("title", ""), f.value("severity", ""), std::nullopt, {}};
       if (f.contains("estimated_speedup") && f["estimated_speedup"].is_number()) fs.estimated_speedup = f["estimated_speedup"].get<double>();
+      for (const auto& l : f.value("lines", nlohmann::json::array())) fs.lines.push_back({l.at("file").get<std::string>(), l.at("line").get<int>()});
       s.findings.push_back(fs);
     }
     return s;

@@ -17,19 +17,21 @@
 
 namespace keet::render {
 
+// A source line: where a kernel's code starts (the line of its first
+// instruction in the cubin's line table, for reports of a -lineinfo build) or
+// where a finding's cost is.
+struct SourceLocation {
+  std::string file;  // as the line table names it (often absolute on the profiling host)
+  int line = 0;
+  bool empty() const { return file.empty() || line <= 0; }
+};
+
 struct FindingSummary {
   std::string id;
   std::string title;
   std::string severity;
   std::optional<double> estimated_speedup;
-};
-
-// Where a kernel's code is: the source line of its first instruction, from
-// the cubin's line table (reports profiled from a -lineinfo build).
-struct SourceLocation {
-  std::string file;  // as the line table names it (often absolute on the profiling host)
-  int line = 0;
-  bool empty() const { return file.empty() || line <= 0; }
+  std::vector<SourceLocation> lines;  // where its cost is, largest share first (Finding::source)
 };
 
 struct KernelSnapshot {

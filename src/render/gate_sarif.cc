@@ -1,6 +1,8 @@
 // The gate's SARIF 2.1.0 log, for code-scanning upload: each result sits on
 // the kernel's source line (from the cubin's line table) with a path relative
 // to --source-root, and carries a fingerprint that stays the same across runs.
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 
@@ -108,6 +110,31 @@ json location(const GateResult& g, const KernelSnapshot& k) {
   return {{"physicalLocation", physical}, {"logicalLocations", json::array({logical})}};
 }
 
+// A regression's related locations: the source lines of the findings it
+// introduced (else of the kernel's top finding), where the time now goes.
+constexpr size_t kRelatedShown = 5;
+
+json related_locations(const GateResult& g, const PairDiff& p) {
+  std::vector<const FindingSummary*> shown;
+  for (const auto& f : p.after.findings)
+    if (std::ranges::find(p.introduced, f.id) != p.introduced.end()) shown.push_back(&f);
+  if (shown.empty() && !p.after.findings.empty()) shown.push_back(&p.after.findings.front());
+  json out = json::array();
+  for (const auto* f : shown) {
+    bool introduced = std::ranges::find(p.introduced, f->id) != p.introduced.end();
+    for (const auto& line : f->lines) {
+      if (out.size() >= kRelatedShown) return out;
+      json loc = {{"id", out.size() + 1}};
+      loc["physicalLocation"] = {{"artifactLocation", artifact(line.file, g.source_root, false)},
+                                 {"region", {{"startLine", line.line}}}};
+      loc["message"]["text"] = fmt::format("{}: {}{}", introduced ? "finding introduced" : "top finding", f->id,
+                                           f->title.empty() ? "" : " (" + f->title + ")");
+      out.push_back(std::move(loc));
+    }
+  }
+  return out;
+}
+
 json duration_json(const KernelSnapshot* s) { return s && s->duration_ns ? json(*s->duration_ns) : json(nullptr); }
 
 json result(const GateResult& g, const GateRow& r) {
@@ -127,6 +154,8 @@ json result(const GateResult& g, const GateRow& r) {
                        {"current_ns", duration_json(r.after)},
                        {"change", r.pair && r.pair->change ? json(*r.pair->change) : json(nullptr)}};
   if (r.pair) out["properties"]["introduced"] = r.pair->introduced;
+  if (r.status == GateStatus::Regression)
+    if (auto related = related_locations(g, *r.pair); !related.empty()) out["relatedLocations"] = related;
   return out;
 }
 

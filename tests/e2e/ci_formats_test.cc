@@ -296,6 +296,17 @@ TEST(CiSarif, NvidiaSampleResultLandsOnTheKernelsSourceLine) {
   EXPECT_EQ(loc["artifactLocation"]["uri"], fs::path(file).lexically_relative(root).string());
   EXPECT_GT(loc["region"]["startLine"].get<int>(), 0);
   EXPECT_EQ(run["originalUriBaseIds"]["SRCROOT"]["uri"], "file://" + root + "/");
+  // The findings the slower kernel introduced point at the lines where its time goes.
+  const auto& related = run["results"][0]["relatedLocations"];
+  ASSERT_FALSE(related.empty()) << run["results"][0].dump(2);
+  bool uncoalesced = false;
+  for (const auto& r : related) {
+    EXPECT_EQ(r["physicalLocation"]["artifactLocation"]["uriBaseId"], "SRCROOT");
+    uncoalesced |=
+        r["message"]["text"].get<std::string>().starts_with("finding introduced: memory.uncoalesced_global") &&
+        r["physicalLocation"]["region"]["startLine"] == 30;  // d_in[index] (keet source shows it)
+  }
+  EXPECT_TRUE(uncoalesced) << related.dump(2);
   // In GitHub Actions the checkout ($GITHUB_WORKSPACE) is the default root.
   auto gh = run_command("GITHUB_WORKSPACE=" + shell_quote(root) + " " + KEET_BINARY + " gate --format github " +
                         shell_quote(*examples + "/addConstDouble3.ncu-rep") + " --pair 0:0 --baseline latest" + db);

@@ -145,6 +145,9 @@ TEST(LoopDiffJson, SchemaAndRoundTrip) {
   auto before = snap(3, "k", 1, 1000, {"memory.dram_bandwidth"});
   before.findings[0].estimated_speedup = 1.2;
   before.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 12.5;
+  before.findings[0].lines = {{"/src/k.cu", 30}, {"/src/k.cu", 34}};
+  before.source = {"/src/k.cu", 25};
+  before.mangled = "_Z1kv";
   auto d = diff({before}, {snap(0, "k", 1, 500)}, {});
   auto j = diff_json(d);
   EXPECT_EQ(j["schema"], "keet.diff/1");
@@ -160,6 +163,11 @@ TEST(LoopDiffJson, SchemaAndRoundTrip) {
   EXPECT_EQ(back->metrics, before.metrics);
   ASSERT_EQ(back->findings.size(), 1u);
   EXPECT_EQ(back->findings[0].estimated_speedup, 1.2);
+  ASSERT_EQ(back->findings[0].lines.size(), 2u);
+  EXPECT_EQ(back->findings[0].lines[1].line, 34);
+  EXPECT_EQ(back->source.file, "/src/k.cu");
+  EXPECT_EQ(back->source.line, 25);
+  EXPECT_EQ(back->mangled, "_Z1kv");
   EXPECT_FALSE(snapshot_from_json(nlohmann::json{{"name", 3}}));
 }
 
