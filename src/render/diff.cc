@@ -211,14 +211,15 @@ std::string PairDiff::bottleneck_shift() const {
 }
 
 Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
-                                const std::vector<std::pair<int, int>>& forced) {
+                                const std::vector<std::pair<int, int>>& forced, std::string_view before_name,
+                                std::string_view after_name) {
   std::set<int> seen_before, seen_after;
   for (auto [i, j] : forced) {
     std::string pair = fmt::format("--pair {}:{}", i, j);
     if (!position_of(before, i))
-      return fail(ExitCode::BadInput, fmt::format("{}: the first report has no kernel {} ({} kernels)", pair, i, before.size()));
+      return fail(ExitCode::BadInput, fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, before_name, i, before.size()));
     if (!position_of(after, j))
-      return fail(ExitCode::BadInput, fmt::format("{}: the second report has no kernel {} ({} kernels)", pair, j, after.size()));
+      return fail(ExitCode::BadInput, fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, after_name, j, after.size()));
     if (!seen_before.insert(i).second || !seen_after.insert(j).second)
       return fail(ExitCode::BadInput, fmt::format("{}: a kernel is paired twice", pair));
   }

@@ -112,8 +112,11 @@ struct DiffResult {
 
 // Every --pair names a kernel each report has, and no kernel twice; else a
 // one-line error (a pairing that cannot be honoured is never dropped silently).
+// The sides are named in the message ("the baseline has no kernel 5" for the gate).
 Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
-                                const std::vector<std::pair<int, int>>& forced);
+                                const std::vector<std::pair<int, int>>& forced,
+                                std::string_view before_name = "first report",
+                                std::string_view after_name = "second report");
 // Positions into `before`/`after`: forced pairs, then kernels of the same
 // function (same_function) in order of occurrence: the n-th launch of a kernel
 // before pairs with its n-th launch after. A kernel is never paired with a

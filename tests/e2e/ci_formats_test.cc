@@ -165,7 +165,10 @@ TEST(CiPairing, GatePairIsHonouredOrRejectedLoudly) {
   EXPECT_NE(forced.out.find("REGRESSION before() -> after()"), std::string::npos) << forced.out;
   auto missing = run_keet("gate " + now + " --pair 0:5 --baseline latest" + db);
   EXPECT_EQ(missing.rc, 2);
-  EXPECT_NE(missing.err.find("--pair 0:5: the second report has no kernel 5"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("--pair 0:5: the report has no kernel 5 (1 kernels)"), std::string::npos) << missing.err;
+  auto base = run_keet("gate " + now + " --pair 3:0 --baseline latest" + db);
+  EXPECT_EQ(base.rc, 2);
+  EXPECT_NE(base.err.find("--pair 3:0: the baseline has no kernel 3"), std::string::npos) << base.err;
   EXPECT_EQ(run_keet("gate " + now + " --pair zero:one --baseline latest" + db).rc, 2);
 }
 
@@ -314,6 +317,38 @@ TEST(CiSarif, NvidiaSampleResultLandsOnTheKernelsSourceLine) {
                         ",line=" + std::to_string(loc["region"]["startLine"].get<int>()) + ","),
             std::string::npos)
       << gh.out;
+}
+
+// Real reports of many ncu versions and GPUs: each gated against itself with
+// its first two kernels crossed (--pair 0:1 --pair 1:0), so one of them is a
+// regression unless they take the same time, and the rest pair by name. Both logs must pass their schemas.
+TEST(CiSchemas, FixtureReportsGiveValidSarifAndJunit) {
+  KEET_REQUIRE_SHARED();
+  REQUIRE_SCHEMAS(dir);
+  if (jsonschema_python().empty()) GTEST_SKIP() << "python3-jsonschema is not installed";
+  if (run_command("command -v xmllint").rc != 0) GTEST_SKIP() << "xmllint (libxml2-utils) is not installed";
+  auto reports = fixture_reports();
+  std::erase_if(reports, [](const std::string& r) { return fs::file_size(r) > (8u << 20); });  // keep it quick
+  constexpr size_t kChecked = 6;
+  int validated = 0;
+  for (size_t i = 0; i < reports.size() && validated < int(kChecked);
+       i += std::max<size_t>(1, reports.size() / kChecked)) {
+    std::string rep = shell_quote(reports[i]), db = fresh_db("ci_fixture.sqlite");
+    if (run_keet("record " + rep + db).rc != 0) continue;
+    std::string args = rep + " --pair 0:1 --pair 1:0 --max-slowdown 0.1% --baseline latest" + db;
+    std::string sarif = temp_path("ci_fixture.sarif"), junit = temp_path("ci_fixture.xml");
+    auto s = run_keet("gate --format sarif -o " + shell_quote(sarif) + " " + args);
+    if (s.rc == 2) continue;  // fewer than two kernels
+    EXPECT_TRUE(s.rc == 0 || s.rc == 1) << reports[i] << ": " << s.err;  // 0 when the two take the same time
+    EXPECT_EQ(sarif_errors(*dir, sarif), "") << reports[i];
+    auto j = run_keet("gate --format junit -o " + shell_quote(junit) + " " + args);
+    EXPECT_EQ(j.rc, s.rc) << reports[i] << ": " << j.err;
+    auto lint =
+        run_command("xmllint --noout --schema " + shell_quote(*dir + "/jenkins-junit.xsd") + " " + shell_quote(junit));
+    EXPECT_EQ(lint.rc, 0) << reports[i] << ": " << lint.err;
+    ++validated;
+  }
+  EXPECT_GE(validated, 3) << "too few fixture reports with two kernels";
 }
 
 // --- Markdown for the step summary, GitHub workflow commands ---
