@@ -45,6 +45,7 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   if (current->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels"});
   auto base = find_baseline(ctx, a, current->kernels.front().device);
   if (!base) return report_error(ctx, base.error());
+  base->kernels = render::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
   if (auto ok = render::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
     return report_error(ctx, ok.error());
   auto g = render::gate(render::diff(base->kernels, current->kernels, {*limit, *forced, *min_delta}), *limit, *min_delta);

@@ -9,6 +9,7 @@
 
 #include "analysis/derived.h"
 #include "analysis/source_costs.h"
+#include "model/select.h"
 #include "util/embedded_data.h"
 #include "util/strings.h"
 
@@ -196,6 +197,20 @@ std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Di
     auto it = std::ranges::find_if(d.kernels, [&](const auto& kd) { return kd.index == k.index; });
     if (!d.kernels.empty() && it == d.kernels.end()) continue;
     out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it, &r));
+  }
+  return out;
+}
+
+std::vector<KernelSnapshot> select_snapshots(const std::vector<KernelSnapshot>& v, std::string_view spec) {
+  auto sel = model::KernelSelector::parse(spec);
+  if (!sel || sel->all()) return v;  // a bad -k already failed on the report
+  std::vector<KernelSnapshot> out;
+  for (const auto& s : v) {
+    model::Kernel k;
+    k.index = s.index;
+    k.demangled = s.name;
+    k.mangled = s.mangled;
+    if (sel->matches(k)) out.push_back(s);
   }
   return out;
 }

@@ -68,6 +68,10 @@ KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis*
 // One snapshot per kernel of `d` (by index), or per report kernel when `d` has none.
 std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Diagnosis& d);
 
+// The snapshots -k selects (index, exact name, regex:), through a stand-in
+// model kernel: so a gate with -k compares the same kernels of the baseline.
+std::vector<KernelSnapshot> select_snapshots(const std::vector<KernelSnapshot>& v, std::string_view spec);
+
 enum class Verdict { Faster, Slower, Unchanged, Unknown };
 std::string_view verdict_name(Verdict v);
 

@@ -156,6 +156,16 @@ TEST(CiPairing, SameNamedLaunchesPairInOrderAndOthersStayApart) {
   EXPECT_EQ(got, (std::vector<std::string>{"regression a() 2:2", "ok a() 0:1", "missing b() 1:-", "new c() -:0"}));
 }
 
+TEST(CiPairing, KernelSelectionAppliesToTheBaselineToo) {
+  std::string db = fresh_db("ci_select.sqlite");
+  ASSERT_EQ(run_keet("record " + report("ci_select_base.ncu-rep", {{"gemm", 1000}, {"other", 1000}}) + db).rc, 0);
+  auto now = report("ci_select_now.ncu-rep", {{"gemm", 3000}, {"other", 1000}});
+  auto r = run_keet("gate -k regex:^gemm " + now + " --baseline latest" + db);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.out.find("REGRESSION gemm()"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("other"), std::string::npos) << "an unselected kernel is not 'missing': " << r.out;
+}
+
 TEST(CiPairing, GatePairIsHonouredOrRejectedLoudly) {
   std::string db = fresh_db("ci_pair.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_pair_base.ncu-rep", {{"before", 1000}}) + db).rc, 0);
