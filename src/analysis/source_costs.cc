@@ -285,6 +285,23 @@ SourceTable source_table(const model::Report& report, const model::Kernel& kerne
   return t;
 }
 
+std::optional<SourceRef> kernel_location(const model::Report& report, const model::Kernel& kernel) {
+  auto start = kernel_start(kernel);
+  const model::Module* mod = start ? report.module_for(kernel) : nullptr;
+  if (!mod || mod->binary.empty()) return std::nullopt;
+  auto cubin = parse_cached(mod->binary);
+  if (!cubin || !cubin->has_line_info()) return std::nullopt;
+  // The entry PC itself may sit in a range the line table leaves out (a
+  // prologue); then the first covered instruction of the kernel stands in.
+  PcRange range = kernel_range(&*cubin, kernel, *start);
+  const auto& ranges = cubin->ranges();  // sorted, non-overlapping: ends ascend too
+  auto it = std::partition_point(ranges.begin(), ranges.end(), [&](const auto& r) { return r.end <= range.begin; });
+  for (; it != ranges.end() && it->begin < range.end; ++it)
+    if (it->line > 0 && it->file < cubin->files().size())
+      return SourceRef{cubin->files()[it->file], static_cast<int>(it->line), 0, ""};
+  return std::nullopt;
+}
+
 std::vector<SourceLineCost> source_lines(const model::Report& report, const model::Kernel& kernel) {
   return source_table(report, kernel).lines;
 }

@@ -86,6 +86,12 @@ void sort_by(SourceTable& table, std::string_view metric);
 // metric name: the metric name it stands for.
 std::string resolve_metric(std::string_view alias);
 
+// Where the kernel's code starts: the source line of its first instruction
+// that the cubin's line table covers (the function's opening line in a
+// -lineinfo build). Needs launch__function_pcs and an embedded cubin with a
+// line table; nullopt otherwise. Cheap: the cubin is decoded once per module.
+std::optional<SourceRef> kernel_location(const model::Report& report, const model::Kernel& kernel);
+
 // The rows of source_table(), sorted by default cost.
 std::vector<SourceLineCost> source_lines(const model::Report& report, const model::Kernel& kernel);
 

@@ -1,8 +1,7 @@
 // keet diff BEFORE AFTER: did the change make the kernels faster, and why.
-#include <cstdio>
-
 #include <fmt/format.h>
 
+#include "app/ci_flags.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "render/html.h"
@@ -13,28 +12,21 @@ namespace {
 
 struct DiffArgs {
   ReportArgs before, after;
-  std::string format, output, threshold = "2%";
+  std::string format, output, threshold = "2%", min_delta = "0";
   std::vector<std::string> pairs;  // "I:J"
 };
-
-Result<std::pair<int, int>> parse_pair(const std::string& text) {
-  int i = 0, j = 0;
-  char extra = 0;
-  if (std::sscanf(text.c_str(), "%d:%d%c", &i, &j, &extra) != 2 || i < 0 || j < 0)
-    return fail(ExitCode::BadInput, fmt::format("--pair: '{}' is not BEFORE_INDEX:AFTER_INDEX (e.g. 0:2)", text));
-  return std::pair{i, j};
-}
 
 Result<render::DiffOptions> diff_options(const DiffArgs& a) {
   render::DiffOptions opt;
   auto threshold = fraction_flag("--threshold", a.threshold);
   if (!threshold) return std::unexpected(threshold.error());
   opt.threshold = *threshold;
-  for (const auto& p : a.pairs) {
-    auto pair = parse_pair(p);
-    if (!pair) return std::unexpected(pair.error());
-    opt.forced.push_back(*pair);
-  }
+  auto min_delta = duration_flag("--min-delta", a.min_delta);
+  if (!min_delta) return std::unexpected(min_delta.error());
+  opt.min_delta_ns = *min_delta;
+  auto forced = pair_flags(a.pairs);
+  if (!forced) return std::unexpected(forced.error());
+  opt.forced = *forced;
   return opt;
 }
 
@@ -69,6 +61,8 @@ Command diff_command() {
             add_format(sub, a->format, {"text", "markdown", "json", "html"});
             sub.add_option("--pair", a->pairs, "pair kernel I of BEFORE with kernel J of AFTER (I:J, repeatable)");
             sub.add_option("--threshold", a->threshold, "noise threshold on the duration change")->capture_default_str();
+            sub.add_option("--min-delta", a->min_delta, "absolute duration change below which a pair is unchanged (e.g. 2us)")
+                ->capture_default_str();
             sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
             sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
             sub.callback([a, &action] {

@@ -1,6 +1,7 @@
 // keet gate R --baseline TAG|latest: fail CI when a kernel got slower.
 #include <fmt/format.h>
 
+#include "app/ci_flags.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "render/diff_gate.h"
@@ -10,7 +11,8 @@ namespace {
 
 struct GateArgs {
   ReportArgs report;
-  std::string baseline = "latest", max_slowdown = "5%", format, output, db;
+  std::string baseline = "latest", max_slowdown = "5%", min_delta = "0", format, output, db, source_root;
+  std::vector<std::string> pairs;  // "I:J": baseline kernel I with report kernel J
 };
 
 std::string describe(const store::Run& run) {
@@ -18,12 +20,6 @@ std::string describe(const store::Run& run) {
   if (!run.tag.empty()) out += " tag " + run.tag;
   if (!run.commit.empty()) out += " commit " + run.commit.substr(0, 12);
   return out;
-}
-
-std::string render_gate(const std::string& format, const render::GateResult& g) {
-  if (format == "junit") return render::gate_junit(g);
-  if (format == "sarif") return render::gate_sarif(g);
-  return render::gate_text(g);
 }
 
 Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::string& device) {
@@ -40,14 +36,24 @@ Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::str
 ExitCode run_gate(Context& ctx, const GateArgs& a) {
   auto limit = fraction_flag("--max-slowdown", a.max_slowdown);
   if (!limit) return report_error(ctx, limit.error());
+  auto min_delta = duration_flag("--min-delta", a.min_delta);
+  if (!min_delta) return report_error(ctx, min_delta.error());
+  auto forced = pair_flags(a.pairs);
+  if (!forced) return report_error(ctx, forced.error());
   auto current = load_and_analyse(ctx, a.report);
   if (!current) return report_error(ctx, current.error());
   if (current->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels"});
   auto base = find_baseline(ctx, a, current->kernels.front().device);
   if (!base) return report_error(ctx, base.error());
-  auto g = render::gate(render::diff(base->kernels, current->kernels, {*limit, {}}), *limit);
+  base->kernels = render::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
+  if (auto ok = render::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
+    return report_error(ctx, ok.error());
+  auto g = render::gate(render::diff(base->kernels, current->kernels, {*limit, *forced, *min_delta}), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(*base);
+  g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout
+  g.timestamp = utc_timestamp();
+  g.hostname = host_name();
   return emit(ctx, a.output, render_gate(a.format, g), g.failed() ? ExitCode::Failed : ExitCode::Ok);
 }
 
@@ -60,7 +66,11 @@ Command gate_command() {
             add_report_args(sub, a->report);
             sub.add_option("--baseline", a->baseline, "tag of the baseline run, or 'latest'")->capture_default_str();
             sub.add_option("--max-slowdown", a->max_slowdown, "allowed duration growth per kernel")->capture_default_str();
-            add_format(sub, a->format, {"text", "junit", "sarif"});
+            sub.add_option("--min-delta", a->min_delta, "smallest absolute slowdown that fails (e.g. 2us; ns, us, ms, s)")
+                ->capture_default_str();
+            sub.add_option("--pair", a->pairs, "pair baseline kernel I with report kernel J (I:J, repeatable)");
+            add_format(sub, a->format, {"text", "json", "junit", "sarif", "markdown", "github"});
+            sub.add_option("--source-root", a->source_root, "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
             sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
             add_db_option(sub, a->db);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });

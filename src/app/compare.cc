@@ -14,7 +14,7 @@ Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
   model::Report head;
   auto ok = stream_report(ctx, a, kernel_pass_options(), head, {.visit = [&](model::Kernel&& k, const model::Report& h) {
                                                auto d = analysis::analyze_kernel(h, k, analysis::AnalyzeOptions{0});
-                                               out.kernels.push_back(render::snapshot(k, &d));
+                                               out.kernels.push_back(render::snapshot(k, &d, &h));
                                                return true;
                                              },
                                              .context = &*complete});

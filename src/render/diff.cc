@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "analysis/derived.h"
+#include "analysis/source_costs.h"
+#include "model/select.h"
 #include "util/embedded_data.h"
 #include "util/strings.h"
 
@@ -26,8 +28,20 @@ std::vector<KeyMetric> load_key_metrics() {
   return out;
 }
 
+// The hottest source lines a finding names (SASS-only refs have no line).
+constexpr size_t kFindingLinesKept = 3;
+
 FindingSummary summarize(const analysis::Finding& f) {
-  return {f.id, f.title, std::string(analysis::severity_name(f.severity)), f.estimated_speedup};
+  FindingSummary out{f.id, f.title, std::string(analysis::severity_name(f.severity)), f.estimated_speedup, {}};
+  for (const auto& ref : f.source)
+    if (!ref.file.empty() && ref.line > 0 && out.lines.size() < kFindingLinesKept) out.lines.push_back({ref.file, ref.line});
+  return out;
+}
+
+nlohmann::json locations_json(const std::vector<SourceLocation>& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& l : v) out.push_back({{"file", l.file}, {"line", l.line}});
+  return out;
 }
 
 std::vector<std::string> finding_ids(const KernelSnapshot& s) {
@@ -60,10 +74,11 @@ std::vector<MetricDelta> metric_deltas(const KernelSnapshot& a, const KernelSnap
   return out;
 }
 
-Verdict verdict_for(std::optional<double> change, double threshold) {
-  if (!change) return Verdict::Unknown;
-  if (std::fabs(*change) <= threshold) return Verdict::Unchanged;
-  return *change < 0 ? Verdict::Faster : Verdict::Slower;
+Verdict verdict_for(const PairDiff& p, double threshold, double min_delta_ns) {
+  if (!p.change) return Verdict::Unknown;
+  if (std::fabs(*p.change) <= threshold) return Verdict::Unchanged;
+  if (std::fabs(*p.after.duration_ns - *p.before.duration_ns) < min_delta_ns) return Verdict::Unchanged;
+  return *p.change < 0 ? Verdict::Faster : Verdict::Slower;
 }
 
 std::vector<PredictedGain> predicted_gains(const PairDiff& p) {
@@ -149,18 +164,26 @@ std::string KernelSnapshot::launch_text() const {
 
 std::string KernelSnapshot::identity() const { return name + " " + launch_text(); }
 
+bool KernelSnapshot::same_function(const KernelSnapshot& other) const {
+  if (!mangled.empty() && !other.mangled.empty()) return mangled == other.mangled;
+  return name == other.name;
+}
+
 const std::vector<KeyMetric>& key_metrics() {
   static const std::vector<KeyMetric> table = load_key_metrics();
   return table;
 }
 
-KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d) {
-  KernelSnapshot s{k.index, k.display_name(), k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
-                   analysis::kernel_duration_ns(k), "", {}, {}};
+KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d, const model::Report* report) {
+  // Names as valid UTF-8, as the history store keeps them (JSON), so a fresh
+  // snapshot and a stored one of the same kernel compare equal.
+  KernelSnapshot s{k.index, valid_utf8(k.display_name()), valid_utf8(k.mangled), k.grid, k.block,
+                   k.text("device__attribute_display_name").value_or(""), analysis::kernel_duration_ns(k), "", {}, {}, {}};
   for (const auto& key : key_metrics()) {
     auto id = analysis::quantity_id(key.quantity);
     if (auto v = id ? analysis::metric_quantity(k, *id) : k.number(key.metric)) s.metrics[key.metric] = *v;
   }
+  if (auto at = report ? analysis::kernel_location(*report, k) : std::nullopt) s.source = {at->file, at->line};
   if (!d) return s;
   s.bottleneck = std::string(analysis::class_name(d->bottleneck.cls));
   for (const auto& f : d->findings) s.findings.push_back(summarize(f));
@@ -172,8 +195,22 @@ std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Di
   std::vector<KernelSnapshot> out;
   for (const auto& k : r.kernels) {
     auto it = std::ranges::find_if(d.kernels, [&](const auto& kd) { return kd.index == k.index; });
-    if (d.kernels.empty() || it != d.kernels.end())
-      out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it));
+    if (!d.kernels.empty() && it == d.kernels.end()) continue;
+    out.push_back(snapshot(k, it == d.kernels.end() ? nullptr : &*it, &r));
+  }
+  return out;
+}
+
+std::vector<KernelSnapshot> select_snapshots(const std::vector<KernelSnapshot>& v, std::string_view spec) {
+  auto sel = model::KernelSelector::parse(spec);
+  if (!sel || sel->all()) return v;  // a bad -k already failed on the report
+  std::vector<KernelSnapshot> out;
+  for (const auto& s : v) {
+    model::Kernel k;
+    k.index = s.index;
+    k.demangled = s.name;
+    k.mangled = s.mangled;
+    if (sel->matches(k)) out.push_back(s);
   }
   return out;
 }
@@ -189,14 +226,15 @@ std::string PairDiff::bottleneck_shift() const {
 }
 
 Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
-                                const std::vector<std::pair<int, int>>& forced) {
+                                const std::vector<std::pair<int, int>>& forced, std::string_view before_name,
+                                std::string_view after_name) {
   std::set<int> seen_before, seen_after;
   for (auto [i, j] : forced) {
     std::string pair = fmt::format("--pair {}:{}", i, j);
     if (!position_of(before, i))
-      return fail(ExitCode::BadInput, fmt::format("{}: the first report has no kernel {} ({} kernels)", pair, i, before.size()));
+      return fail(ExitCode::BadInput, fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, before_name, i, before.size()));
     if (!position_of(after, j))
-      return fail(ExitCode::BadInput, fmt::format("{}: the second report has no kernel {} ({} kernels)", pair, j, after.size()));
+      return fail(ExitCode::BadInput, fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, after_name, j, after.size()));
     if (!seen_before.insert(i).second || !seen_after.insert(j).second)
       return fail(ExitCode::BadInput, fmt::format("{}: a kernel is paired twice", pair));
   }
@@ -211,19 +249,17 @@ std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnap
     auto a = position_of(before, i), b = position_of(after, j);
     if (a && b && !p.used_before[*a] && !p.used_after[*b]) p.take(*a, *b);
   }
-  if (before.size() == 1 && after.size() == 1 && p.pairs.empty()) p.take(0, 0);
-  p.match([](const auto& a, const auto& b) { return a.identity() == b.identity(); });
-  p.match([](const auto& a, const auto& b) { return a.name == b.name; });
+  p.match([](const auto& a, const auto& b) { return a.same_function(b); });
   return p.pairs;
 }
 
-PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold) {
+PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold, double min_delta_ns) {
   PairDiff p{before, after};
   if (before.duration_ns && after.duration_ns && *before.duration_ns > 0 && *after.duration_ns > 0) {
     p.speedup = *before.duration_ns / *after.duration_ns;
     p.change = *after.duration_ns / *before.duration_ns - 1;
   }
-  p.verdict = verdict_for(p.change, threshold);
+  p.verdict = verdict_for(p, threshold, min_delta_ns);
   p.resolved = missing_from(before, after);
   p.introduced = missing_from(after, before);
   for (const auto& id : finding_ids(after))
@@ -235,10 +271,10 @@ PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, doub
 
 DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
                 const DiffOptions& opt) {
-  DiffResult r{opt.threshold, {}, {}, {}};
+  DiffResult r{opt.threshold, opt.min_delta_ns, {}, {}, {}};
   std::vector<bool> used_before(before.size()), used_after(after.size());
   for (auto [i, j] : pair_kernels(before, after, opt.forced)) {
-    r.pairs.push_back(compare(before[i], after[j], opt.threshold));
+    r.pairs.push_back(compare(before[i], after[j], opt.threshold, opt.min_delta_ns));
     used_before[i] = used_after[j] = true;
   }
   for (size_t i = 0; i < before.size(); ++i)
@@ -256,13 +292,45 @@ std::optional<double> parse_fraction(std::string_view text) {
   return (percent || *v > 1) ? *v / 100 : *v;
 }
 
+std::optional<double> parse_duration_ns(std::string_view text) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1}, {"us", 1e3}, {"\u00b5s", 1e3}, {"\u03bcs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  auto t = trim(text);
+  for (auto [suffix, scale] : kUnits) {
+    if (!t.ends_with(suffix)) continue;
+    auto v = parse_number(trim(t.substr(0, t.size() - suffix.size())));
+    if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
+    return *v * scale;
+  }
+  auto bare = parse_number(t);
+  if (bare && *bare == 0) return 0.0;
+  return std::nullopt;
+}
+
+std::optional<std::pair<int, int>> parse_pair(std::string_view text) {
+  auto colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto index = [](std::string_view part) -> std::optional<int> {
+    if (part.empty() || part.size() > 9 || !std::ranges::all_of(part, [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return std::stoi(std::string(part));
+  };
+  auto i = index(text.substr(0, colon)), j = index(text.substr(colon + 1));
+  if (!i || !j) return std::nullopt;
+  return std::pair{*i, *j};
+}
+
 nlohmann::json snapshot_json(const KernelSnapshot& s) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)
     findings.push_back({{"id", f.id}, {"title", f.title}, {"severity", f.severity},
-                        {"estimated_speedup", opt_number(f.estimated_speedup)}});
+                        {"estimated_speedup", opt_number(f.estimated_speedup)}, {"lines", locations_json(f.lines)}});
+  nlohmann::json source = nullptr;
+  if (!s.source.empty()) source = {{"file", s.source.file}, {"line", s.source.line}};
   return {{"index", s.index},
           {"name", s.name},
+          {"mangled", s.mangled},
+          {"source", source},
           {"grid", {s.grid.x, s.grid.y, s.grid.z}},
           {"block", {s.block.x, s.block.y, s.block.z}},
           {"device", s.device},
@@ -277,6 +345,9 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
     KernelSnapshot s;
     s.index = j.at("index").get<int>();
     s.name = j.at("name").get<std::string>();
+    s.mangled = j.value("mangled", "");
+    if (auto src = j.find("source"); src != j.end() && src->is_object())
+      s.source = {src->value("file", ""), src->value("line", 0)};
     auto dim = [](const nlohmann::json& a) {
       return model::Dim3{a.at(0).get<uint64_t>(), a.at(1).get<uint64_t>(), a.at(2).get<uint64_t>()};
     };
@@ -287,8 +358,9 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
     if (j.contains("bottleneck") && j["bottleneck"].is_string()) s.bottleneck = j["bottleneck"].get<std::string>();
     s.metrics = j.value("metrics", std::map<std::string, double>{});
     for (const auto& f : j.value("findings", nlohmann::json::array())) {
-      FindingSummary fs{f.at("id").get<std::string>(), f.value("title", ""), f.value("severity", ""), std::nullopt};
+      FindingSummary fs{f.at("id").get<std::string>(), f.value("title", ""), f.value("severity", ""), std::nullopt, {}};
       if (f.contains("estimated_speedup") && f["estimated_speedup"].is_number()) fs.estimated_speedup = f["estimated_speedup"].get<double>();
+      for (const auto& l : f.value("lines", nlohmann::json::array())) fs.lines.push_back({l.at("file").get<std::string>(), l.at("line").get<int>()});
       s.findings.push_back(fs);
     }
     return s;
@@ -300,8 +372,15 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
 nlohmann::json diff_json(const DiffResult& d) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : d.pairs) pairs.push_back(pair_json(p));
+  int verdicts[4] = {};
+  for (const auto& p : d.pairs) ++verdicts[static_cast<int>(p.verdict)];
+  nlohmann::json summary = {{"pairs", d.pairs.size()}, {"missing", d.unmatched_before.size()},
+                            {"new", d.unmatched_after.size()}};
+  for (int v = 0; v < 4; ++v) summary[std::string(verdict_name(static_cast<Verdict>(v)))] = verdicts[v];
   return {{"schema", "keet.diff/1"},
           {"threshold", d.threshold},
+          {"min_delta_ns", d.min_delta_ns},
+          {"summary", summary},
           {"pairs", pairs},
           {"unmatched_before", snapshots_json(d.unmatched_before)},
           {"unmatched_after", snapshots_json(d.unmatched_after)}};

@@ -17,25 +17,40 @@
 
 namespace keet::render {
 
+// A source line: where a kernel's code starts (the line of its first
+// instruction in the cubin's line table, for reports of a -lineinfo build) or
+// where a finding's cost is.
+struct SourceLocation {
+  std::string file;  // as the line table names it (often absolute on the profiling host)
+  int line = 0;
+  bool empty() const { return file.empty() || line <= 0; }
+};
+
 struct FindingSummary {
   std::string id;
   std::string title;
   std::string severity;
   std::optional<double> estimated_speedup;
+  std::vector<SourceLocation> lines;  // where its cost is, largest share first (Finding::source)
 };
 
 struct KernelSnapshot {
   int index = 0;          // order in its report
   std::string name;       // demangled (display) name
+  std::string mangled;    // pairing key when both sides have it ("" in baselines recorded before it was kept)
   model::Dim3 grid, block;
   std::string device;
   std::optional<double> duration_ns;
   std::string bottleneck;  // "memory" | "compute" | "latency" | "launch" | ""
   std::map<std::string, double> metrics;  // key metrics only (data/diff/key_metrics.json)
   std::vector<FindingSummary> findings;
+  SourceLocation source;  // empty when the report cannot say
 
   std::string launch_text() const;  // "grid (x, y, z) block (x, y, z)"
   std::string identity() const;     // name + launch configuration
+  // Whether `other` is the same kernel function: the mangled names when both
+  // sides know them, else the display names. Launch configurations may differ.
+  bool same_function(const KernelSnapshot& other) const;
 };
 
 struct KeyMetric {
@@ -46,9 +61,16 @@ struct KeyMetric {
 };
 const std::vector<KeyMetric>& key_metrics();
 
-KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d);
+// With `report` (which holds the kernel's module), the snapshot also gets the
+// kernel's source location (analysis::kernel_location).
+KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d,
+                        const model::Report* report = nullptr);
 // One snapshot per kernel of `d` (by index), or per report kernel when `d` has none.
 std::vector<KernelSnapshot> snapshots(const model::Report& r, const analysis::Diagnosis& d);
+
+// The snapshots -k selects (index, exact name, regex:), through a stand-in
+// model kernel: so a gate with -k compares the same kernels of the baseline.
+std::vector<KernelSnapshot> select_snapshots(const std::vector<KernelSnapshot>& v, std::string_view spec);
 
 enum class Verdict { Faster, Slower, Unchanged, Unknown };
 std::string_view verdict_name(Verdict v);
@@ -81,29 +103,44 @@ struct PairDiff {
 struct DiffOptions {
   double threshold = 0.02;  // relative duration change below which a pair is unchanged
   std::vector<std::pair<int, int>> forced;  // --pair I:J (report indices)
+  double min_delta_ns = 0;  // absolute duration change below which a pair is unchanged
 };
 
+// unmatched_before are the kernels missing from AFTER; unmatched_after the new ones.
 struct DiffResult {
   double threshold = 0.02;
+  double min_delta_ns = 0;
   std::vector<PairDiff> pairs;
   std::vector<KernelSnapshot> unmatched_before, unmatched_after;
 };
 
 // Every --pair names a kernel each report has, and no kernel twice; else a
 // one-line error (a pairing that cannot be honoured is never dropped silently).
+// The sides are named in the message ("the baseline has no kernel 5" for the gate).
 Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
-                                const std::vector<std::pair<int, int>>& forced);
-// Positions into `before`/`after`: forced pairs, then a single kernel on both
-// sides, then same identity in order of occurrence, then same name in order.
+                                const std::vector<std::pair<int, int>>& forced,
+                                std::string_view before_name = "first report",
+                                std::string_view after_name = "second report");
+// Positions into `before`/`after`: forced pairs, then kernels of the same
+// function (same_function) in order of occurrence: the n-th launch of a kernel
+// before pairs with its n-th launch after. A kernel is never paired with a
+// differently named one unless forced, so a renamed kernel is missing + new.
 std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
                                                     const std::vector<KernelSnapshot>& after,
                                                     const std::vector<std::pair<int, int>>& forced);
-PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold);
+// A change smaller than `threshold` (relative) or `min_delta_ns` (absolute) is "unchanged".
+PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold,
+                 double min_delta_ns = 0);
 DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
                 const DiffOptions& opt);
 
 // "2%", "0.5 %", "0.02" -> 0.02. Bare numbers above 1 are read as percent.
 std::optional<double> parse_fraction(std::string_view text);
+// "2us", "1.5 ms", "500ns", "0.01s", "2µs", "0" -> nanoseconds. A non-zero
+// number needs a unit: a bare "2" could mean any of them.
+std::optional<double> parse_duration_ns(std::string_view text);
+// "I:J" (--pair) -> {I, J}, both non-negative.
+std::optional<std::pair<int, int>> parse_pair(std::string_view text);
 
 nlohmann::json snapshot_json(const KernelSnapshot& s);
 std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j);

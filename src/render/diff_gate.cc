@@ -7,7 +7,6 @@
 
 #include "render/diff_format.h"
 #include "util/json.h"
-#include "render/html_parts.h"  // html::esc(): one markup escaper for HTML and JUnit XML
 
 namespace keet::render {
 namespace {
@@ -32,30 +31,18 @@ std::string pass_message(const PairDiff& p) {
                      format_duration(p.after.duration_ns), format_change(p.change), verdict_name(p.verdict));
 }
 
-nlohmann::json sarif_result(const GateResult& g, const PairDiff& p) {
-  nlohmann::json artifact = nlohmann::json::object();
-  artifact["physicalLocation"]["artifactLocation"]["uri"] = g.report;
-  nlohmann::json logical = nlohmann::json::object();
-  logical["name"] = p.after.name;
-  logical["kind"] = "function";
-  artifact["logicalLocations"] = nlohmann::json::array({logical});
-  nlohmann::json r = nlohmann::json::object();
-  r["ruleId"] = "keet.regression";
-  r["level"] = "error";
-  r["message"]["text"] = regression_message(p);
-  r["locations"] = nlohmann::json::array({artifact});
-  r["properties"]["change"] = p.change ? nlohmann::json(*p.change) : nlohmann::json(nullptr);
-  r["properties"]["introduced"] = p.introduced;
-  return r;
-}
-
 }  // namespace
 
-GateResult gate(DiffResult d, double max_slowdown) {
+GateResult gate(DiffResult d, double max_slowdown, double min_delta_ns) {
   GateResult g;
   g.max_slowdown = max_slowdown;
-  for (size_t i = 0; i < d.pairs.size(); ++i)
-    if (d.pairs[i].change && *d.pairs[i].change > max_slowdown) g.regressions.push_back(i);
+  g.min_delta_ns = min_delta_ns;
+  for (size_t i = 0; i < d.pairs.size(); ++i) {
+    const auto& p = d.pairs[i];
+    if (!p.change || *p.change <= max_slowdown) continue;
+    if (*p.after.duration_ns - *p.before.duration_ns < min_delta_ns) continue;  // too small to matter
+    g.regressions.push_back(i);
+  }
   g.diff = std::move(d);
   return g;
 }
@@ -75,57 +62,81 @@ std::string likely_cause(const PairDiff& p) {
 }
 
 std::string regression_message(const PairDiff& p) {
-  return fmt::format("{} ({}) is {} slower: {} -> {}. Likely cause: {}", p.after.name, p.after.launch_text(),
+  return fmt::format("{} ({}) is {} slower: {} -> {}. Likely cause: {}", pair_title(p), p.after.launch_text(),
                      format_change(p.change), format_duration(p.before.duration_ns),
                      format_duration(p.after.duration_ns), likely_cause(p));
 }
 
-std::string gate_text(const GateResult& g) {
-  std::string out = fmt::format("keet gate: {} against {} (max slowdown {:.1f}%)\n", g.report, g.baseline,
-                                g.max_slowdown * 100);
-  for (size_t i : g.regressions) out += "REGRESSION " + regression_message(g.diff.pairs[i]) + "\n";
-  for (size_t i = 0; i < g.diff.pairs.size(); ++i)
-    if (std::ranges::find(g.regressions, i) == g.regressions.end()) out += "ok " + pass_message(g.diff.pairs[i]) + "\n";
-  for (const auto& s : g.diff.unmatched_after) out += fmt::format("new kernel (no baseline): {}\n", s.name);
-  for (const auto& s : g.diff.unmatched_before) out += fmt::format("missing since baseline: {}\n", s.name);
-  out += g.failed() ? fmt::format("FAILED: {} regression(s)\n", g.regressions.size()) : "PASSED\n";
+std::string_view gate_status_name(GateStatus s) {
+  static constexpr std::string_view names[] = {"regression", "ok", "missing", "new"};
+  return names[static_cast<int>(s)];
+}
+
+std::vector<GateRow> gate_rows(const GateResult& g) {
+  std::vector<GateRow> rows;
+  const auto& pairs = g.diff.pairs;
+  for (size_t i : g.regressions) rows.push_back({GateStatus::Regression, &pairs[i].before, &pairs[i].after, &pairs[i]});
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (std::ranges::find(g.regressions, i) == g.regressions.end())
+      rows.push_back({GateStatus::Ok, &pairs[i].before, &pairs[i].after, &pairs[i]});
+  for (const auto& s : g.diff.unmatched_before) rows.push_back({GateStatus::Missing, &s, nullptr, nullptr});
+  for (const auto& s : g.diff.unmatched_after) rows.push_back({GateStatus::New, nullptr, &s, nullptr});
+  return rows;
+}
+
+std::string gate_row_message(const GateRow& r) {
+  switch (r.status) {
+    case GateStatus::Regression: return regression_message(*r.pair);
+    case GateStatus::Ok: return pass_message(*r.pair);
+    case GateStatus::Missing:
+      return fmt::format("{} ({}) ran in the baseline ({}) but not in this report: removed, renamed or not launched",
+                         r.before->name, r.before->launch_text(), format_duration(r.before->duration_ns));
+    case GateStatus::New:
+      return fmt::format("{} ({}) is new: no baseline kernel of that name ({}), so it is not gated", r.after->name,
+                         r.after->launch_text(), format_duration(r.after->duration_ns));
+  }
+  return "";
+}
+
+std::string gate_limits(const GateResult& g) {
+  std::string out = fmt::format("max slowdown {:.1f}%", g.max_slowdown * 100);
+  if (g.min_delta_ns > 0) out += ", min delta " + format_duration(g.min_delta_ns);
   return out;
 }
 
-std::string gate_junit(const GateResult& g) {
-  std::string cases;
-  for (size_t i = 0; i < g.diff.pairs.size(); ++i) {
-    const auto& p = g.diff.pairs[i];
-    bool bad = std::ranges::find(g.regressions, i) != g.regressions.end();
-    cases += fmt::format("    <testcase classname=\"keet.gate\" name=\"{}\" time=\"{:.9f}\">\n", html::esc(p.after.identity()),
-                         p.after.duration_ns.value_or(0) / 1e9);
-    if (bad)
-      cases += fmt::format("      <failure type=\"performance-regression\" message=\"{}\"/>\n",
-                           html::esc(regression_message(p)));
-    cases += "    </testcase>\n";
-  }
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-                     "  <testsuite name=\"keet gate {}\" tests=\"{}\" failures=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
-                     html::esc(g.baseline), g.diff.pairs.size(), g.regressions.size(), cases);
+std::string gate_text(const GateResult& g) {
+  std::string out = fmt::format("keet gate: {} against {} ({})\n", g.report, g.baseline, gate_limits(g));
+  static constexpr std::string_view labels[] = {"REGRESSION", "ok", "MISSING", "NEW"};
+  for (const auto& r : gate_rows(g))
+    out += fmt::format("{} {}\n", labels[static_cast<int>(r.status)], gate_row_message(r));
+  out += g.failed() ? fmt::format("FAILED: {} regression(s)", g.regressions.size()) : std::string("PASSED");
+  out += fmt::format(" ({} paired, {} missing, {} new)\n", g.diff.pairs.size(), g.diff.unmatched_before.size(),
+                     g.diff.unmatched_after.size());
+  return out;
 }
 
-std::string gate_sarif(const GateResult& g) {
-  nlohmann::json results = nlohmann::json::array();
-  for (size_t i : g.regressions) results.push_back(sarif_result(g, g.diff.pairs[i]));
-  nlohmann::json rule = nlohmann::json::object();
-  rule["id"] = "keet.regression";
-  rule["shortDescription"]["text"] = "kernel slower than its baseline";
-  rule["fullDescription"]["text"] =
-      fmt::format("A kernel's duration grew by more than {:.1f}% over the recorded baseline.", g.max_slowdown * 100);
-  nlohmann::json run = nlohmann::json::object();
-  run["tool"]["driver"]["name"] = "keet";
-  run["tool"]["driver"]["rules"] = nlohmann::json::array({rule});
-  run["results"] = results;
-  nlohmann::json sarif = nlohmann::json::object();
-  sarif["version"] = "2.1.0";
-  sarif["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
-  sarif["runs"] = nlohmann::json::array({run});
-  return json_text(sarif, 2) + "\n";
+std::string gate_json(const GateResult& g) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& r : gate_rows(g)) {
+    nlohmann::json k = {{"status", gate_status_name(r.status)},
+                        {"name", r.kernel().name},
+                        {"before", r.before ? snapshot_json(*r.before) : nlohmann::json(nullptr)},
+                        {"after", r.after ? snapshot_json(*r.after) : nlohmann::json(nullptr)},
+                        {"change", r.pair && r.pair->change ? nlohmann::json(*r.pair->change) : nlohmann::json(nullptr)},
+                        {"message", gate_row_message(r)}};
+    kernels.push_back(std::move(k));
+  }
+  nlohmann::json j = {{"schema", "keet.gate/1"},
+                      {"report", g.report},
+                      {"baseline", g.baseline},
+                      {"max_slowdown", g.max_slowdown},
+                      {"min_delta_ns", g.min_delta_ns},
+                      {"passed", !g.failed()},
+                      {"regressions", g.regressions.size()},
+                      {"missing", g.diff.unmatched_before.size()},
+                      {"new", g.diff.unmatched_after.size()},
+                      {"kernels", kernels}};
+  return json_text(j, 2) + "\n";
 }
 
 }  // namespace keet::render

@@ -82,17 +82,20 @@ void text_pair(std::string& out, const PairDiff& p) {
   out += "\n";
 }
 
-void unmatched_lines(std::string& out, const std::vector<KernelSnapshot>& v, std::string_view side,
-                     std::string_view bullet) {
+// A kernel with no partner of the same name: "missing" (only in BEFORE) or "new" (only in AFTER).
+void unmatched_lines(std::string& out, const std::vector<KernelSnapshot>& v, bool before, bool markdown) {
   for (const auto& s : v)
-    out += fmt::format("{}only in {}: #{} {} ({})\n", bullet, side, s.index, s.name, s.launch_text());
+    out += fmt::format("{}{} (only in {}): #{} {} ({})\n", markdown ? "- " : "", before ? "missing" : "new",
+                       before ? "before" : "after", s.index, markdown ? md_code(s.name) : s.name, s.launch_text());
 }
 
 std::string summary_line(const DiffResult& d) {
   int counts[4] = {};
   for (const auto& p : d.pairs) ++counts[static_cast<int>(p.verdict)];
-  return fmt::format("{} pair(s): {} faster, {} slower, {} unchanged (noise threshold {:.1f}%)", d.pairs.size(),
-                     counts[0], counts[1], counts[2], d.threshold * 100);
+  std::string noise = fmt::format("noise threshold {:.1f}%", d.threshold * 100);
+  if (d.min_delta_ns > 0) noise += ", min delta " + format_duration(d.min_delta_ns);
+  return fmt::format("{} pair(s): {} faster, {} slower, {} unchanged; {} missing, {} new ({})", d.pairs.size(),
+                     counts[0], counts[1], counts[2], d.unmatched_before.size(), d.unmatched_after.size(), noise);
 }
 
 }  // namespace
@@ -100,8 +103,8 @@ std::string summary_line(const DiffResult& d) {
 std::string diff_text(const DiffResult& d) {
   std::string out = summary_line(d) + "\n\n";
   for (const auto& p : d.pairs) text_pair(out, p);
-  unmatched_lines(out, d.unmatched_before, "before", "");
-  unmatched_lines(out, d.unmatched_after, "after", "");
+  unmatched_lines(out, d.unmatched_before, true, false);
+  unmatched_lines(out, d.unmatched_after, false, false);
   return out;
 }
 
@@ -118,9 +121,9 @@ std::string diff_markdown(const DiffResult& d) {
     for (size_t i = 0; i < p.metrics.size() && i < kMetricsShown; ++i)
       out += fmt::format("- {}\n", metric_line(p.metrics[i]));
   }
-  if (!d.unmatched_before.empty() || !d.unmatched_after.empty()) out += "\n## Unmatched\n\n";
-  unmatched_lines(out, d.unmatched_before, "before", "- ");
-  unmatched_lines(out, d.unmatched_after, "after", "- ");
+  if (!d.unmatched_before.empty() || !d.unmatched_after.empty()) out += "\n## Missing and new kernels\n\n";
+  unmatched_lines(out, d.unmatched_before, true, true);
+  unmatched_lines(out, d.unmatched_after, false, true);
   return out;
 }
 

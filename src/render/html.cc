@@ -161,9 +161,9 @@ std::string pair_section(const PairDiff& p) {
 
 std::string unmatched_section(const DiffResult& d) {
   if (d.unmatched_before.empty() && d.unmatched_after.empty()) return "";
-  std::string out = "<section class='card'><h2>Unmatched kernels</h2><ul>";
-  for (const auto& s : d.unmatched_before) out += "<li>only before: <code>" + esc(s.identity()) + "</code></li>";
-  for (const auto& s : d.unmatched_after) out += "<li>only after: <code>" + esc(s.identity()) + "</code></li>";
+  std::string out = "<section class='card'><h2>Missing and new kernels</h2><ul>";
+  for (const auto& s : d.unmatched_before) out += "<li>missing (only before): <code>" + esc(s.identity()) + "</code></li>";
+  for (const auto& s : d.unmatched_after) out += "<li>new (only after): <code>" + esc(s.identity()) + "</code></li>";
   return out + "</ul></section>";
 }
 

@@ -92,7 +92,13 @@ TEST(LoopCliDiff, NvidiaSamplePairResolvesUncoalescedAccess) {
   KEET_REQUIRE_SHARED();
   auto dir = oracle_examples();
   if (!dir) GTEST_SKIP() << "ncu-oracle examples unavailable";
-  auto r = run_keet("diff --format json " + shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " +
+  // Their kernels are named differently (addConstDouble3 / addConstDouble): by
+  // name they are missing + new, so the user pairs them.
+  auto unpaired = run_keet("diff --format json " + shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " +
+                           shell_quote(*dir + "/addConstDouble.ncu-rep"));
+  ASSERT_EQ(unpaired.rc, 0) << unpaired.err;
+  EXPECT_TRUE(nlohmann::json::parse(unpaired.out)["pairs"].empty()) << unpaired.out;
+  auto r = run_keet("diff --format json --pair 0:0 " + shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " +
                     shell_quote(*dir + "/addConstDouble.ncu-rep"));
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);

@@ -43,6 +43,9 @@ void render_gate(const model::Report& report, const analysis::Diagnosis& d) {
   require(!render::gate_text(g).empty());
   require(!render::gate_junit(g).empty());
   require(!render::gate_sarif(g).empty());
+  require(!render::gate_json(g).empty());
+  require(!render::gate_markdown(g).empty());
+  require(!render::gate_github(g).empty());
   require(!render::html_diff(render::diff(before, after, {0.05, {}})).empty());
 }
 

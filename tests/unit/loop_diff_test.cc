@@ -21,25 +21,37 @@ KernelSnapshot snap(int index, std::string name, uint64_t grid, double ns,
   return s;
 }
 
-TEST(LoopDiffPairing, SingleKernelsPairDirectlyEvenWhenNamesDiffer) {
-  auto pairs = pair_kernels({snap(0, "a", 1, 10)}, {snap(0, "b", 2, 10)}, {});
-  ASSERT_EQ(pairs.size(), 1u);
-  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 0}));
+TEST(LoopDiffPairing, ALoneKernelNeverPairsWithADifferentlyNamedOne) {
+  EXPECT_TRUE(pair_kernels({snap(0, "a", 1, 10)}, {snap(0, "b", 2, 10)}, {}).empty());
+  auto d = diff({snap(0, "a", 1, 10)}, {snap(0, "b", 1, 10)}, {});
+  EXPECT_TRUE(d.pairs.empty());
+  ASSERT_EQ(d.unmatched_before.size(), 1u);  // missing
+  ASSERT_EQ(d.unmatched_after.size(), 1u);   // new
 }
 
-TEST(LoopDiffPairing, IdentityFirstThenNameThenNothing) {
+TEST(LoopDiffPairing, SameNameInOrderOfOccurrenceThenNothing) {
   std::vector<KernelSnapshot> before = {snap(0, "k", 1, 10), snap(1, "k", 2, 10), snap(2, "gone", 1, 10)};
   std::vector<KernelSnapshot> after = {snap(0, "k", 2, 10), snap(1, "k", 3, 10), snap(2, "new", 1, 10)};
   auto pairs = pair_kernels(before, after, {});
   ASSERT_EQ(pairs.size(), 2u);
-  // Same identity (k, grid 2) pairs first, then k (grid 1) takes the remaining k.
-  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{1, 0}));
-  EXPECT_EQ(pairs[1], (std::pair<size_t, size_t>{0, 1}));
+  // The n-th launch of k before pairs with its n-th launch after, whatever the launch configuration.
+  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 0}));
+  EXPECT_EQ(pairs[1], (std::pair<size_t, size_t>{1, 1}));
   auto d = diff(before, after, {});
   ASSERT_EQ(d.unmatched_before.size(), 1u);
   EXPECT_EQ(d.unmatched_before[0].name, "gone");
   ASSERT_EQ(d.unmatched_after.size(), 1u);
   EXPECT_EQ(d.unmatched_after[0].name, "new");
+}
+
+TEST(LoopDiffPairing, MangledNamesDecideWhenBothSidesHaveThem) {
+  auto f = snap(0, "k", 1, 10), d = snap(0, "k", 1, 10), old = snap(0, "k", 1, 10);
+  f.mangled = "_Z1kPf";
+  d.mangled = "_Z1kPd";  // an overload with the same short name
+  EXPECT_FALSE(f.same_function(d));
+  EXPECT_TRUE(f.same_function(old));  // a baseline recorded without mangled names: display names decide
+  EXPECT_TRUE(pair_kernels({f}, {d}, {}).empty());
+  EXPECT_EQ(pair_kernels({f}, {old}, {}).size(), 1u);
 }
 
 TEST(LoopDiffPairing, RepeatedLaunchesPairInOrder) {
@@ -57,6 +69,31 @@ TEST(LoopDiffPairing, ForcedPairOverridesIdentity) {
   auto pairs = pair_kernels(before, after, {{0, 1}});
   ASSERT_EQ(pairs.size(), 1u);  // x->y forced; y and x left have no partner by name
   EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 1}));
+}
+
+TEST(LoopDiffVerdict, MinDeltaKeepsSmallAbsoluteChangesUnchanged) {
+  EXPECT_EQ(compare(snap(0, "k", 1, 1700), snap(0, "k", 1, 1900), 0.05).verdict, Verdict::Slower);
+  EXPECT_EQ(compare(snap(0, "k", 1, 1700), snap(0, "k", 1, 1900), 0.05, 2000).verdict, Verdict::Unchanged);
+  EXPECT_EQ(compare(snap(0, "k", 1, 1700), snap(0, "k", 1, 3700), 0.05, 2000).verdict, Verdict::Slower);
+  EXPECT_EQ(compare(snap(0, "k", 1, 3700), snap(0, "k", 1, 1700), 0.05, 2000).verdict, Verdict::Faster);
+}
+
+TEST(LoopDiffFlags, DurationsNeedAUnit) {
+  EXPECT_EQ(parse_duration_ns("2us"), 2000);
+  EXPECT_EQ(parse_duration_ns(" 1.5 ms "), 1.5e6);
+  EXPECT_EQ(parse_duration_ns("500ns"), 500);
+  EXPECT_EQ(parse_duration_ns("0.01s"), 1e7);
+  EXPECT_EQ(parse_duration_ns("2\u00b5s"), 2000);
+  EXPECT_EQ(parse_duration_ns("0"), 0);
+  for (std::string_view bad : {"2", "", "us", "-1us", "2 parsecs", "nan ms", "1e400s"})
+    EXPECT_FALSE(parse_duration_ns(bad)) << bad;
+}
+
+TEST(LoopDiffFlags, PairsAreTwoIndices) {
+  EXPECT_EQ(parse_pair("0:5"), (std::pair<int, int>{0, 5}));
+  EXPECT_EQ(parse_pair("12:3"), (std::pair<int, int>{12, 3}));
+  for (std::string_view bad : {"0", "0:", ":5", "-1:2", "1:2:3", "a:b", "1 :2", "99999999999:1"})
+    EXPECT_FALSE(parse_pair(bad)) << bad;
 }
 
 TEST(LoopDiffVerdict, ThresholdSeparatesNoiseFromChange) {
@@ -108,6 +145,9 @@ TEST(LoopDiffJson, SchemaAndRoundTrip) {
   auto before = snap(3, "k", 1, 1000, {"memory.dram_bandwidth"});
   before.findings[0].estimated_speedup = 1.2;
   before.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 12.5;
+  before.findings[0].lines = {{"/src/k.cu", 30}, {"/src/k.cu", 34}};
+  before.source = {"/src/k.cu", 25};
+  before.mangled = "_Z1kv";
   auto d = diff({before}, {snap(0, "k", 1, 500)}, {});
   auto j = diff_json(d);
   EXPECT_EQ(j["schema"], "keet.diff/1");
@@ -123,6 +163,11 @@ TEST(LoopDiffJson, SchemaAndRoundTrip) {
   EXPECT_EQ(back->metrics, before.metrics);
   ASSERT_EQ(back->findings.size(), 1u);
   EXPECT_EQ(back->findings[0].estimated_speedup, 1.2);
+  ASSERT_EQ(back->findings[0].lines.size(), 2u);
+  EXPECT_EQ(back->findings[0].lines[1].line, 34);
+  EXPECT_EQ(back->source.file, "/src/k.cu");
+  EXPECT_EQ(back->source.line, 25);
+  EXPECT_EQ(back->mangled, "_Z1kv");
   EXPECT_FALSE(snapshot_from_json(nlohmann::json{{"name", 3}}));
 }
 
@@ -137,7 +182,7 @@ TEST(LoopDiffText, NamesVerdictShiftAndUnmatched) {
   EXPECT_NE(text.find("2.00x"), std::string::npos);
   EXPECT_NE(text.find("memory-bound -> latency-bound"), std::string::npos);
   EXPECT_NE(text.find("resolved:"), std::string::npos);
-  EXPECT_NE(text.find("only in before: #1 only_before"), std::string::npos);
+  EXPECT_NE(text.find("missing (only in before): #1 only_before"), std::string::npos);
   auto md = diff_markdown(d);
   EXPECT_NE(md.find("| `k` | 2.00 us | 1.00 us | -50.0% | 2.00x | **faster** |"), std::string::npos);
 }

@@ -102,7 +102,7 @@ TEST(LoopHtml, RooflineFromReportMetrics) {
 }
 
 TEST(LoopHtml, DiffPage) {
-  KernelSnapshot a{0, "k<int>", {1, 1, 1}, {32, 1, 1}, "G", 2000, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
+  KernelSnapshot a{0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
   KernelSnapshot b = a;
   b.duration_ns = 1000;
   b.findings.clear();

@@ -1,0 +1,53 @@
+#include "app/ci_flags.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace keet::app {
+
+Result<double> duration_flag(const std::string& flag, const std::string& text) {
+  auto v = render::parse_duration_ns(text);
+  if (!v)
+    return fail(ExitCode::BadInput,
+                fmt::format("{}: '{}' is not a duration (e.g. 2us; units ns, us, ms, s)", flag, text));
+  return *v;
+}
+
+Result<std::vector<std::pair<int, int>>> pair_flags(const std::vector<std::string>& texts) {
+  std::vector<std::pair<int, int>> out;
+  for (const auto& t : texts) {
+    auto p = render::parse_pair(t);
+    if (!p) return fail(ExitCode::BadInput, fmt::format("--pair: '{}' is not BEFORE_INDEX:AFTER_INDEX (e.g. 0:2)", t));
+    out.push_back(*p);
+  }
+  return out;
+}
+
+std::string utc_timestamp() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == 0) return "localhost";
+  return name;
+}
+
+std::string render_gate(const std::string& format, const render::GateResult& g) {
+  if (format == "json") return render::gate_json(g);
+  if (format == "junit") return render::gate_junit(g);
+  if (format == "sarif") return render::gate_sarif(g);
+  if (format == "markdown") return render::gate_markdown(g);
+  if (format == "github") return render::gate_github(g);
+  return render::gate_text(g);
+}
+
+}  // namespace keet::app

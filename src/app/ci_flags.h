@@ -1,0 +1,23 @@
+// Flags and facts shared by diff and gate for CI use: --min-delta, --pair,
+// and the run's timestamp and host name for JUnit.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "render/diff_gate.h"
+#include "util/error.h"
+
+namespace keet::app {
+
+// --min-delta "2us" -> 2000 (ns), or a one-line error naming the flag.
+Result<double> duration_flag(const std::string& flag, const std::string& text);
+// Every --pair "I:J", or an error naming the first malformed one.
+Result<std::vector<std::pair<int, int>>> pair_flags(const std::vector<std::string>& texts);
+// "2026-12-01T07:30:45": UTC, the form the Ant JUnit schema allows.
+std::string utc_timestamp();
+std::string host_name();  // "localhost" when the system has none
+// The gate report in `format`: text, json, junit, sarif, markdown or github.
+std::string render_gate(const std::string& format, const render::GateResult& g);
+
+}  // namespace keet::app
