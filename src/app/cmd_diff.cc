@@ -46,8 +46,13 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (!after) return report_error(ctx, after.error());
   if (auto ok = render::check_forced_pairs(before->kernels, after->kernels, opt->forced); !ok)
     return report_error(ctx, ok.error());
-  auto result = render::diff(before->kernels, after->kernels, *opt);
-  return emit(ctx, a.output, render_diff(a.format, result));
+  auto result = render::diff(std::move(before->kernels), std::move(after->kernels), *opt);
+  if (a.format != "json") return emit(ctx, a.output, render_diff(a.format, result));
+  auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
+  if (!target) return report_error(ctx, target.error());
+  render::write_diff_json(target->stream(), result);
+  if (auto w = target->commit(); !w) return report_error(ctx, w.error());
+  return ExitCode::Ok;
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   base->kernels = render::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
   if (auto ok = render::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
     return report_error(ctx, ok.error());
-  auto g = render::gate(render::diff(base->kernels, current->kernels, {*limit, *forced, *min_delta}), *limit, *min_delta);
+  auto g = render::gate(render::diff(std::move(base->kernels), std::move(current->kernels), {*limit, *forced, *min_delta}), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(*base);
   g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout

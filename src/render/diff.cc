@@ -1,5 +1,9 @@
 #include "render/diff.h"
 
+#include <ostream>
+
+#include "util/json.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -253,8 +257,10 @@ std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnap
   return p.pairs;
 }
 
-PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold, double min_delta_ns) {
-  PairDiff p{before, after};
+PairDiff compare(KernelSnapshot before_in, KernelSnapshot after_in, double threshold, double min_delta_ns) {
+  PairDiff p{std::move(before_in), std::move(after_in)};
+  const KernelSnapshot& before = p.before;
+  const KernelSnapshot& after = p.after;
   if (before.duration_ns && after.duration_ns && *before.duration_ns > 0 && *after.duration_ns > 0) {
     p.speedup = *before.duration_ns / *after.duration_ns;
     p.change = *after.duration_ns / *before.duration_ns - 1;
@@ -269,18 +275,18 @@ PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, doub
   return p;
 }
 
-DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
-                const DiffOptions& opt) {
+// The snapshots move into the result: two 20,000-kernel reports are held once.
+DiffResult diff(std::vector<KernelSnapshot> before, std::vector<KernelSnapshot> after, const DiffOptions& opt) {
   DiffResult r{opt.threshold, opt.min_delta_ns, {}, {}, {}};
   std::vector<bool> used_before(before.size()), used_after(after.size());
   for (auto [i, j] : pair_kernels(before, after, opt.forced)) {
-    r.pairs.push_back(compare(before[i], after[j], opt.threshold, opt.min_delta_ns));
+    r.pairs.push_back(compare(std::move(before[i]), std::move(after[j]), opt.threshold, opt.min_delta_ns));
     used_before[i] = used_after[j] = true;
   }
   for (size_t i = 0; i < before.size(); ++i)
-    if (!used_before[i]) r.unmatched_before.push_back(before[i]);
+    if (!used_before[i]) r.unmatched_before.push_back(std::move(before[i]));
   for (size_t j = 0; j < after.size(); ++j)
-    if (!used_after[j]) r.unmatched_after.push_back(after[j]);
+    if (!used_after[j]) r.unmatched_after.push_back(std::move(after[j]));
   return r;
 }
 
@@ -367,6 +373,32 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // a damaged stored record is skipped, never a crash
   }
+}
+
+namespace {
+nlohmann::json diff_summary_json(const DiffResult& d) {
+  int verdicts[4] = {};
+  for (const auto& p : d.pairs) ++verdicts[static_cast<int>(p.verdict)];
+  nlohmann::json summary = {{"pairs", d.pairs.size()}, {"missing", d.unmatched_before.size()},
+                            {"new", d.unmatched_after.size()}};
+  for (int v = 0; v < 4; ++v) summary[std::string(verdict_name(static_cast<Verdict>(v)))] = verdicts[v];
+  return summary;
+}
+}  // namespace
+
+// Member by member in the (sorted) order one dump of diff_json() writes them.
+void write_diff_json(std::ostream& out, const DiffResult& d) {
+  JsonObjectStream doc(out, 2);
+  doc.member("min_delta_ns", d.min_delta_ns);
+  auto pairs = doc.array_member("pairs");
+  for (const auto& p : d.pairs) pairs.add(pair_json(p));
+  pairs.close();
+  doc.member("schema", "keet.diff/1");
+  doc.member("summary", diff_summary_json(d));
+  doc.member("threshold", d.threshold);
+  doc.member("unmatched_after", snapshots_json(d.unmatched_after));
+  doc.member("unmatched_before", snapshots_json(d.unmatched_before));
+  doc.close();
 }
 
 nlohmann::json diff_json(const DiffResult& d) {

@@ -3,6 +3,7 @@
 // duration, key metrics, finding ids), which is also what the history store
 // keeps, so a stored baseline and a fresh report compare the same way.
 #pragma once
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -129,9 +130,9 @@ std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnap
                                                     const std::vector<KernelSnapshot>& after,
                                                     const std::vector<std::pair<int, int>>& forced);
 // A change smaller than `threshold` (relative) or `min_delta_ns` (absolute) is "unchanged".
-PairDiff compare(const KernelSnapshot& before, const KernelSnapshot& after, double threshold,
+PairDiff compare(KernelSnapshot before, KernelSnapshot after, double threshold,
                  double min_delta_ns = 0);
-DiffResult diff(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+DiffResult diff(std::vector<KernelSnapshot> before, std::vector<KernelSnapshot> after,
                 const DiffOptions& opt);
 
 // "2%", "0.5 %", "0.02" -> 0.02. Bare numbers above 1 are read as percent.
@@ -145,6 +146,8 @@ std::optional<std::pair<int, int>> parse_pair(std::string_view text);
 nlohmann::json snapshot_json(const KernelSnapshot& s);
 std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j);
 nlohmann::json diff_json(const DiffResult& d);
+// The same document written pair by pair (the bytes of json_text(diff_json(d), 2) plus a newline).
+void write_diff_json(std::ostream& out, const DiffResult& d);
 std::string diff_text(const DiffResult& d);
 std::string diff_markdown(const DiffResult& d);
 

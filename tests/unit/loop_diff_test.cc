@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "render/diff.h"
+
+#include <sstream>
+
+#include "util/json.h"
 #include "render/diff_format.h"
 
 namespace keet::render {
@@ -169,6 +173,18 @@ TEST(LoopDiffJson, SchemaAndRoundTrip) {
   EXPECT_EQ(back->source.line, 25);
   EXPECT_EQ(back->mangled, "_Z1kv");
   EXPECT_FALSE(snapshot_from_json(nlohmann::json{{"name", 3}}));
+}
+
+// Written pair by pair, the document is byte for byte one dump of diff_json().
+TEST(LoopDiffJson, StreamedDocumentEqualsOneDump) {
+  auto before = snap(3, "k", 1, 1000, {"memory.dram_bandwidth"});
+  before.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 12.5;
+  for (auto d : {diff({before, snap(4, "gone", 1, 10)}, {snap(0, "k", 1, 500), snap(1, "new\x01<", 1, 7)}, {}),
+                 diff({}, {}, {})}) {
+    std::ostringstream out;
+    write_diff_json(out, d);
+    EXPECT_EQ(out.str(), keet::json_text(diff_json(d), 2) + "\n");
+  }
 }
 
 TEST(LoopDiffText, NamesVerdictShiftAndUnmatched) {
