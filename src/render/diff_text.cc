@@ -83,9 +83,10 @@ void text_pair(std::string& out, const PairDiff& p) {
 }
 
 void unmatched_lines(std::string& out, const std::vector<KernelSnapshot>& v, std::string_view side,
-                     std::string_view bullet) {
+                     bool markdown) {
   for (const auto& s : v)
-    out += fmt::format("{}only in {}: #{} {} ({})\n", bullet, side, s.index, s.name, s.launch_text());
+    out += fmt::format("{}only in {}: #{} {} ({})\n", markdown ? "- " : "", side, s.index,
+                       markdown ? md_code(s.name) : s.name, s.launch_text());
 }
 
 std::string summary_line(const DiffResult& d) {
@@ -100,8 +101,8 @@ std::string summary_line(const DiffResult& d) {
 std::string diff_text(const DiffResult& d) {
   std::string out = summary_line(d) + "\n\n";
   for (const auto& p : d.pairs) text_pair(out, p);
-  unmatched_lines(out, d.unmatched_before, "before", "");
-  unmatched_lines(out, d.unmatched_after, "after", "");
+  unmatched_lines(out, d.unmatched_before, "before", false);
+  unmatched_lines(out, d.unmatched_after, "after", false);
   return out;
 }
 
@@ -114,13 +115,14 @@ std::string diff_markdown(const DiffResult& d) {
                        verdict_name(p.verdict));
   for (const auto& p : d.pairs) {
     out += fmt::format("\n## {}\n\n", md_code(pair_title(p)));
-    for (const auto& [label, value] : pair_facts(p)) out += fmt::format("- **{}**: {}\n", label, value);
+    // Labels and values come from the reports and data tables: escaped like any outside text.
+    for (const auto& [label, value] : pair_facts(p)) out += fmt::format("- **{}**: {}\n", md_text(label), md_text(value));
     for (size_t i = 0; i < p.metrics.size() && i < kMetricsShown; ++i)
-      out += fmt::format("- {}\n", metric_line(p.metrics[i]));
+      out += fmt::format("- {}\n", md_text(metric_line(p.metrics[i])));
   }
   if (!d.unmatched_before.empty() || !d.unmatched_after.empty()) out += "\n## Unmatched\n\n";
-  unmatched_lines(out, d.unmatched_before, "before", "- ");
-  unmatched_lines(out, d.unmatched_after, "after", "- ");
+  unmatched_lines(out, d.unmatched_before, "before", true);
+  unmatched_lines(out, d.unmatched_after, "after", true);
   return out;
 }
 
