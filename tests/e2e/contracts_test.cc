@@ -93,7 +93,7 @@ TEST(Contracts, EverySchemaIsAValidSchemaAndNamedInTheContractsDoc) {
     auto v = validate(file.substr(0, file.find('.')), "{}");
     EXPECT_EQ(v.rc, 1) << file << ": " << v.out << v.err;
   }
-  EXPECT_GE(n, 11);
+  EXPECT_GE(n, 13);
 }
 
 TEST(Contracts, WriterReportOutputsConform) {
@@ -112,6 +112,13 @@ TEST(Contracts, WriterReportOutputsConform) {
   ASSERT_EQ(run_keet("record " + before + " --tag a --db " + shell_quote(db)).rc, 0);
   ASSERT_EQ(run_keet("record " + after + " --tag b --db " + shell_quote(db)).rc, 0);
   expect_conforms("history", run_keet("history --format json --db " + shell_quote(db)));
+}
+
+TEST(Contracts, ReportFreeOutputsConform) {
+  for (std::string cc : {"7.0", "8.6", "9.0"})
+    expect_conforms("occupancy", run_keet("occupancy --format json --cc " + cc + " --threads 256 --regs 64 --smem 16384"));
+  for (std::string q : {"long_scoreboard", "memory.uncoalesced_global", "dram__throughput", "'why are my loads slow'"})
+    expect_conforms("explain", run_keet("explain --format json " + q));
 }
 
 TEST(Contracts, LlmOutputsConform) {
