@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "app/app.h"
-
 namespace keet::app {
 namespace {
 
@@ -61,11 +59,9 @@ std::vector<Flag> flags_of(const CLI::App& app) {
   return out;
 }
 
-// Subcommands in the table's order (help order).
+// Subcommands in the order they were added (make_cli: the command table's, help order).
 std::vector<const CLI::App*> subcommands_of(const CLI::App& cli) {
-  std::vector<const CLI::App*> out;
-  for (const auto& c : commands()) out.push_back(cli.get_subcommand(std::string(c.name)));
-  return out;
+  return cli.get_subcommands(std::function<bool(const CLI::App*)>([](const CLI::App*) { return true; }));
 }
 
 std::vector<std::string> command_names(const CLI::App& cli) {
