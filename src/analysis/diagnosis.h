@@ -1,5 +1,5 @@
 // The analysis result: what the expert engine concludes about one kernel.
-// Field names follow shared/docs/analysis-contract.md ("keet.analysis/1").
+// Field names follow docs/contracts.md ("keet.analysis/1").
 #pragma once
 #include <optional>
 #include <string>

@@ -66,15 +66,21 @@ int help_command(Context& ctx, CLI::App& cli, const std::vector<std::string>& ar
 
 }  // namespace
 
-int run(int argc, const char* const* argv, Context& ctx) {
-  CLI::App cli{"keet: explains Nsight Compute kernel profiles", "keet"};
-  cli.set_version_flag("-V,--version", std::string("keet ") + KEET_VERSION);
-  cli.require_subcommand(1);
-  Action action;
+std::unique_ptr<CLI::App> make_cli(Action& action) {
+  auto cli = std::make_unique<CLI::App>("keet: explains Nsight Compute kernel profiles", "keet");
+  cli->set_version_flag("-V,--version", std::string("keet ") + KEET_VERSION);
+  cli->require_subcommand(1);
   for (const auto& c : commands()) {
-    CLI::App* sub = cli.add_subcommand(std::string(c.name), std::string(c.help));
+    CLI::App* sub = cli->add_subcommand(std::string(c.name), std::string(c.help));
     c.define(*sub, action);
   }
+  return cli;
+}
+
+int run(int argc, const char* const* argv, Context& ctx) {
+  Action action;
+  auto owned = make_cli(action);
+  CLI::App& cli = *owned;
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
   if (args.empty()) {
     ctx.err << "keet: a command is required\n" << kUsage << "\n";

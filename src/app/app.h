@@ -35,6 +35,10 @@ struct Command {
 };
 
 const std::vector<Command>& commands();
+// The whole command line: every command of commands() with its flags, -V.
+// run() parses with it; the man page and shell completions are written from it
+// (app/cli_docs.h), so they cannot drift from the help text.
+std::unique_ptr<CLI::App> make_cli(Action& action);
 int run(int argc, const char* const* argv, Context& ctx);
 int main(int argc, char** argv);  // real process: stdout/stderr, isatty, getenv
 

@@ -25,6 +25,7 @@
 #include "render/analysis_text.h"
 #include "render/html.h"
 #include "render/html_parts.h"
+#include "render/llm_markdown.h"
 #include "render/markdown.h"
 #include "util/json.h"
 
@@ -111,7 +112,7 @@ std::string summary_line(const analysis::LaunchSummary& s, bool markdown) {
   else
     text = fmt::format("{} launch(es) with this configuration, none timed; the diagnosis is of launch #{}",
                        s.indices.size(), s.representative);
-  return (markdown ? "> " : "Summary: ") + text + "\n";
+  return markdown ? "> " + render::md_text(text) + "\n\n" : "Summary: " + text + "\n";
 }
 
 nlohmann::json summary_json(const analysis::LaunchSummary& s) {
@@ -180,8 +181,8 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   narratives = narrate(ctx, *rt, run->pending);
   bool several = run->pending.size() > 1;
   for (size_t i = 0; i < narratives.size(); ++i)
-    out << (several ? narrative_heading(run->pending[i].diagnosis, style) : "") << llm::render_text(narratives[i])
-        << "\n";
+    out << (several ? narrative_heading(run->pending[i].diagnosis, style) : "")
+        << (style.markdown ? render::narrative_markdown(narratives[i]) : llm::render_text(narratives[i])) << "\n";
   return run;
 }
 

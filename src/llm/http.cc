@@ -11,6 +11,9 @@
 #ifndef KEET_PLUGIN_BUILD_DIR
 #define KEET_PLUGIN_BUILD_DIR ""
 #endif
+#ifndef KEET_PLUGIN_INSTALL_DIR
+#define KEET_PLUGIN_INSTALL_DIR "lib/keet"
+#endif
 
 namespace keet::llm {
 
@@ -32,14 +35,15 @@ namespace {
 constexpr const char* kPluginName = "libkeet_http.so";
 
 // Where the plugin may be: named by KEET_HTTP_PLUGIN, beside the executable
-// (the build folder), in an installed lib/keet, or in the folder it was built in
-// (test binaries live in a sub-folder of the build).
+// (the build folder), in the installed lib/keet beside bin/ (CMakeLists.txt
+// install rules), or in the folder it was built in (test binaries live in a
+// sub-folder of the build).
 std::vector<std::string> plugin_candidates() {
   std::vector<std::string> out;
   if (const char* env = std::getenv("KEET_HTTP_PLUGIN"); env && *env) return {env};
   if (auto dir = io::executable_dir(); !dir.empty()) {
     out.push_back(dir + "/" + kPluginName);
-    out.push_back(dir + "/../lib/keet/" + kPluginName);
+    out.push_back(dir + "/../" KEET_PLUGIN_INSTALL_DIR "/" + kPluginName);
   }
   if (*KEET_PLUGIN_BUILD_DIR) out.push_back(std::string(KEET_PLUGIN_BUILD_DIR) + "/" + kPluginName);
   return out;

@@ -1,5 +1,5 @@
 // The verified LLM answer; its JSON form is the contract's `llm` object
-// (shared/docs/analysis-contract.md), plus a few additive fields.
+// (docs/contracts.md, schemas/analysis.schema.json "llm"), plus a few additive fields.
 #pragma once
 #include <optional>
 #include <string>

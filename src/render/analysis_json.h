@@ -1,4 +1,4 @@
-// The analysis as JSON, exactly per shared/docs/analysis-contract.md
+// The analysis as JSON, exactly per docs/contracts.md and schemas/analysis.schema.json
 // ("schema": "keet.analysis/1").
 #pragma once
 #include <nlohmann/json.hpp>

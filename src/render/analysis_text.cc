@@ -49,7 +49,9 @@ std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle&
   for (auto& c : cls) c = static_cast<char>(std::toupper(c));
   std::string line = fmt::format("Bottleneck: {} (confidence {:.2f}) - {}", cls, k.bottleneck.confidence,
                                  k.bottleneck.summary);
-  if (s.markdown) return "**" + line + "**\n";
+  if (s.markdown)
+    return fmt::format("**Bottleneck: {} (confidence {:.2f})** - {}\n\n", cls, k.bottleneck.confidence,
+                       md_text(k.bottleneck.summary));
   return "  " + paint(s, "1", line) + "\n";
 }
 
@@ -60,15 +62,29 @@ std::string limiter_line(const analysis::KernelDiagnosis& k, const TextStyle& s)
   for (size_t i = 0; i < k.limiter.units.size() && i < 4; ++i)
     parts.push_back(fmt::format("{} {:.1f}%", k.limiter.units[i].label, k.limiter.units[i].pct));
   std::string line = fmt::format("Busiest units: {}", fmt::join(parts, ", "));
-  if (s.markdown) return line + "\n";
+  if (s.markdown) return md_text(line) + "\n\n";
   return "  " + line + "\n";
 }
 
 // What the report lacks for a class, and how to collect it.
+// Markdown: each statement its own block, so a CommonMark renderer never folds
+// the advice into the list of problems.
+std::string quality_markdown(const analysis::DataQuality& q) {
+  std::string out = "This report cannot support a diagnosis of this kernel.\n\n";
+  for (const auto& p : q.problems) out += "- " + md_text(p) + "\n";
+  if (!q.problems.empty())
+    return out + "\nProfile the kernel again: nothing measured in this capture can be trusted.\n\n";
+  if (!q.collect.empty())
+    out += fmt::format("Collect the missing sections with: {} (or {})\n\n", md_code("ncu " + fmt::format("{}", fmt::join(q.collect, " "))),
+                       md_code("--set full"));
+  return out;
+}
+
 std::string quality_lines(const analysis::KernelDiagnosis& k, const TextStyle& s) {
   const auto& q = k.data_quality;
   if (q.sufficient) return "";
-  std::string indent = s.markdown ? "" : "  ";
+  if (s.markdown) return quality_markdown(q);
+  std::string indent = "  ";
   std::string out = indent + "This report cannot support a diagnosis of this kernel.\n";
   for (const auto& p : q.problems) out += indent + "- " + p + "\n";
   if (!q.problems.empty()) return out + indent + "Profile the kernel again: nothing measured in this capture can be trusted.\n";
@@ -83,32 +99,56 @@ std::string evidence_lines(const analysis::Finding& f, const std::string& indent
   return indent + "Evidence: " + fmt::format("{}", fmt::join(parts, "; ")) + "\n";
 }
 
-std::string source_lines(const analysis::Finding& f, const std::string& indent, bool markdown) {
+std::string source_lines(const analysis::Finding& f, const std::string& indent) {
   std::string out;
   for (const auto& src : f.source) {
     if (src.line == 0) {  // no line table: the SASS instruction offset
       out += fmt::format("{}Where: {} ({:.0f}%)\n", indent, src.text, src.share * 100);
       continue;
     }
-    out += fmt::format("{}Where: {}:{} ({:.0f}%)", indent, markdown ? md_text(src.file) : src.file, src.line,
-                       src.share * 100);
+    out += fmt::format("{}Where: {}:{} ({:.0f}%)", indent, src.file, src.line, src.share * 100);
     if (!src.text.empty()) out += "  " + md_code(keet::trim(src.text));
     out += "\n";
   }
   return out;
 }
 
+// A finding in Markdown: a heading, then explanation, evidence, places, fix and
+// ncu's agreeing rules each as their own paragraph or list (blank lines between,
+// nothing indented), outside text escaped and names in code spans.
+std::string finding_markdown(size_t i, const analysis::Finding& f) {
+  std::string out = fmt::format("### {}. \\[{}\\] {} — {} ({})\n\n", i, analysis::severity_name(f.severity),
+                                md_text(f.title), speedup_text(f), md_code(f.id));
+  if (!f.explanation.empty()) out += md_text(f.explanation) + "\n\n";
+  std::vector<std::string> evidence;
+  for (const auto& e : f.evidence) evidence.push_back(md_code(e.metric) + " = " + md_text(evidence_value(e)));
+  if (!evidence.empty()) out += fmt::format("Evidence: {}\n\n", fmt::join(evidence, "; "));
+  for (const auto& src : f.source) {
+    std::string where = src.line == 0 ? md_code(src.text) : md_code(fmt::format("{}:{}", src.file, src.line));
+    out += fmt::format("- Where: {} ({:.0f}%)", where, src.share * 100);
+    if (src.line != 0 && !src.text.empty()) out += " " + md_code(keet::trim(src.text));
+    out += "\n";
+  }
+  if (!f.source.empty()) out += "\n";
+  if (!f.advice.empty()) out += "Fix:\n\n";
+  for (const auto& a : f.advice) out += "- " + md_text(a) + "\n";
+  if (!f.advice.empty()) out += "\n";
+  std::vector<std::string> rules;
+  for (const auto& r : f.ncu_rules) rules.push_back(md_code(r));
+  if (!rules.empty()) out += fmt::format("Also flagged by ncu: {}\n\n", fmt::join(rules, ", "));
+  return out;
+}
+
 std::string finding_block(size_t i, const analysis::Finding& f, const TextStyle& s) {
+  if (s.markdown) return finding_markdown(i, f);
   std::string sev(analysis::severity_name(f.severity));
-  std::string indent = s.markdown ? "   " : "      ";
-  std::string out;
-  if (s.markdown) out += fmt::format("{}. **[{}] {}** — {} (`{}`)\n", i, sev, f.title, speedup_text(f), f.id);
-  else out += fmt::format("  {}. {} {}  {}\n", i, paint(s, severity_color(f.severity), "[" + sev + "]"), f.title,
-                          paint(s, "32", speedup_text(f)));
-  if (!s.markdown) out += indent + paint(s, "2", f.id) + "\n";
+  std::string indent = "      ";
+  std::string out = fmt::format("  {}. {} {}  {}\n", i, paint(s, severity_color(f.severity), "[" + sev + "]"), f.title,
+                                paint(s, "32", speedup_text(f)));
+  out += indent + paint(s, "2", f.id) + "\n";
   out += indent + f.explanation + "\n";
   out += evidence_lines(f, indent);
-  out += source_lines(f, indent, s.markdown);
+  out += source_lines(f, indent);
   if (!f.advice.empty()) out += indent + "Fix:\n";
   for (const auto& a : f.advice) out += indent + "  - " + a + "\n";
   if (!f.ncu_rules.empty()) out += indent + fmt::format("Also flagged by ncu: {}\n", fmt::join(f.ncu_rules, ", "));
@@ -148,13 +188,23 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
   return paint(s, "1", title) + "\n" + t.str(70) + more + "\n";
 }
 
-std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s) {
-  std::string out = header_line(k, s) + (s.markdown ? "\n" : "") + bottleneck_line(k, s) + limiter_line(k, s) + "\n";
+// Markdown: blocks separated by blank lines; each note its own quote.
+std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  std::string out = header_line(k, s) + "\n" + bottleneck_line(k, s) + limiter_line(k, s);
   out += quality_lines(k, s);
-  if (k.findings.empty() && k.data_quality.sufficient)
-    out += (s.markdown ? "" : "  ") + std::string("No finding passed its threshold.\n");
+  if (k.findings.empty() && k.data_quality.sufficient) out += "No finding passed its threshold.\n\n";
+  for (size_t i = 0; i < k.findings.size(); ++i) out += finding_markdown(i + 1, k.findings[i]);
+  for (const auto& n : k.notes) out += "> Note: " + md_text(n) + "\n\n";
+  return out;
+}
+
+std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  if (s.markdown) return kernel_markdown(k, s);
+  std::string out = header_line(k, s) + bottleneck_line(k, s) + limiter_line(k, s) + "\n";
+  out += quality_lines(k, s);
+  if (k.findings.empty() && k.data_quality.sufficient) out += "  No finding passed its threshold.\n";
   for (size_t i = 0; i < k.findings.size(); ++i) out += finding_block(i + 1, k.findings[i], s) + "\n";
-  for (const auto& n : k.notes) out += (s.markdown ? "> Note: " : "  Note: ") + n + "\n";
+  for (const auto& n : k.notes) out += "  Note: " + n + "\n";
   return out + "\n";
 }
 

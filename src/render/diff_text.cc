@@ -117,9 +117,10 @@ std::string diff_markdown(const DiffResult& d) {
                        verdict_name(p.verdict));
   for (const auto& p : d.pairs) {
     out += fmt::format("\n## {}\n\n", md_code(pair_title(p)));
-    for (const auto& [label, value] : pair_facts(p)) out += fmt::format("- **{}**: {}\n", label, value);
+    // Labels and values come from the reports and data tables: escaped like any outside text.
+    for (const auto& [label, value] : pair_facts(p)) out += fmt::format("- **{}**: {}\n", md_text(label), md_text(value));
     for (size_t i = 0; i < p.metrics.size() && i < kMetricsShown; ++i)
-      out += fmt::format("- {}\n", metric_line(p.metrics[i]));
+      out += fmt::format("- {}\n", md_text(metric_line(p.metrics[i])));
   }
   if (!d.unmatched_before.empty() || !d.unmatched_after.empty()) out += "\n## Missing and new kernels\n\n";
   unmatched_lines(out, d.unmatched_before, true, true);

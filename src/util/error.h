@@ -8,7 +8,7 @@
 
 namespace keet {
 
-// Exit codes from shared/docs/analysis-contract.md; valid for every command.
+// Exit codes of docs/contracts.md; valid for every command.
 enum class ExitCode : int {
   Ok = 0,
   Failed = 1,      // ran, and found what it was asked to fail on (gate)

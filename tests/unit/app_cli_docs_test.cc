@@ -1,0 +1,72 @@
+// The man page and completion writers on a small command line with every
+// kind of flag, and text that roff, bash or zsh would otherwise take as syntax.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "app/cli_docs.h"
+#include "support/testing.h"
+
+namespace keet::app {
+namespace {
+
+struct Cli {
+  CLI::App app{"keet: explains .things \\ with -dashes", "keet"};
+  std::string format = "text", out;
+  bool quiet = false;
+  std::vector<std::string> files;
+  Cli() {
+    auto* sub = app.add_subcommand("analyze", ".starts a roff request [and] 'quotes': colons");
+    sub->add_option("report", files, "report files")->required();
+    sub->add_option("--format,-f", format, "output format")->check(CLI::IsMember({"text", "json"}));
+    sub->add_flag("--quiet", quiet, "say less");
+    sub->add_option("-o,--output", out, "write here");
+    app.add_subcommand("diff", "compare");
+  }
+};
+
+std::string write(const std::string& name, const std::string& text) {
+  std::string path = testing::temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliDocs, ManPageEscapesRoffAndListsEveryFlag) {
+  Cli c;
+  std::string page = man_page(c.app, "9.9");
+  EXPECT_NE(page.find("\\&.starts a roff request"), std::string::npos) << page;
+  EXPECT_NE(page.find("\\e with \\-dashes"), std::string::npos) << page;
+  EXPECT_NE(page.find("\\fB\\-f\\fR, \\fB\\-\\-format\\fR \\fI{text|json}\\fR"), std::string::npos) << page;
+  EXPECT_NE(page.find("\\fB\\-\\-quiet\\fR\nsay less"), std::string::npos) << "a flag takes no value:\n" << page;
+  EXPECT_NE(page.find("\\fBkeet analyze\\fR [\\fIoptions\\fR] \\fIreport\\fR..."), std::string::npos) << page;
+  auto groff = testing::run_command("groff -man -Tutf8 -ww -z " + testing::shell_quote(write("cli.1", page)));
+  EXPECT_EQ(groff.rc, 0);
+  EXPECT_EQ(groff.err, "");
+}
+
+TEST(CliDocs, BashCompletesChoicesAndFlags) {
+  Cli c;
+  std::string script = write("cli.bash", bash_completion(c.app));
+  auto complete = [&](const std::string& words, int cword) {
+    return testing::run_command("bash -c " + testing::shell_quote("source " + testing::shell_quote(script) +
+                                                                  "; COMP_WORDS=(keet " + words + "); COMP_CWORD=" +
+                                                                  std::to_string(cword) + "; _keet; echo \"${COMPREPLY[@]}\""))
+        .out;
+  };
+  EXPECT_EQ(complete("''", 1), "analyze diff help -h --help\n");
+  EXPECT_EQ(complete("analyze -f ''", 3), "text json\n");
+  EXPECT_EQ(complete("analyze --q", 2), "--quiet\n");
+}
+
+TEST(CliDocs, ZshQuotesDescriptions) {
+  Cli c;
+  std::string script = zsh_completion(c.app);
+  EXPECT_NE(script.find("'analyze:.starts a roff request \\[and\\] '\\''quotes'\\''\\: colons'"), std::string::npos)
+      << script;
+  EXPECT_NE(script.find("'--format[output format]:value:(text json)'"), std::string::npos) << script;
+  if (testing::run_command("command -v zsh").rc != 0) GTEST_SKIP() << "zsh is not installed: not parsed";
+  EXPECT_EQ(testing::run_command("zsh -n " + testing::shell_quote(write("_keet", script))).rc, 0);
+}
+
+}  // namespace
+}  // namespace keet::app
