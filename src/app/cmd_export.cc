@@ -1,5 +1,6 @@
 // keet export R --format csv|json: a drop-in for `ncu --import R --page raw
 // --csv --print-units base`, or the whole model as JSON.
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "render/raw_csv.h"
 #include "render/report_json.h"
 #include "util/json.h"
+#include "util/pattern.h"
 
 namespace keet::app {
 namespace {
@@ -17,6 +19,35 @@ namespace {
 struct ExportArgs {
   ReportArgs report;
   std::string format;
+  std::vector<std::string> metrics;  // --metrics: names or regex:<pattern>, as ncu's
+};
+
+// --metrics, as ncu's: metric names, or regex:<pattern> searched in names.
+// Empty: every metric.
+class MetricPick {
+ public:
+  static Result<MetricPick> parse(const std::vector<std::string>& specs) {
+    MetricPick p;
+    for (const auto& spec : specs) {
+      if (!spec.starts_with("regex:")) {
+        p.names_.insert(spec);
+        continue;
+      }
+      auto re = Pattern::compile(spec.substr(6));
+      if (!re) return fail(ExitCode::BadInput, fmt::format("--metrics {}: invalid regular expression: {}", spec, re.error()));
+      p.patterns_.push_back(std::move(*re));
+    }
+    return p;
+  }
+  bool all() const { return names_.empty() && patterns_.empty(); }
+  bool operator()(std::string_view metric) const {
+    if (all() || names_.contains(metric)) return true;
+    return std::ranges::any_of(patterns_, [&](const Pattern& re) { return re.search(metric); });
+  }
+
+ private:
+  std::set<std::string, std::less<>> names_;
+  std::vector<Pattern> patterns_;
 };
 
 // What the first pass over a binary report learns: the column set of the
@@ -34,14 +65,14 @@ bool decides_units(std::string_view metric) {
 
 // The reader calls the metric filter for each metric of a kernel before that
 // kernel reaches the sink, so names are collected without keeping any value.
-Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel) {
+Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick) {
   Columns c;
   std::vector<std::string> pending;
   readers::ReadOptions opt;
   opt.instances = opt.rules = opt.modules = false;
   opt.allow_partial = true;  // the second pass decides what a truncation means
   opt.metric_filter = [&](std::string_view n) {
-    if (!render::raw_csv_hidden(n)) pending.emplace_back(n);
+    if (!render::raw_csv_hidden(n) && pick(n)) pending.emplace_back(n);
     return decides_units(n);
   };
   auto ok = readers::stream_into(src, opt, c.head, [&](model::Kernel&& k) {
@@ -97,7 +128,9 @@ bool is_binary_report(const io::ByteSource& src) {
 ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSource& src) {
   auto sel = kernel_filter(a.report);
   if (!sel) return report_error(ctx, sel.error());
-  auto cols = scan_columns(src, *sel);  // each pass counts -s/-c afresh (the filter is copied)
+  auto pick = MetricPick::parse(a.metrics);
+  if (!pick) return report_error(ctx, pick.error());
+  auto cols = scan_columns(src, *sel, *pick);  // each pass counts -s/-c afresh (the filter is copied)
   if (!cols) return report_error(ctx, cols.error());
   if (cols->selected == 0 && cols->seen > 0 && !sel->all())
     return report_error(ctx, Error{ExitCode::BadInput,
@@ -108,8 +141,11 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
 // keet.export/1 kernel by kernel ("kernels" sorts first among its members,
 // so the document is written in the order json_text() would write it whole).
 ExitCode export_json(Context& ctx, const ExportArgs& a) {
+  auto pick = MetricPick::parse(a.metrics);
+  if (!pick) return report_error(ctx, pick.error());
   readers::ReadOptions opt;
   opt.modules = false;  // instances stay: the export lists them
+  if (!pick->all()) opt.metric_filter = *pick;
   JsonObjectStream doc(ctx.out, 1);
   std::optional<JsonArrayStream> kernels;
   model::Report head;
@@ -130,13 +166,16 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
 
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
   if (a.format == "json") return export_json(ctx, a);
-  auto src = io::open_file(a.report.path);
+  auto src = open_report(a.report.path);
   if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
   // CSV inputs: their units come from the file, and the column set needs every
   // kernel; such files are small next to binary reports.
+  auto pick = MetricPick::parse(a.metrics);
+  if (!pick) return report_error(ctx, pick.error());
   readers::ReadOptions opt;
   opt.modules = false;
   opt.instances = true;  // csv prints "" (not "no data") for a value-less metric that has them
+  if (!pick->all()) opt.metric_filter = *pick;
   auto loaded = load_report(ctx, a.report, opt);
   if (!loaded) return report_error(ctx, loaded.error());
   ctx.out << render::raw_csv(loaded->report, loaded->selected);
@@ -150,6 +189,9 @@ Command export_command() {
             auto a = std::make_shared<ExportArgs>();
             add_report_args(sub, a->report);
             add_format(sub, a->format, {"csv", "json"});
+            sub.add_option("--metrics", a->metrics,
+                           "only these metrics: names or regex:<pattern>, comma-separated or repeated (as ncu)")
+                ->delimiter(',');
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_export(ctx, *a); }; });
           }};
 }

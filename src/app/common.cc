@@ -11,7 +11,8 @@
 namespace keet::app {
 
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
-  sub.add_option("report", a.path, "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV)")
+  sub.add_option("report", a.path,
+                 "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV); - reads standard input")
       ->required();
   if (with_kernel) {
     sub.add_option("-k,--kernel", a.kernel,
@@ -34,6 +35,21 @@ Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
   return model::KernelFilter(std::move(*sel), a.skip, a.count);
 }
 
+Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& path) {
+  if (path != "-") {
+    auto src = io::open_file(path);
+    if (!src) return std::unexpected(src.error());
+    return std::shared_ptr<const io::ByteSource>(std::move(*src));
+  }
+  static std::shared_ptr<const io::ByteSource> piped;  // stdin can be read only once
+  if (!piped) {
+    auto data = io::read_stdin();
+    if (!data) return std::unexpected(data.error());
+    piped = io::memory_source("-", std::move(*data));
+  }
+  return piped;
+}
+
 namespace {
 std::string no_match(const ReportArgs& a) {
   std::string sel = a.kernel.empty() ? "" : " -k " + a.kernel;
@@ -46,8 +62,10 @@ std::string no_match(const ReportArgs& a) {
 Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
   auto filter = kernel_filter(a);
   if (!filter) return std::unexpected(filter.error());
-  auto report = readers::load_file(a.path, opt);
-  if (!report) return std::unexpected(report.error());
+  auto src = open_report(a.path);
+  if (!src) return std::unexpected(src.error());
+  auto report = readers::load(**src, opt);
+  if (!report) return fail(ExitCode::BadInput, report.error().message());
   Loaded l{std::move(*report), {}, ExitCode::Ok};
   for (const auto& w : l.report.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (l.report.partial && !a.allow_partial) l.partial_exit = ExitCode::BadInput;
@@ -61,7 +79,7 @@ Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const reade
                                   model::Report& head, const KernelStream& stream) {
   auto filter = kernel_filter(a);
   if (!filter) return std::unexpected(filter.error());
-  auto src = io::open_file(a.path);
+  auto src = open_report(a.path);
   if (!src) return std::unexpected(src.error());
   StreamStats stats;
   auto ok = readers::stream_into(**src, opt, head, [&](model::Kernel&& k) {

@@ -23,6 +23,10 @@ struct ReportArgs {
   std::optional<uint64_t> count;        // -c/--launch-count
   bool allow_partial = false;
 };
+// The report at `path`; "-" is standard input, read once and kept in memory
+// (commands read a report in several passes).
+Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& path);
+
 // -k, --kernel-name-base, -s and -c as one filter (a fresh one per pass).
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a);
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel = true);

@@ -159,6 +159,20 @@ Result<std::string> read_text_file(const std::string& path) {
   return text;
 }
 
+Result<std::string> read_stdin() {
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(0, buf, sizeof buf);
+    if (n == 0) return data;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ExitCode::BadInput, fmt::format("-: cannot read standard input: {}", std::strerror(errno)));
+    }
+    data.append(buf, static_cast<size_t>(n));
+  }
+}
+
 Result<void> write_text_file(const std::string& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return os_error(path);

@@ -31,6 +31,8 @@ class ByteSource {
 Result<std::unique_ptr<ByteSource>> open_file(const std::string& path);
 std::unique_ptr<ByteSource> memory_source(std::string name, std::string data);
 
+// Everything on standard input (a report piped in: `keet analyze -`).
+Result<std::string> read_stdin();
 Result<std::string> read_text_file(const std::string& path);
 Result<void> write_text_file(const std::string& path, std::string_view text);
 

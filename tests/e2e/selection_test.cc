@@ -1,6 +1,8 @@
 // ncu's selection conventions on every reading command: -k with
 // --kernel-name-base, -s/--launch-skip and -c/--launch-count.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "support/report_writer.h"
@@ -109,6 +111,49 @@ TEST(Selection, PerKernelSummaryFoldsRepeatedLaunches) {
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0]["launches"], 5);
   EXPECT_DOUBLE_EQ(groups[0]["mean_ns"].get<double>(), 1300);
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// export --metrics, as ncu's: names and regex:<pattern>, comma-separated.
+TEST(Selection, ExportMetricsKeepsOnlyTheNamedColumns) {
+  std::string r = launches_report();
+  auto csv = run_keet("export --format csv --metrics gpu__time_duration.sum,regex:^sm__ " + r);
+  ASSERT_EQ(csv.rc, 0) << csv.err;
+  std::string header = csv.out.substr(0, csv.out.find('\n'));
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 8 + 2 - 1) << header;  // 8 ID columns + 2 metrics
+  EXPECT_NE(header.find("\"gpu__time_duration.sum\""), std::string::npos);
+  EXPECT_NE(header.find("\"sm__throughput.avg.pct_of_peak_sustained_elapsed\""), std::string::npos);
+  auto j = run_keet("export --format json --metrics gpu__time_duration.sum " + r);
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto doc = json::parse(j.out);
+  EXPECT_EQ(doc["kernels"][0]["metrics"].size(), 1u);
+  EXPECT_EQ(run_keet("export --metrics 'regex:(' " + r).rc, 2);
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// "-" reads the report from standard input, for every pass a command makes.
+TEST(Selection, DashReadsTheReportFromStandardInput) {
+  std::string r = launches_report();
+  for (std::string cmd : {"analyze --format json", "export --format csv", "doctor --format json", "list --format json"}) {
+    auto piped = run_command("(cat " + r + " | " + std::string(KEET_BINARY) + " " + cmd + " -)");
+    auto direct = run_keet(cmd + " " + r);
+    EXPECT_EQ(piped.rc, direct.rc) << cmd << piped.err;
+    EXPECT_FALSE(piped.out.empty()) << cmd;
+    if (cmd.starts_with("export")) EXPECT_EQ(piped.out, direct.out) << cmd;
+  }
+  auto empty = run_command(std::string(KEET_BINARY) + " analyze -");
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_NE(empty.err.find("empty"), std::string::npos) << empty.err;
 }
 
 }  // namespace
