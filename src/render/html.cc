@@ -131,7 +131,9 @@ std::string bottleneck_html(const analysis::Bottleneck& b) {
                      b.confidence * 100, esc(b.summary));
 }
 
-std::string kernel_section(const model::Report& r, const model::Kernel* k, const analysis::KernelDiagnosis& d) {
+}  // namespace
+
+std::string html_kernel(const model::Report& r, const model::Kernel* k, const analysis::KernelDiagnosis& d) {
   std::string out = "<section class='card'>" + kernel_header(d) + bottleneck_html(d.bottleneck) + quality_html(d.data_quality);
   out += "<div class='grid2'><div>" + units_section(d.limiter);
   if (!d.data_quality.stall_unit.empty())
@@ -144,6 +146,8 @@ std::string kernel_section(const model::Report& r, const model::Kernel* k, const
   for (const auto& n : d.notes) out += "<p class='meta'>note: " + esc(n) + "</p>";
   return out + "</section>";
 }
+
+namespace {
 
 std::string pair_section(const PairDiff& p) {
   std::string verdict(verdict_name(p.verdict));
@@ -174,10 +178,6 @@ std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector
                                  esc(meta.report_path), esc(meta.report_format),
                                  esc(meta.ncu_version.empty() ? "unknown" : meta.ncu_version));
   return html::page_head("keet analysis: " + meta.report_path) + body + ranking_section(ranking);
-}
-
-std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d) {
-  return kernel_section(head, kernel, d);
 }
 
 std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r) {
@@ -214,7 +214,7 @@ std::string html_report(const model::Report& report, const analysis::Diagnosis& 
   for (const auto& kd : diagnosis.kernels)
     if (const auto* k = kernel_of(kd.index)) ranking.add(*k);
   std::string out = html_report_begin(diagnosis, ranking.groups());
-  for (const auto& kd : diagnosis.kernels) out += kernel_section(report, kernel_of(kd.index), kd);
+  for (const auto& kd : diagnosis.kernels) out += html_kernel(report, kernel_of(kd.index), kd);
   return out + html_report_end();
 }
 

@@ -49,22 +49,7 @@ std::string writer_report(const std::string& name, double duration_ns) {
   ReportWriter w;
   ReportWriter::Block b;
   auto k = w.kernel("strided_copy", 8192, 256,
-                    {{"gpu__time_duration.sum", duration_ns},
-                     {"device__attribute_compute_capability_major", 9},
-                     {"device__attribute_compute_capability_minor", 0},
-                     {"launch__sm_count", 132},
-                     {"launch__grid_size", 8192},
-                     {"launch__block_size", 256},
-                     {"launch__waves_per_multiprocessor", 7.76},
-                     {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 12},
-                     {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 81},
-                     {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 81},
-                     {"derived__memory_l2_theoretical_sectors_global_excessive", 6000000},
-                     {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 8000000},
-                     {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 1000000},
-                     {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 250000},
-                     {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 250000},
-                     {"smsp__issue_active.avg.pct_of_peak_sustained_active", 9}});
+                    scenario_metrics(duration_ns));
   auto tiny = w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500}});
   w.flush_strings(b);
   b.results.push_back(k.SerializeAsString());

@@ -56,6 +56,25 @@ pb::ProfileResult ReportWriter::kernel(const std::string& name, uint64_t grid, u
   return r;
 }
 
+std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns) {
+  return {{"gpu__time_duration.sum", duration_ns},
+          {"device__attribute_compute_capability_major", 9},
+          {"device__attribute_compute_capability_minor", 0},
+          {"launch__sm_count", 132},
+          {"launch__grid_size", 8192},
+          {"launch__block_size", 256},
+          {"launch__waves_per_multiprocessor", 7.76},
+          {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 12},
+          {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 81},
+          {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 81},
+          {"derived__memory_l2_theoretical_sectors_global_excessive", 6000000},
+          {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 8000000},
+          {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 1000000},
+          {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 250000},
+          {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 250000},
+          {"smsp__issue_active.avg.pct_of_peak_sustained_active", 9}};
+}
+
 std::string ReportWriter::bytes() const {
   std::string out("NVR\0", 4);
   pb::FileHeader fh;

@@ -44,6 +44,10 @@ class ReportWriter {
   size_t flushed_ = 0;
 };
 
+// The metrics of the tests' memory-bound scenario kernel (sm_90, 81% DRAM,
+// uncoalesced global loads, 9% issue activity), taking `duration_ns`.
+std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns);
+
 // Splits a real report into its raw framed parts so tests can re-assemble or
 // replicate them (e.g. the 20,000-kernel benchmark report).
 struct RawReport {
