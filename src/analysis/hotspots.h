@@ -20,9 +20,12 @@ struct Context {
   const model::Report& report;
   const model::Kernel& kernel;
   const SourceTable& table() const;
+  // The table over only these PC metrics (full names), built once per list.
+  const SourceTable& table_for(const std::vector<std::string>& metrics) const;
 
  private:
   mutable std::unique_ptr<SourceTable> table_;
+  mutable std::vector<std::pair<std::vector<std::string>, std::unique_ptr<SourceTable>>> partial_;
 };
 
 // The n lines with the largest share of the first metric in `metrics` that the

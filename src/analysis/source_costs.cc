@@ -79,15 +79,73 @@ bool is_pc_metric(const model::Metric& m, const PcRange& range) {
   });
 }
 
-using PcValues = std::map<uint64_t, std::map<std::string, double, std::less<>>>;
+// The PC metrics' values as index arrays: metric names once, then one entry
+// per (PC, metric) with data, PCs ascending. Each entry is the sum of the
+// metric's instances at that PC, added in report order (metrics, then list
+// order), so sums come out as they did with a map per PC.
+struct PcValues {
+  std::vector<const std::string*> names;  // metric index -> name (distinct names)
+  struct Cell {
+    uint64_t pc;
+    uint32_t metric;
+    double value;
+  };
+  std::vector<Cell> cells;  // sorted by PC, then first appearance in the report
+  bool empty() const { return cells.empty(); }
+};
 
-PcValues collect_pc_values(const model::Kernel& k, const PcRange& range) {
+// `only` (full metric names), when given, limits the metrics looked at, so
+// the lists of the others are never decoded.
+PcValues collect_pc_values(const model::Kernel& k, const PcRange& range, const std::vector<std::string>* only) {
   PcValues out;
-  for (const auto& m : k.metrics) {
-    if (!is_pc_metric(m, range)) continue;
-    for (const auto& i : m.instances) out[i.key.integer][m.name] += *i.value.as_number();
+  std::vector<PcValues::Cell> raw;
+  auto add = [&](const model::Metric& m) {
+    if (!is_pc_metric(m, range)) return;
+    auto known = std::find_if(out.names.begin(), out.names.end(), [&](const std::string* n) { return *n == m.name; });
+    auto index = static_cast<uint32_t>(known - out.names.begin());
+    if (known == out.names.end()) out.names.push_back(&m.name);
+    for (const auto& i : m.instances) raw.push_back({i.key.integer, index, *i.value.as_number()});
+  };
+  if (only) {
+    for (const auto& name : *only)
+      for (const auto& m : k.metrics)
+        if (m.name == name) add(m);
+  } else {
+    for (const auto& m : k.metrics) add(m);
+  }
+  // A stable sort by PC keeps each PC's values in report order.
+  std::stable_sort(raw.begin(), raw.end(), [](const auto& a, const auto& b) { return a.pc < b.pc; });
+  std::vector<int64_t> slot_of(out.names.size(), -1);  // cell of each metric at the current PC
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (i == 0 || raw[i].pc != raw[i - 1].pc) std::fill(slot_of.begin(), slot_of.end(), -1);
+    auto& slot = slot_of[raw[i].metric];
+    if (slot < 0) {
+      slot = static_cast<int64_t>(out.cells.size());
+      out.cells.push_back({raw[i].pc, raw[i].metric, 0.0});
+    }
+    out.cells[slot].value += raw[i].value;
   }
   return out;
+}
+
+// A table over some metrics sorts its rows as the whole table would: by the
+// whole table's default metric, which is therefore added to the subset. That
+// is the first of the default order the kernel has PC values of; without one,
+// the whole table's fallback (the first PC metric by name) needs every list,
+// so nullptr says: build the whole table.
+const std::vector<std::string>* with_default_metric(const model::Kernel& k, const PcRange& range,
+                                                    const std::vector<std::string>& only,
+                                                    std::vector<std::string>& subset) {
+  for (const auto& name : only)
+    if (std::find(subset.begin(), subset.end(), name) == subset.end()) subset.push_back(name);
+  for (const auto& d : columns().default_order) {
+    bool has = std::any_of(k.metrics.begin(), k.metrics.end(),
+                           [&](const model::Metric& m) { return m.name == d && is_pc_metric(m, range); });
+    if (!has) continue;
+    if (std::find(subset.begin(), subset.end(), d) == subset.end()) subset.push_back(d);
+    return &subset;
+  }
+  return nullptr;
 }
 
 // ------------------------------------------------------------ grouping
@@ -138,18 +196,39 @@ RowKey row_key(const readers::Cubin* cubin, uint64_t pc, uint64_t start) {
   return {"", 0, pc - start};
 }
 
+// Sums per row in arrays (row x metric), PCs ascending as before; the rows'
+// name-keyed maps are filled once at the end, one insert per metric a row has.
 std::vector<SourceLineCost> group_rows(const PcValues& pcs, const readers::Cubin* cubin, uint64_t start) {
-  std::map<RowKey, SourceLineCost> rows;
-  for (const auto& [pc, values] : pcs) {
-    RowKey key = row_key(cubin, pc, start);
-    auto [it, added] = rows.try_emplace(key);
-    SourceLineCost& row = it->second;
-    if (added) row.file = key.file, row.line = key.line, row.offset = pc - start;  // PCs ascend
-    ++row.instructions_mapped;
-    for (const auto& [name, v] : values) row.metrics[name] += v;
+  std::map<RowKey, size_t> row_of;
+  std::vector<SourceLineCost> rows;
+  std::vector<double> sums;     // rows x metrics
+  std::vector<uint8_t> present;  // rows x metrics
+  const size_t width = pcs.names.size();
+  size_t row = 0;
+  for (size_t i = 0; i < pcs.cells.size(); ++i) {
+    const auto& cell = pcs.cells[i];
+    if (i == 0 || cell.pc != pcs.cells[i - 1].pc) {  // a new PC: find its row
+      RowKey key = row_key(cubin, cell.pc, start);
+      auto [it, added] = row_of.try_emplace(key, rows.size());
+      if (added) {
+        auto& r = rows.emplace_back();
+        r.file = key.file, r.line = key.line, r.offset = cell.pc - start;  // PCs ascend
+        sums.resize(sums.size() + width, 0.0);
+        present.resize(present.size() + width, 0);
+      }
+      row = it->second;
+      ++rows[row].instructions_mapped;
+    }
+    sums[row * width + cell.metric] += cell.value;
+    present[row * width + cell.metric] = 1;
   }
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t m = 0; m < width; ++m)
+      if (present[r * width + m]) rows[r].metrics.emplace(*pcs.names[m], sums[r * width + m]);
+  // In row-key order, as the map of rows gave them.
   std::vector<SourceLineCost> out;
-  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  out.reserve(rows.size());
+  for (const auto& [key, r] : row_of) out.push_back(std::move(rows[r]));
   return out;
 }
 
@@ -261,7 +340,8 @@ void sort_by(SourceTable& t, std::string_view metric) {
   });
 }
 
-SourceTable source_table(const model::Report& report, const model::Kernel& kernel) {
+static SourceTable build_table(const model::Report& report, const model::Kernel& kernel,
+                               const std::vector<std::string>* only) {
   SourceTable t;
   auto start = kernel_start(kernel);
   if (!start) {
@@ -272,7 +352,10 @@ SourceTable source_table(const model::Report& report, const model::Kernel& kerne
   const model::Module* mod = report.module_for(kernel);
   auto cubin = open_cubin(mod, t);
   const readers::Cubin* c = cubin ? &*cubin : nullptr;
-  auto pcs = collect_pc_values(kernel, kernel_range(c, kernel, *start));
+  PcRange range = kernel_range(c, kernel, *start);
+  std::vector<std::string> subset;
+  if (only) only = with_default_metric(kernel, range, *only, subset);
+  auto pcs = collect_pc_values(kernel, range, only);
   if (pcs.empty()) {
     t.notes = {"the kernel has no per-instruction source counters (profile with --section SourceCounters)"};
     return t;
@@ -283,6 +366,14 @@ SourceTable source_table(const model::Report& report, const model::Kernel& kerne
   attach_text(t, mod);
   sort_by(t, default_metric(t));
   return t;
+}
+
+SourceTable source_table(const model::Report& report, const model::Kernel& kernel) {
+  return build_table(report, kernel, nullptr);
+}
+
+SourceTable source_table(const model::Report& report, const model::Kernel& kernel, const std::vector<std::string>& only) {
+  return build_table(report, kernel, &only);
 }
 
 std::optional<SourceRef> kernel_location(const model::Report& report, const model::Kernel& kernel) {

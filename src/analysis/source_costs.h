@@ -77,6 +77,11 @@ struct SourceTable {
 // Builds the table for one kernel, sorted by the default cost metric
 // (stall samples when sampled, else executed instructions).
 SourceTable source_table(const model::Report& report, const model::Kernel& kernel);
+// The same table over only these PC metrics (full names, not aliases): rows
+// and shares of those metrics are as in the whole table, and the per-PC lists
+// of the kernel's other metrics are never decoded (a finding's hot lines).
+SourceTable source_table(const model::Report& report, const model::Kernel& kernel,
+                         const std::vector<std::string>& only);
 
 // Re-sorts by `metric` (ties: file, line, offset).
 void sort_by(SourceTable& table, std::string_view metric);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,7 +55,7 @@ class MetricPick {
 // selected kernels and the first one's chip (it decides the units row).
 struct Columns {
   model::Report head;
-  std::set<std::string> names;
+  std::vector<std::string> names;    // sorted once, at the end of the pass
   std::vector<model::Kernel> first;  // zero or one kernel
   size_t seen = 0, selected = 0;
 };
@@ -63,28 +64,56 @@ bool decides_units(std::string_view metric) {
   return metric.starts_with("device__attribute_compute_capability_");
 }
 
-// The reader calls the metric filter for each metric of a kernel before that
-// kernel reaches the sink, so names are collected without keeping any value.
+// The column set as marks over the report's string-table ids: a metric of a
+// selected kernel costs an array read, and a name is copied when first seen.
+class ColumnMarks {
+ public:
+  explicit ColumnMarks(const MetricPick& pick) : pick_(pick) {}
+  void add(const model::Kernel& k) {
+    for (const auto& m : k.metrics) {
+      if (m.name_id == model::Metric::kNoNameId) {  // not from a string table: by name (sorted() removes repeats)
+        if (!render::raw_csv_hidden(m.name) && pick_(m.name)) names_.push_back(m.name);
+        continue;
+      }
+      if (m.name_id >= state_.size()) state_.resize(size_t{m.name_id} + 1, kUnknown);
+      auto& s = state_[m.name_id];
+      if (s == kUnknown) s = render::raw_csv_hidden(m.name) || !pick_(m.name) ? kNotColumn : kColumn;
+      if (s == kColumn) s = kTaken, names_.push_back(m.name);
+    }
+  }
+  std::vector<std::string> sorted() {
+    std::sort(names_.begin(), names_.end());
+    names_.erase(std::unique(names_.begin(), names_.end()), names_.end());  // a name the table holds twice
+    return std::move(names_);
+  }
+
+ private:
+  enum : uint8_t { kUnknown, kNotColumn, kColumn, kTaken };
+  const MetricPick& pick_;
+  std::vector<uint8_t> state_;  // by name id
+  std::vector<std::string> names_;
+};
+
+// The reader keeps only the metrics that may be columns (its filter is asked
+// once per name), and the kernel is dropped unless it is the first selected.
 Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick) {
   Columns c;
-  std::vector<std::string> pending;
+  ColumnMarks marks(pick);
   readers::ReadOptions opt;
   opt.instances = opt.rules = opt.modules = false;
   opt.allow_partial = true;  // the second pass decides what a truncation means
-  opt.metric_filter = [&](std::string_view n) {
-    if (!render::raw_csv_hidden(n) && pick(n)) pending.emplace_back(n);
-    return decides_units(n);
-  };
+  opt.metric_filter = [&](std::string_view n) { return (!render::raw_csv_hidden(n) && pick(n)) || decides_units(n); };
+  opt.metric_filter_by_name = true;
   auto ok = readers::stream_into(src, opt, c.head, [&](model::Kernel&& k) {
     ++c.seen;
     if (sel.take(k)) {
-      c.names.insert(pending.begin(), pending.end());
+      marks.add(k);
       if (c.selected++ == 0) c.first.push_back(std::move(k));
     }
-    pending.clear();
     return true;
   });
   if (!ok) return fail(ExitCode::BadInput, ok.error().message());
+  c.names = marks.sorted();
   return c;
 }
 

@@ -164,6 +164,7 @@ readers::ReadOptions light_options() {
     return analysis::is_duration_metric(n) || n == "device__attribute_display_name" ||
            n == "device__attribute_compute_capability_major" || n == "device__attribute_compute_capability_minor";
   };
+  o.metric_filter_by_name = true;
   return o;
 }
 

@@ -11,6 +11,23 @@ Value Value::of_uint(uint64_t v, bool is32) {
 }
 Value Value::of_string(std::string v) { return {Kind::String, 0, 0, std::move(v)}; }
 
+InstanceList InstanceList::lazy(std::shared_ptr<const std::string> owner, std::string_view bytes, uint32_t count,
+                                Decoder decode) {
+  InstanceList l;
+  l.owner_ = std::move(owner);
+  l.raw_ = bytes;
+  l.pending_ = count;
+  l.decode_ = decode;
+  return l;
+}
+
+void InstanceList::decode() const {
+  items_.clear();
+  items_.reserve(pending_);
+  decode_(raw_, items_);
+  pending_ = 0;
+}
+
 std::optional<double> Value::as_number() const {
   if (!is_number()) return std::nullopt;
   return number;

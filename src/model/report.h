@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,16 +39,80 @@ struct Instance {
   Value value;
 };
 
+// A metric's per-instance list. Readers may hand it over undecoded: the
+// bytes the list was stored in (owned jointly by the lists of one kernel) and
+// the reader's decoder, run on first access, so a read that never looks at
+// the lists (most of a report's bytes when it has source counters) never
+// builds them. Reads like a const std::vector<Instance>; like the kernel's
+// metric index, the first access is not safe to race from two threads.
+class InstanceList {
+ public:
+  // Appends the decoded instances of `bytes` to `out`.
+  using Decoder = void (*)(std::string_view bytes, std::vector<Instance>& out);
+
+  InstanceList() = default;
+  InstanceList(std::vector<Instance> items) : items_(std::move(items)) {}
+  InstanceList(std::initializer_list<Instance> items) : items_(items) {}
+  // `count` instances stored in `bytes`, which `owner` keeps alive.
+  static InstanceList lazy(std::shared_ptr<const std::string> owner, std::string_view bytes, uint32_t count,
+                           Decoder decode);
+
+  bool empty() const { return pending_ == 0 && items_.empty(); }
+  size_t size() const { return pending_ != 0 ? pending_ : items_.size(); }
+  const std::vector<Instance>& items() const {
+    if (pending_ != 0) decode();
+    return items_;
+  }
+  operator const std::vector<Instance>&() const { return items(); }
+  auto begin() const { return items().begin(); }
+  auto end() const { return items().end(); }
+  const Instance& operator[](size_t i) const { return items()[i]; }
+  const Instance& front() const { return items().front(); }
+  const Instance& back() const { return items().back(); }
+
+  // Editing (readers of text formats, tests) works on the decoded list.
+  std::vector<Instance>& mutable_items() {
+    if (pending_ != 0) decode();
+    owner_.reset();
+    return items_;
+  }
+  void push_back(Instance i) { mutable_items().push_back(std::move(i)); }
+  template <typename... A>
+  Instance& emplace_back(A&&... a) {
+    return mutable_items().emplace_back(std::forward<A>(a)...);
+  }
+  void reserve(size_t n) { mutable_items().reserve(n); }
+  void clear() noexcept {
+    items_.clear();
+    owner_.reset();
+    raw_ = {};
+    pending_ = 0;
+  }
+
+ private:
+  void decode() const;
+  mutable std::vector<Instance> items_;
+  std::shared_ptr<const std::string> owner_;
+  std::string_view raw_;  // inside *owner_
+  mutable uint32_t pending_ = 0;  // instances in raw_ not decoded yet
+  Decoder decode_ = nullptr;
+};
+
 struct Metric {
   std::string name;
   Value value;
-  std::vector<Instance> instances;
+  InstanceList instances;
   // Unit as written by a CSV export; empty for ncu-rep (units come from the
   // metric database in analysis/units).
   std::string unit;
   // The report holds per-instance values for this metric, even when the reader
   // was told not to keep them (ReadOptions::instances false).
   bool listed = false;
+  // The name's id in the report's string table (.ncu-rep), the same in every
+  // kernel of one report, so a consumer can key per-name state by it;
+  // kNoNameId for formats without one.
+  static constexpr uint32_t kNoNameId = UINT32_MAX;
+  uint32_t name_id = kNoNameId;
 };
 
 struct FocusMetric {
@@ -118,6 +183,9 @@ struct Kernel {
   std::optional<double> number(const MetricName& name) const;
   std::optional<std::string> text(std::string_view name) const;
   const std::string& display_name() const;
+  // Forgets the lookup index: for code that edits `metrics` in place with
+  // the count unchanged (a reader refilling a kernel it recycles).
+  void reset_index() const noexcept { index_.reset(); }
 
  private:
   // Open addressing over metric positions: one allocation per kernel instead

@@ -1,5 +1,7 @@
 #include "model/units.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -32,12 +34,26 @@ std::string counter_unit(std::string_view counter) {
 }
 
 // ncu prints doubles with integral values as integers, others with 2 decimals.
+// std::to_chars rounds a fixed-precision double exactly (as printf and fmt's
+// "{:.2f}" do) and writes into a stack buffer: no format string parsed per cell.
+void append_fixed(std::string& out, double d, int precision) {
+  char buf[400];  // the largest double has 309 integral digits
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed, precision);
+  out.append(buf, r.ptr);
+}
+
+void append_uint_text(std::string& out, uint64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
 void append_double_text(std::string& out, double d) {
   if (std::isnan(d)) out += "nan";
   else if (std::isinf(d)) out += d > 0 ? "inf" : "-inf";
   else if (d == 0) out += '0';
-  else if (d == std::floor(d)) fmt::format_to(std::back_inserter(out), "{:.0f}", d);
-  else fmt::format_to(std::back_inserter(out), "{:.2f}", d);
+  else if (d == std::floor(d)) append_fixed(out, d, 0);
+  else append_fixed(out, d, 2);
 }
 
 // "Mbyte" -> byte x 1e6; "Kinst" -> inst x 1e3; base words map to themselves.
@@ -92,7 +108,7 @@ void append_value_text(std::string& out, const Value& v) {
     case Value::Kind::None: out += "no data"; return;
     case Value::Kind::String: out += v.text; return;
     case Value::Kind::Uint64:
-    case Value::Kind::Uint32: fmt::format_to(std::back_inserter(out), "{}", v.integer); return;
+    case Value::Kind::Uint32: append_uint_text(out, v.integer); return;
     case Value::Kind::Double:
     case Value::Kind::Float: append_double_text(out, v.number); return;
   }

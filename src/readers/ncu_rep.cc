@@ -22,6 +22,7 @@
 
 #include "io/zstd_stream.h"
 #include "ncu_report.pb.h"
+#include "readers/wire.h"
 
 namespace keet::readers::ncurep {
 namespace {
@@ -139,6 +140,135 @@ model::Value to_value(const pb::MetricValue& v) {
 
 model::Dim3 to_dim(const pb::Uint64x3& d) { return {d.x(), d.y(), d.z()}; }
 
+// ------------------------------------------------------------ metrics off the wire
+//
+// MetricResult {1: name_id, 2: MetricValue, 3: repeated MetricListElement}
+// and MetricValue {1: string, 2: float, 3: double, 4: uint32, 5: uint64} are
+// read straight from the kernel's bytes: no message object, no copy of the
+// metric without its list, no second parse. As protobuf does, a scalar's last
+// occurrence wins, a repeated MetricValue merges, and a field of an unexpected
+// wire type is an unknown field (stepped over).
+struct WireValue {
+  enum : uint8_t { kString = 1, kFloat = 2, kDouble = 4, kUint32 = 8, kUint64 = 16 };
+  uint8_t present = 0;
+  std::string_view text;
+  float f = 0;
+  double d = 0;
+  uint32_t u32 = 0;
+  uint64_t u64 = 0;
+};
+
+bool read_value(std::string_view bytes, WireValue& v) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    if (!w.tag(field, type)) return false;
+    bool ok = true;
+    if (field == 1 && type == wire::kDelimited) ok = w.delimited(v.text), v.present |= WireValue::kString;
+    else if (field == 2 && type == wire::kFixed32) {
+      uint32_t bits = 0;
+      ok = w.fixed32(bits);
+      std::memcpy(&v.f, &bits, 4);
+      v.present |= WireValue::kFloat;
+    } else if (field == 3 && type == wire::kFixed64) {
+      uint64_t bits = 0;
+      ok = w.fixed64(bits);
+      std::memcpy(&v.d, &bits, 8);
+      v.present |= WireValue::kDouble;
+    } else if (field == 4 && type == wire::kVarint) {
+      uint64_t x = 0;
+      ok = w.varint(x);
+      v.u32 = static_cast<uint32_t>(x);
+      v.present |= WireValue::kUint32;
+    } else if (field == 5 && type == wire::kVarint) ok = w.varint(v.u64), v.present |= WireValue::kUint64;
+    else ok = w.skip(type);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Into a model value that may be recycled (its text keeps its buffer).
+// Decided by which field is present, never by the metric's name.
+void assign_value(const WireValue& v, model::Value& out) {
+  using K = model::Value::Kind;
+  out.text.clear();
+  out.integer = 0;
+  out.number = 0;
+  if (v.present & WireValue::kDouble) out.kind = K::Double, out.number = v.d;
+  else if (v.present & WireValue::kUint64) out.kind = K::Uint64, out.integer = v.u64, out.number = static_cast<double>(v.u64);
+  else if (v.present & WireValue::kFloat) out.kind = K::Float, out.number = static_cast<double>(v.f);
+  else if (v.present & WireValue::kUint32) out.kind = K::Uint32, out.integer = v.u32, out.number = static_cast<double>(v.u32);
+  else if (v.present & WireValue::kString) out.kind = K::String, out.text.assign(v.text);
+  else out.kind = K::None;
+}
+
+// A metric result's fields, as spans of the kernel's bytes.
+struct WireMetric {
+  bool has_name = false;
+  uint32_t name_id = 0;
+  WireValue value;
+  uint32_t instances = 0;  // MetricListElement entries
+};
+
+bool read_metric(std::string_view body, WireMetric& m) {
+  wire::Walker w(body);
+  while (!w.done()) {
+    uint32_t field, type;
+    if (!w.tag(field, type)) return false;
+    std::string_view sub;
+    if (field == 1 && type == wire::kVarint) {
+      uint64_t id = 0;
+      if (!w.varint(id)) return false;
+      m.name_id = static_cast<uint32_t>(id);
+      m.has_name = true;
+    } else if (field == 2 && type == wire::kDelimited) {
+      if (!w.delimited(sub) || !read_value(sub, m.value)) return false;
+    } else if (field == 3 && type == wire::kDelimited) {
+      if (!w.delimited(sub)) return false;
+      ++m.instances;
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+model::Value to_model_value(const WireValue& v) {
+  model::Value out;
+  assign_value(v, out);
+  return out;
+}
+
+// The lazy decoder of an instance list (model::InstanceList): `body` is the
+// whole metric result, already walked once by read_metric, so it is well formed
+// at this level; a damaged element inside ends the list there.
+void decode_instances(std::string_view body, std::vector<model::Instance>& out) {
+  wire::Walker w(body);
+  while (!w.done()) {
+    uint32_t field, type;
+    std::string_view element;
+    if (!w.tag(field, type)) return;
+    if (field != 3 || type != wire::kDelimited) {
+      if (!w.skip(type)) return;
+      continue;
+    }
+    if (!w.delimited(element)) return;
+    WireValue key, value;
+    wire::Walker e(element);
+    while (!e.done()) {
+      uint32_t f, t;
+      std::string_view sub;
+      if (!e.tag(f, t)) return;
+      if ((f == 1 || f == 2) && t == wire::kDelimited) {
+        if (!e.delimited(sub) || !read_value(sub, f == 1 ? key : value)) return;
+      } else if (!e.skip(t)) {
+        return;
+      }
+    }
+    out.push_back({to_model_value(key), to_model_value(value)});
+  }
+}
+
 // State that lives across blocks.
 // Copies a message's fields into `out`, except those `drop` selects by tag, so
 // protobuf never decodes (or copies) what nobody asked for. Returns whether a
@@ -182,16 +312,15 @@ struct FileState {
   std::vector<std::string> strings;  // cumulative, global string table
   pb::SessionDetails session;        // merged from fragments
   pb::ProcessInfo process;           // of the current block
-  pb::MetricResult metric;           // reused scratch messages
-  pb::RuleResult rule;
+  pb::RuleResult rule;               // reused scratch messages
   pb::ProfileResultHeader header;
   std::string header_bytes;
-  std::string scratch;               // a metric without its instance list
   std::vector<std::pair<std::string_view, uint64_t>> metric_bodies, rule_bodies;  // of the kernel being decoded
   std::deque<Deferred> deferred;     // kernels waiting for names, in report order
   uint64_t deferred_bytes = 0;
   Unresolved unresolved;
   std::vector<uint32_t> grid_size_ids;  // string ids of "launch__grid_size" (see launch_grid)
+  std::vector<int8_t> verdicts;      // metric_filter's answer per string id (-1: not asked yet)
   int kernels = 0;
 };
 
@@ -199,33 +328,36 @@ class KernelDecoder {
  public:
   KernelDecoder(FileState& st, const ReadOptions& opt) : st_(st), opt_(opt) {}
 
-  // The kernel, or nothing when a metric's name id lies beyond the string
-  // table and `final` is false (the caller defers it). With `final`, such
+  // Fills `k` (a kernel object the caller may recycle: every field is
+  // overwritten, and the strings and vectors it holds keep their buffers, so a
+  // streamed report costs no allocation per metric). Returns false, leaving
+  // `k` alone, when a metric's name id lies beyond the string table and
+  // `final` is false (the caller defers the kernel). With `final`, such
   // metrics are left out and counted.
-  std::optional<model::Kernel> decode(std::string_view bytes, uint64_t offset, const pb::ProcessInfo& process,
-                                      bool final) {
+  bool decode(std::string_view bytes, uint64_t offset, const pb::ProcessInfo& process, bool final,
+              model::Kernel& k) {
     split(bytes, offset);
-    if (!final && opt_.metrics && max_name_id() >= st_.strings.size()) return std::nullopt;
-    model::Kernel k;
+    if (!final && opt_.metrics && max_name_id_ >= st_.strings.size()) return false;
     uint64_t dropped = st_.unresolved.metrics;
+    size_t used = 0;
+    lists_.clear();
     if (opt_.metrics)
-      for (auto [body, at] : st_.metric_bodies) metric(body, k, at);
+      for (auto [body, at] : st_.metric_bodies) used += metric(body, k, used, at);
+    k.metrics.resize(used);
+    attach_lists(k);
+    k.reset_index();
+    k.rules.clear();
     if (opt_.rules)
       for (auto [body, at] : st_.rule_bodies) rule(body, k, at);
     if (st_.unresolved.metrics > dropped) ++st_.unresolved.kernels;
     parse(st_.header, st_.header_bytes, offset, "kernel result header");
     fill_header(k, process);
     k.grid = grid_in_blocks(k.grid, k.block, launch_grid());
-    return k;
+    return true;
   }
 
   // The largest metric name id of the kernel last split (0 when none).
-  uint32_t max_name_id() const {
-    uint32_t max = 0;
-    for (auto [body, at] : st_.metric_bodies)
-      if (auto id = peek_name_id(body)) max = std::max(max, *id);
-    return max;
-  }
+  uint32_t max_name_id() const { return max_name_id_; }
 
   // Walks the kernel's fields once: metric and rule bodies are noted for
   // decoding, every other (small) field is kept as raw header bytes.
@@ -233,45 +365,44 @@ class KernelDecoder {
     st_.header_bytes.clear();
     st_.metric_bodies.clear();
     st_.rule_bodies.clear();
-    CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
-    in.SetTotalBytesLimit(INT_MAX);
-    for (;;) {
-      int tag_start = in.CurrentPosition();
-      uint32_t tag = in.ReadTag();
-      if (tag == 0) break;
-      field(in, tag, tag_start, bytes, offset);
+    max_name_id_ = 0;
+    wire::Walker w(bytes);
+    while (!w.done()) {
+      const char* tag_start = w.here();
+      uint32_t number, type;
+      if (!w.tag(number, type)) throw Corrupt{offset + (tag_start - bytes.data()), "kernel result is not a valid protobuf message", false};
+      field(w, number, type, tag_start, bytes, offset);
     }
-    if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(bytes.size()))
-      throw Corrupt{offset, "kernel result is not a valid protobuf message", false};
   }
 
  private:
-  void field(CodedInputStream& in, uint32_t tag, int tag_start, std::string_view bytes, uint64_t offset) {
-    int start = in.CurrentPosition();
-    int number = WireFormatLite::GetTagFieldNumber(tag);
-    bool delimited = WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
-    if (delimited && (number == 13 || number == 17 || number == 19)) {
-      uint32_t len = 0;
-      if (!in.ReadVarint32(&len) || len > bytes.size() - in.CurrentPosition())
-        throw Corrupt{offset + start, "kernel result field runs past its message", false};
-      std::string_view body = bytes.substr(in.CurrentPosition(), len);
-      in.Skip(static_cast<int>(len));
-      if (number == 13) st_.metric_bodies.emplace_back(body, offset + start);
-      if (number == 19) st_.rule_bodies.emplace_back(body, offset + start);
+  void field(wire::Walker& w, uint32_t number, uint32_t type, const char* tag_start, std::string_view bytes,
+             uint64_t offset) {
+    uint64_t start = offset + (w.here() - bytes.data());
+    if (type == wire::kDelimited && (number == 13 || number == 17 || number == 19)) {
+      std::string_view body;
+      if (!w.delimited(body)) throw Corrupt{start, "kernel result field runs past its message", false};
+      if (number == 13) {
+        st_.metric_bodies.emplace_back(body, start);
+        if (auto id = peek_name_id(body)) max_name_id_ = std::max(max_name_id_, *id);
+      }
+      if (number == 19) st_.rule_bodies.emplace_back(body, start);
       return;
     }
-    if (!WireFormatLite::SkipField(&in, tag))
-      throw Corrupt{offset + start, "kernel result has a malformed field", false};
+    if (!w.skip(type)) throw Corrupt{start, "kernel result has a malformed field", false};
     // Keep the raw bytes of every small field; they are parsed as a header.
-    st_.header_bytes.append(bytes.substr(tag_start, in.CurrentPosition() - tag_start));
+    st_.header_bytes.append(tag_start, w.here() - tag_start);
   }
 
   // Cheap look at MetricResult.NameId (almost always the first field) so that
-  // filtered-out metrics are never parsed.
+  // filtered-out metrics are never decoded.
   static std::optional<uint32_t> peek_name_id(std::string_view body) {
-    CodedInputStream in(reinterpret_cast<const uint8_t*>(body.data()), static_cast<int>(body.size()));
-    uint32_t id = 0;
-    if (in.ReadTag() == 0x08 && in.ReadVarint32(&id)) return id;
+    if (body.size() >= 2 && body[0] == 0x08 && static_cast<uint8_t>(body[1]) < 0x80)
+      return static_cast<uint8_t>(body[1]);
+    wire::Walker w(body);
+    uint32_t field, type;
+    uint64_t id;
+    if (w.tag(field, type) && field == 1 && type == wire::kVarint && w.varint(id)) return static_cast<uint32_t>(id);
     return std::nullopt;
   }
 
@@ -282,39 +413,60 @@ class KernelDecoder {
     return nullptr;
   }
 
-  void metric(std::string_view body, model::Kernel& k, uint64_t offset) {
+  // The metric filter's answer for a name id; asked once per id when the
+  // caller says the answer depends on the name alone.
+  bool keep(uint32_t id) {
+    if (!opt_.metric_filter_by_name) return opt_.metric_filter(st_.strings[id]);
+    if (st_.verdicts.size() <= id) st_.verdicts.resize(st_.strings.size(), -1);
+    int8_t& v = st_.verdicts[id];
+    if (v < 0) v = opt_.metric_filter(st_.strings[id]) ? 1 : 0;
+    return v == 1;
+  }
+
+  // Decodes one metric into k.metrics[slot] (appended when the kernel has
+  // fewer); returns 1 when it was kept.
+  size_t metric(std::string_view body, model::Kernel& k, size_t slot, uint64_t offset) {
     bool filtered = false;  // the filter is asked once per metric
     if (opt_.metric_filter) {
       auto id = peek_name_id(body);
       if (id && *id < st_.strings.size()) {
-        if (!opt_.metric_filter(st_.strings[*id])) return;
+        if (!keep(*id)) return 0;
         filtered = true;
       }
     }
-    // Without instances, the list (often most of a metric's bytes) is stepped
-    // over on the wire and only its presence kept.
-    bool listed = false;
-    if (!opt_.instances) {
-      auto dropped = copy_fields_except(body, st_.scratch,
-                                        [](uint32_t tag) { return WireFormatLite::GetTagFieldNumber(tag) == 3; });
-      if (!dropped) throw Corrupt{offset, "metric result is not a valid protobuf message", false};
-      listed = *dropped;
-      body = st_.scratch;
+    WireMetric wm;
+    if (!read_metric(body, wm)) throw Corrupt{offset, "metric result is not a valid protobuf message", false};
+    const std::string* name = name_of(wm.name_id);
+    if (name == nullptr) return 0;
+    if (!filtered && opt_.metric_filter && !keep(wm.name_id)) return 0;
+    if (slot == k.metrics.size()) k.metrics.emplace_back();
+    model::Metric& m = k.metrics[slot];
+    m.name.assign(*name);
+    m.name_id = wm.name_id;
+    assign_value(wm.value, m.value);
+    m.unit.clear();
+    m.listed = wm.instances > 0;
+    m.instances.clear();
+    if (opt_.instances && wm.instances > 0) lists_.push_back({slot, body, wm.instances});
+    return 1;
+  }
+
+  // The kernel's instance lists stay undecoded: their metrics' bytes are
+  // copied into one buffer the lists share, and each decodes on first use.
+  void attach_lists(model::Kernel& k) {
+    if (lists_.empty()) return;
+    size_t total = 0;
+    for (const auto& l : lists_) total += l.body.size();
+    auto owner = std::make_shared<std::string>();
+    owner->reserve(total);
+    for (const auto& l : lists_) owner->append(l.body);
+    std::shared_ptr<const std::string> shared = owner;
+    size_t at = 0;
+    for (const auto& l : lists_) {
+      k.metrics[l.slot].instances = model::InstanceList::lazy(shared, std::string_view(*shared).substr(at, l.body.size()),
+                                                              l.count, decode_instances);
+      at += l.body.size();
     }
-    parse(st_.metric, body, offset, "metric result");
-    const std::string* name = name_of(st_.metric.name_id());
-    if (name == nullptr) return;
-    if (!filtered && opt_.metric_filter && !opt_.metric_filter(*name)) return;
-    model::Metric m;
-    m.name = *name;
-    m.value = to_value(st_.metric.value());
-    m.listed = listed || st_.metric.instances_size() > 0;
-    if (opt_.instances) {
-      m.instances.reserve(st_.metric.instances_size());
-      for (const auto& e : st_.metric.instances())
-        m.instances.push_back({to_value(e.correlation_id()), to_value(e.element_value())});
-    }
-    k.metrics.push_back(std::move(m));
   }
 
   void rule(std::string_view body, model::Kernel& k, uint64_t offset) {
@@ -354,11 +506,9 @@ class KernelDecoder {
       auto id = peek_name_id(body);
       if (!id || std::find(st_.grid_size_ids.begin(), st_.grid_size_ids.end(), *id) == st_.grid_size_ids.end())
         continue;
-      pb::MetricResult m;
-      if (!copy_fields_except(body, st_.scratch, [](uint32_t tag) { return WireFormatLite::GetTagFieldNumber(tag) == 3; }) ||
-          !m.ParsePartialFromString(st_.scratch))
-        return std::nullopt;
-      return to_value(m.value()).as_number();
+      WireMetric m;
+      if (!read_metric(body, m)) return std::nullopt;
+      return to_model_value(m.value).as_number();
     }
     return std::nullopt;
   }
@@ -377,11 +527,21 @@ class KernelDecoder {
     k.process_id = process.process_id();
     k.process_name = process.process_name();
     k.host_name = process.hostname();
-    if (h.has_source() && h.source().has_reference()) k.source_ref = h.source().reference();
+    k.source_ref = h.has_source() && h.source().has_reference() ? std::optional<uint64_t>(h.source().reference())
+                                                                : std::nullopt;
+    k.invocations = 0;
   }
+
+  struct PendingList {
+    size_t slot;  // in k.metrics
+    std::string_view body;
+    uint32_t count;
+  };
 
   FileState& st_;
   const ReadOptions& opt_;
+  uint32_t max_name_id_ = 0;
+  std::vector<PendingList> lists_;  // of the kernel being decoded
 };
 
 model::Module to_module(const pb::SourceData& s, const ReadOptions& opt) {
@@ -447,8 +607,7 @@ class Delivery {
   // Returns false once the sink asked to stop.
   bool take(std::string_view bytes, uint64_t offset) {
     if (st_.deferred.empty()) {
-      auto k = dec_.decode(bytes, offset, st_.process, false);
-      if (k) return deliver(std::move(*k));
+      if (dec_.decode(bytes, offset, st_.process, false, kernel_)) return deliver();
     } else {
       dec_.split(bytes, offset);  // a kernel queues behind the waiting ones, whatever it names
     }
@@ -473,18 +632,23 @@ class Delivery {
     Deferred d = std::move(st_.deferred.front());
     st_.deferred.pop_front();
     st_.deferred_bytes -= d.bytes.size();
-    return deliver(std::move(*dec_.decode(d.bytes, d.offset, d.process, true)));
+    dec_.decode(d.bytes, d.offset, d.process, true, kernel_);
+    return deliver();
   }
 
-  bool deliver(model::Kernel&& k) {
+  // The sink takes the kernel by rvalue: it may move it away (then the next
+  // kernel starts from an empty object) or leave it, and the next kernel is
+  // decoded into the same object, reusing its buffers.
+  bool deliver() {
     ++st_.kernels;
-    return sink_(std::move(k));
+    return sink_(std::move(kernel_));
   }
 
   FileState& st_;
   const ReadOptions& opt_;
   const KernelSink& sink_;
   KernelDecoder dec_;
+  model::Kernel kernel_;  // recycled from one kernel to the next
 };
 
 bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out) {

@@ -30,6 +30,10 @@ struct ReadOptions {
   // metric of a kernel, before that kernel reaches the sink (keet export relies
   // on this to collect column names without keeping values).
   std::function<bool(std::string_view)> metric_filter;
+  // The filter's answer depends on the name alone (no side effects): a
+  // .ncu-rep reader then asks it once per name of the report's string table
+  // and remembers the answer, instead of once per metric of every kernel.
+  bool metric_filter_by_name = false;
   bool allow_partial = false;   // a truncated report is not an error
   // A .ncu-rep kernel whose metric names are defined in a later block's string
   // table waits (undecoded) until they arrive; so do the kernels after it, to
@@ -50,7 +54,9 @@ struct ReadOptions {
 };
 
 // Streaming consumer: called once per kernel as soon as it is read. Returning
-// false stops the read early.
+// false stops the read early. The sink may move the kernel away; if it does
+// not, the reader may decode the next kernel into the same object (reusing its
+// buffers), so a sink must not keep references into it past the call.
 using KernelSink = std::function<bool(model::Kernel&&)>;
 
 // The reader's error: which file, where, and what. `partial` marks a report

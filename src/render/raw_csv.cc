@@ -87,11 +87,25 @@ void RawCsvWriter::append_header(std::string& out) const {
   out += '\n';
 }
 
-// One hash lookup per metric the kernel has, not one search per column.
+int64_t RawCsvWriter::column(const model::Metric& m) const {
+  auto by_name = [&]() -> int64_t {
+    auto it = column_of_.find(m.name);
+    return it == column_of_.end() ? kNoColumn : static_cast<int64_t>(it->second);
+  };
+  if (m.name_id == model::Metric::kNoNameId) return by_name();
+  if (m.name_id >= column_by_id_.size()) column_by_id_.resize(size_t{m.name_id} + 1, kUnseen);
+  int64_t& c = column_by_id_[m.name_id];
+  if (c == kUnseen) c = by_name();
+  return c;
+}
+
+// One array read (or, for a name not seen yet, one hash lookup) per metric
+// the kernel has, not one search per column.
 void RawCsvWriter::append_row(const model::Report& r, const model::Kernel& k, std::string& out) const {
-  std::vector<const model::Metric*> cells(columns_.size(), nullptr);
+  auto& cells = cells_;
+  cells.assign(columns_.size(), nullptr);
   for (const auto& m : k.metrics)
-    if (auto it = column_of_.find(m.name); it != column_of_.end() && !cells[it->second]) cells[it->second] = &m;
+    if (int64_t c = column(m); c >= 0 && !cells[c]) cells[c] = &m;
   append_id_cells(r, k, out);
   for (const auto* m : cells) {
     out += ",\"";

@@ -2,6 +2,7 @@
 // --print-units base`: 8 ID columns, every metric column (sorted), a units row,
 // then one row per kernel.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -15,7 +16,8 @@ namespace keet::render {
 bool raw_csv_hidden(std::string_view metric);
 
 // Writes the page row by row, so a caller can stream kernels through it
-// without holding the report: the columns are fixed up front.
+// without holding the report: the columns are fixed up front. A writer
+// serves one report (it remembers columns by the report's name ids).
 class RawCsvWriter {
  public:
   // `columns`: sorted metric names; `units`: one per column.
@@ -25,9 +27,16 @@ class RawCsvWriter {
   void append_row(const model::Report& r, const model::Kernel& k, std::string& out) const;
 
  private:
+  // The column of a metric: by its string-table id once that id was seen
+  // (one array read per metric), else by name.
+  int64_t column(const model::Metric& m) const;
+
   std::vector<std::string> columns_;
   std::vector<std::string> units_;
   std::unordered_map<std::string_view, size_t> column_of_;
+  static constexpr int64_t kUnseen = -2, kNoColumn = -1;
+  mutable std::vector<int64_t> column_by_id_;  // kUnseen, kNoColumn or the column
+  mutable std::vector<const model::Metric*> cells_;  // of the row being written
 };
 
 // The unit row entry of one column, as ncu prints it: a CSV-read report's own
