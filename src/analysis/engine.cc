@@ -684,7 +684,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   d.bottleneck = classify(facts, d.limiter, d.data_quality, (*set)->classify);
   d.data_quality.sufficient = d.bottleneck.cls != BottleneckClass::Unknown;
   note_quality(d.data_quality, d);
-  d.derived = facts.all_evidence();
+  if (opt.derived) d.derived = facts.all_evidence();
   if (!d.data_quality.problems.empty()) return d;  // a broken capture supports no finding
   Scope scope(**set, facts);
   add_context(kernel, **set, facts, scope);

@@ -9,6 +9,9 @@ namespace keet::analysis {
 
 struct AnalyzeOptions {
   int top = 5;  // findings kept per kernel (0 = all)
+  // Fill KernelDiagnosis::derived (every derived number, for the LLM's
+  // prompt and its answer's verification); no renderer prints it.
+  bool derived = true;
 };
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel,

@@ -66,22 +66,24 @@ int help_command(Context& ctx, CLI::App& cli, const std::vector<std::string>& ar
 
 }  // namespace
 
-std::unique_ptr<CLI::App> make_cli(Action& action) {
+std::unique_ptr<CLI::App> make_cli(Action& action, std::string_view only) {
   auto cli = std::make_unique<CLI::App>("keet: explains Nsight Compute kernel profiles", "keet");
   cli->set_version_flag("-V,--version", std::string("keet ") + KEET_VERSION);
   cli->require_subcommand(1);
   for (const auto& c : commands()) {
     CLI::App* sub = cli->add_subcommand(std::string(c.name), std::string(c.help));
-    c.define(*sub, action);
+    if (only.empty() || c.name == only) c.define(*sub, action);
   }
   return cli;
 }
 
 int run(int argc, const char* const* argv, Context& ctx) {
   Action action;
-  auto owned = make_cli(action);
-  CLI::App& cli = *owned;
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  // A run of one command builds only that command's options.
+  bool one = !args.empty() && args[0] != "help" && is_command(args[0]);
+  auto owned = make_cli(action, one ? std::string_view(args[0]) : std::string_view());
+  CLI::App& cli = *owned;
   if (args.empty()) {
     ctx.err << "keet: a command is required\n" << kUsage << "\n";
     return static_cast<int>(ExitCode::BadInput);

@@ -38,7 +38,9 @@ const std::vector<Command>& commands();
 // The whole command line: every command of commands() with its flags, -V.
 // run() parses with it; the man page and shell completions are written from it
 // (app/cli_docs.h), so they cannot drift from the help text.
-std::unique_ptr<CLI::App> make_cli(Action& action);
+// With `only` (the command being run), only that command's options are
+// built; the others are listed by name and help line (start-up cost).
+std::unique_ptr<CLI::App> make_cli(Action& action, std::string_view only = {});
 int run(int argc, const char* const* argv, Context& ctx);
 int main(int argc, char** argv);  // real process: stdout/stderr, isatty, getenv
 

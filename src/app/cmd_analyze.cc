@@ -145,6 +145,7 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
   Run run;
   model::Report head;
   analysis::AnalyzeOptions opt{a.top};
+  opt.derived = keep_for_llm;  // only the LLM's prompt and verifier read it
   auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
                           {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
                              if (only && !only->contains(k.index)) return true;

@@ -346,9 +346,10 @@ class KernelDecoder {
     k.metrics.resize(used);
     attach_lists(k);
     k.reset_index();
-    k.rules.clear();
+    size_t rules = 0;
     if (opt_.rules)
-      for (auto [body, at] : st_.rule_bodies) rule(body, k, at);
+      for (auto [body, at] : st_.rule_bodies) rule(body, k, rules++, at);
+    k.rules.resize(rules);
     if (st_.unresolved.metrics > dropped) ++st_.unresolved.kernels;
     parse(st_.header, st_.header_bytes, offset, "kernel result header");
     fill_header(k, process);
@@ -469,34 +470,58 @@ class KernelDecoder {
     }
   }
 
-  void rule(std::string_view body, model::Kernel& k, uint64_t offset) {
+  // Decodes one rule result into k.rules[slot] (appended when the kernel has
+  // fewer), reusing the strings a recycled kernel holds.
+  void rule(std::string_view body, model::Kernel& k, size_t slot, uint64_t offset) {
     parse(st_.rule, body, offset, "rule result");
-    model::RuleResult r;
-    r.id = st_.rule.identifier();
-    r.display_name = st_.rule.display_name();
-    r.section = st_.rule.section_identifier();
-    for (const auto& item : st_.rule.body().items()) rule_item(item, r);
-    k.rules.push_back(std::move(r));
+    if (slot == k.rules.size()) k.rules.emplace_back();
+    model::RuleResult& r = k.rules[slot];
+    r.id.assign(st_.rule.identifier());
+    r.display_name.assign(st_.rule.display_name());
+    r.section.assign(st_.rule.section_identifier());
+    size_t messages = 0, focus = 0;
+    for (const auto& item : st_.rule.body().items()) rule_item(item, r, messages, focus);
+    r.messages.resize(messages);
+    r.focus.resize(focus);
   }
 
-  static void rule_item(const pb::RuleBodyItem& item, model::RuleResult& r) {
+  template <typename T>
+  static T& next(std::vector<T>& v, size_t& used) {
+    if (used == v.size()) v.emplace_back();
+    return v[used++];
+  }
+
+  static void rule_item(const pb::RuleBodyItem& item, model::RuleResult& r, size_t& messages, size_t& focus) {
     if (item.has_message()) {
       const auto& m = item.message();
-      r.messages.push_back({static_cast<int>(m.type()), m.id(), m.name(), m.message(), std::nullopt, 0});
+      auto& out = next(r.messages, messages);
+      out.type = static_cast<int>(m.type());
+      out.id = m.id();
+      out.name.assign(m.name());
+      out.text.assign(m.message());
+      out.estimated_speedup.reset();
+      out.speedup_type = 0;
     }
-    for (const auto& f : item.focus_metrics())
-      r.focus.push_back({f.message_id(), f.metric_name(), f.metric_value(), static_cast<int>(f.severity()), f.info()});
-    if (item.has_speedup()) attach_speedup(item.speedup(), r);
+    for (const auto& f : item.focus_metrics()) {
+      auto& out = next(r.focus, focus);
+      out.message_id = f.message_id();
+      out.metric.assign(f.metric_name());
+      out.value = f.metric_value();
+      out.severity = static_cast<int>(f.severity());
+      out.info.assign(f.info());
+    }
+    if (item.has_speedup()) attach_speedup(item.speedup(), r, messages);
   }
 
-  static void attach_speedup(const pb::RuleSpeedup& s, model::RuleResult& r) {
-    for (auto& m : r.messages)
-      if (m.id == s.message_id()) {
-        m.estimated_speedup = s.speedup();
-        m.speedup_type = static_cast<int>(s.type());
+  // To the message it names, else the last one so far (the first `messages` are this rule's).
+  static void attach_speedup(const pb::RuleSpeedup& s, model::RuleResult& r, size_t messages) {
+    for (size_t i = 0; i < messages; ++i)
+      if (r.messages[i].id == s.message_id()) {
+        r.messages[i].estimated_speedup = s.speedup();
+        r.messages[i].speedup_type = static_cast<int>(s.type());
         return;
       }
-    if (!r.messages.empty()) r.messages.back().estimated_speedup = s.speedup();
+    if (messages > 0) r.messages[messages - 1].estimated_speedup = s.speedup();
   }
 
   // The kernel's launch__grid_size metric (blocks), whatever the metric filter
