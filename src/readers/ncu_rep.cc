@@ -8,7 +8,6 @@
 #include "readers/ncu_rep.h"
 
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 
 #include <climits>
 #include <algorithm>
@@ -28,7 +27,6 @@ namespace keet::readers::ncurep {
 namespace {
 
 using google::protobuf::io::CodedInputStream;
-using google::protobuf::internal::WireFormatLite;
 
 constexpr std::string_view kMagic{"NVR\0", 4};
 constexpr size_t kMaxProcessText = 16384;  // process name + host name, copied into each kernel
@@ -266,25 +264,6 @@ void decode_instances(std::string_view body, std::vector<model::Instance>& out) 
       }
     }
     out.push_back({to_model_value(key), to_model_value(value)});
-  }
-}
-
-// State that lives across blocks.
-// Copies a message's fields into `out`, except those `drop` selects by tag, so
-// protobuf never decodes (or copies) what nobody asked for. Returns whether a
-// field was left out; on a malformed field, the error is its position in `bytes`.
-template <typename Drop>
-std::expected<bool, int> copy_fields_except(std::string_view bytes, std::string& out, Drop drop) {
-  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
-  bool dropped = false;
-  out.clear();
-  for (;;) {
-    int start = in.CurrentPosition();
-    uint32_t tag = in.ReadTag();
-    if (tag == 0) return dropped;
-    if (!WireFormatLite::SkipField(&in, tag)) return std::unexpected(start);
-    if (drop(tag)) dropped = true;
-    else out.append(bytes.substr(start, in.CurrentPosition() - start));
   }
 }
 
@@ -569,16 +548,6 @@ class KernelDecoder {
   std::vector<PendingList> lists_;  // of the kernel being decoded
 };
 
-model::Module to_module(const pb::SourceData& s, const ReadOptions& opt) {
-  model::Module m;
-  m.reference = s.reference();
-  m.sm_revision = s.sm_revision();
-  if (!opt.modules) return m;
-  m.binary = s.binary();
-  for (const auto& f : s.source_files().files()) m.files.push_back({f.file_name(), f.content()});
-  return m;
-}
-
 // The payload of a message's leading length-delimited field 1, if it has one.
 std::optional<std::string_view> leading_message(std::string_view bytes) {
   CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
@@ -587,15 +556,65 @@ std::optional<std::string_view> leading_message(std::string_view bytes) {
   return bytes.substr(in.CurrentPosition(), len);
 }
 
-// A SourceData without its code, cubin and files: when modules are not wanted
-// those (often megabytes) are stepped over on the wire instead of copied.
-std::string source_ids_only(std::string_view bytes, uint64_t offset) {
-  std::string kept;
-  auto r = copy_fields_except(bytes, kept, [](uint32_t tag) {
-    return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
-  });
-  if (!r) throw Corrupt{offset + r.error(), "source entry has a malformed field", false};
-  return kept;
+// SourceFiles {1: repeated SourceFile {1: file_name, 2: content}} into `m`.
+bool read_source_files(std::string_view bytes, model::Module& m) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    std::string_view file;
+    if (!w.tag(field, type)) return false;
+    if (field != 1 || type != wire::kDelimited) {
+      if (!w.skip(type)) return false;
+      continue;
+    }
+    if (!w.delimited(file)) return false;
+    model::SourceFile out;
+    wire::Walker f(file);
+    while (!f.done()) {
+      uint32_t n, t;
+      std::string_view text;
+      if (!f.tag(n, t)) return false;
+      if ((n == 1 || n == 2) && t == wire::kDelimited) {
+        if (!f.delimited(text)) return false;
+        (n == 1 ? out.path : out.content).assign(text);
+      } else if (!f.skip(t)) {
+        return false;
+      }
+    }
+    m.files.push_back(std::move(out));
+  }
+  return true;
+}
+
+// SourceData {1: reference, 4: binary, 6: sm_revision, 8: SourceFiles} off
+// the wire: a cubin (often megabytes) goes from the file's bytes into the
+// model in one copy, and is only stepped over when modules are not wanted.
+bool read_source_data(std::string_view bytes, const ReadOptions& opt, model::Module& m) {
+  wire::Walker w(bytes);
+  std::string_view binary;
+  std::vector<std::string_view> files;  // repeated occurrences merge, as protobuf's do
+  while (!w.done()) {
+    uint32_t field, type;
+    uint64_t v = 0;
+    if (!w.tag(field, type)) return false;
+    if ((field == 1 || field == 6) && type == wire::kVarint) {
+      if (!w.varint(v)) return false;
+      if (field == 1) m.reference = v;
+      else m.sm_revision = static_cast<uint32_t>(v);
+    } else if ((field == 4 || field == 8) && type == wire::kDelimited) {
+      std::string_view sub;
+      if (!w.delimited(sub)) return false;
+      if (field == 4) binary = sub;
+      else files.push_back(sub);
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  if (!opt.modules) return true;
+  m.binary.assign(binary);
+  for (auto f : files)
+    if (!read_source_files(f, m)) return false;
+  return true;
 }
 
 void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report& report) {
@@ -607,11 +626,10 @@ void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report&
     if (!inner) throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
     bytes = *inner;
   }
-  std::string ids;
-  if (!opt.modules) bytes = ids = source_ids_only(bytes, at + 4);
-  pb::SourceData data;
-  parse(data, bytes, at + 4, "source entry");
-  report.modules[data.reference()] = to_module(data, opt);
+  model::Module m;
+  if (!read_source_data(bytes, opt, m)) throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
+  uint64_t reference = m.reference;
+  report.modules[reference] = std::move(m);
 }
 
 void merge_session(FileState& st, const pb::BlockHeader& h) {

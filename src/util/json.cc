@@ -8,18 +8,15 @@ std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Raw newlines never occur inside dumped strings (they are escaped), so every
-// newline of the text starts a line that needs the extra indentation.
+// nlohmann's own serializer, started at the element's depth: the bytes of
+// the text dumped at depth 0 with every line after the first shifted right by
+// indent * depth, in one pass (no second pass inserting the padding).
 std::string json_text_at(const nlohmann::json& j, int indent, int depth) {
-  std::string text = json_text(j, indent);
-  if (indent < 0 || depth <= 0) return text;
-  std::string pad(static_cast<size_t>(indent * depth), ' ');
+  if (indent < 0 || depth <= 0) return json_text(j, indent);
   std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += pad;
-  }
+  nlohmann::detail::serializer<nlohmann::json> s(nlohmann::detail::output_adapter<char, std::string>(out), ' ',
+                                                 nlohmann::json::error_handler_t::replace);
+  s.dump(j, true, false, static_cast<unsigned int>(indent), static_cast<unsigned int>(indent * depth));
   return out;
 }
 
