@@ -77,6 +77,48 @@ TEST(Streaming, MemoryDoesNotGrowWithTheNumberOfKernels) {
   }
 }
 
+// The commands that keep something per kernel (diff, gate and record a
+// snapshot, coverage its rows, doctor its data-quality record, list the light
+// kernel) grow with the kernel count, but by a bounded amount per kernel:
+// under 12 KiB, which keeps a 20,000-kernel report under 256 MB (the
+// reliability target; a command that held whole kernels grows by over 40 KiB
+// per kernel of this report).
+TEST(Streaming, PerKernelStateOfSnapshotCommandsIsBounded) {
+  const std::string small = shell_quote(many_kernels("snap-small.ncu-rep", 200));
+  const std::string large = shell_quote(many_kernels("snap-large.ncu-rep", 4000));
+  auto db = [](const std::string& name) {
+    std::string path = temp_path(name);
+    std::filesystem::remove(path);
+    return "--db " + shell_quote("sqlite:" + path);
+  };
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"diff", "diff %s %s"},
+      {"diff --format json", "diff --format json %s %s"},
+      {"coverage", "coverage %s"},
+      {"doctor", "doctor %s"},
+      {"list", "list %s"},
+      {"record", "record %s --tag t "},
+  };
+  for (const auto& [label, pattern] : commands) {
+    auto command_for = [&](const std::string& report, const std::string& tag) {
+      std::string c = pattern;
+      for (std::size_t at; (at = c.find("%s")) != std::string::npos;) c.replace(at, 2, report);
+      if (label == "record") c += db("snap-rec-" + tag + ".sqlite");
+      return c;
+    };
+    long base = peak_rss_kb(command_for(small, "small"));
+    long big = peak_rss_kb(command_for(large, "large"));
+    EXPECT_LT((big - base) / 3800.0, 12.0) << label << ": " << base << " KiB at 200 kernels, " << big << " KiB at 4,000";
+  }
+  // gate: each report against a baseline of itself.
+  std::string small_db = db("snap-gate-s.sqlite"), large_db = db("snap-gate-l.sqlite");
+  ASSERT_EQ(run_keet("record " + small + " --tag main " + small_db).rc, 0);
+  ASSERT_EQ(run_keet("record " + large + " --tag main " + large_db).rc, 0);
+  long base = peak_rss_kb("gate " + small + " --baseline main " + small_db);
+  long big = peak_rss_kb("gate " + large + " --baseline main " + large_db);
+  EXPECT_LT((big - base) / 3800.0, 12.0) << "gate: " << base << " KiB at 200 kernels, " << big << " KiB at 4,000";
+}
+
 // A report whose session (the device) is stored after its kernel: every
 // format analyses the kernel on that device, as a whole-file read would.
 TEST(Streaming, SessionStoredAfterTheKernelStillReachesTheAnalysis) {
