@@ -21,6 +21,8 @@ const std::vector<Command>& commands() {
       profile_command(),
       ask_command(),
       chat_command(),
+      serve_command(),
+      worker_command(),
   };
   return table;
 }
