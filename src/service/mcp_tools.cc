@@ -21,6 +21,16 @@ using nlohmann::json;
 
 // ------------------------------------------------------------ the table
 
+// j[key] when j is an object holding key, else null: a command's answer that
+// lacks a member (it never should) must not reach nlohmann's assertion.
+const json& at(const json& j, std::string_view key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+
 // The $defs a schema names, and those they name in turn.
 void collect_refs(const json& schema, const json& defs, std::set<std::string>& out) {
   if (schema.is_object()) {
@@ -55,10 +65,10 @@ json load_table() {
   json doc = json::parse(*text, nullptr, false);
   if (!doc.is_object() || !doc.contains("tools")) return json::array();
   json tools = json::array();
-  for (auto tool : doc["tools"]) {
-    tool["inputSchema"] = self_contained(tool["inputSchema"], doc["$defs"]);
-    tool["outputSchema"] = self_contained(tool["outputSchema"], doc["$defs"]);
-    if (unchecked_keyword(tool["inputSchema"]) || unchecked_keyword(tool["outputSchema"])) continue;
+  for (auto tool : at(doc, "tools")) {
+    tool["inputSchema"] = self_contained(at(tool, "inputSchema"), at(doc, "$defs"));
+    tool["outputSchema"] = self_contained(at(tool, "outputSchema"), at(doc, "$defs"));
+    if (unchecked_keyword(at(tool, "inputSchema")) || unchecked_keyword(at(tool, "outputSchema"))) continue;
     tools.push_back(std::move(tool));
   }
   return tools;
@@ -105,7 +115,7 @@ int64_t integer(const json& j, const char* key) {
 }
 
 std::string duration_text(const json& m) {
-  return m.is_object() ? render::format_duration(m["value"].get<double>()) : std::string("no duration");
+  return m.is_object() ? render::format_duration(at(m, "value").get<double>()) : std::string("no duration");
 }
 
 // --------------------------------------------------------- one call
@@ -119,8 +129,8 @@ struct Call {
   // The argument, or the default the declaration states.
   json arg(const char* key) const {
     if (args.contains(key)) return args[key];
-    const auto& props = declaration["inputSchema"]["properties"];
-    if (props.contains(key) && props[key].contains("default")) return props[key]["default"];
+    const auto& props = at(at(declaration, "inputSchema"), "properties");
+    if (props.contains(key) && props[key].contains("default")) return at(props[key], "default");
     return nullptr;
   }
   std::string text(const char* key) const {
@@ -172,7 +182,7 @@ void add_kernel_selector(const Call& c, std::vector<std::string>& args) {
 }
 
 Outcome<json> first_kernel(const json& doc, const std::string& path) {
-  const auto& ks = doc["kernels"];
+  const auto& ks = at(doc, "kernels");
   if (!ks.is_array() || ks.empty()) return std::unexpected(Failure{path + ": the report holds no kernel"});
   return ks[0];
 }
@@ -187,7 +197,7 @@ struct Answer {
 json listed_kernel(const json& k) {
   return {{"index", integer(k, "index")},   {"name", str(k, "name")},          {"mangled", str(k, "mangled")},
           {"device", str(k, "device")},     {"grid", dim3(k, "grid")},         {"block", dim3(k, "block")},
-          {"invocations", integer(k, "invocations")}, {"duration", optional_measure(k["duration_ns"], "duration_ns", "ns")}};
+          {"invocations", integer(k, "invocations")}, {"duration", optional_measure(at(k, "duration_ns"), "duration_ns", "ns")}};
 }
 
 Outcome<Answer> list_kernels(const Call& c) {
@@ -199,17 +209,17 @@ Outcome<Answer> list_kernels(const Call& c) {
   auto doc = run_json(c, args);
   if (!doc) return std::unexpected(doc.error());
   json kernels = json::array();
-  for (const auto& k : (*doc)["kernels"])
+  for (const auto& k : at((*doc), "kernels"))
     if (static_cast<int64_t>(kernels.size()) < limit) kernels.push_back(listed_kernel(k));
-  bool truncated = static_cast<int64_t>((*doc)["kernels"].size()) > limit;
+  bool truncated = static_cast<int64_t>(at((*doc), "kernels").size()) > limit;
   std::string text = fmt::format("{} kernel(s) in {}{}", kernels.size(), *path, truncated ? " (more not shown)" : "");
   if (!kernels.empty()) {
     auto slowest = std::ranges::max_element(kernels, {}, [](const json& k) {
-      return k["duration"].is_object() ? k["duration"]["value"].get<double>() : -1.0;
+      return at(k, "duration").is_object() ? at(at(k, "duration"), "value").get<double>() : -1.0;
     });
-    if ((*slowest)["duration"].is_object())
-      text += fmt::format("; longest: #{} {} ({})", (*slowest)["index"].get<int64_t>(),
-                          (*slowest)["name"].get<std::string>(), duration_text((*slowest)["duration"]));
+    if (at((*slowest), "duration").is_object())
+      text += fmt::format("; longest: #{} {} ({})", at((*slowest), "index").get<int64_t>(),
+                          at((*slowest), "name").get<std::string>(), duration_text(at((*slowest), "duration")));
   }
   return Answer{{{"report", *path}, {"kernels", kernels}, {"count", kernels.size()}, {"truncated", truncated}}, text};
 }
@@ -219,8 +229,8 @@ Outcome<Answer> list_kernels(const Call& c) {
 json evidence_of(const json& list) {
   json out = json::array();
   for (const auto& e : list) {
-    if (!e.contains("value") || !e["value"].is_number()) continue;
-    json m = measure(str(e, "metric"), e["value"].get<double>(), str(e, "unit"));
+    if (!e.contains("value") || !at(e, "value").is_number()) continue;
+    json m = measure(str(e, "metric"), at(e, "value").get<double>(), str(e, "unit"));
     for (const char* extra : {"threshold", "formula"})
       if (e.contains(extra) && e[extra].is_string()) m[extra] = e[extra];
     out.push_back(std::move(m));
@@ -233,13 +243,13 @@ json unit_load(const json& u) {
   std::string metric = str(u, "metric");
   if (metric.empty()) metric = str(u, "unit") + "_utilization";
   return {{"unit", str(u, "unit")}, {"label", str(u, "label")}, {"kind", str(u, "kind")},
-          {"utilization", measure(metric, u["pct"].get<double>(), "%")}};
+          {"utilization", measure(metric, at(u, "pct").get<double>(), "%")}};
 }
 
 json limiter_of(const json& l) {
   json units = json::array();
-  for (const auto& u : l["units"]) units.push_back(unit_load(u));
-  return {{"binding", unit_load(l["binding"])}, {"next", unit_load(l["next"])}, {"units", units}};
+  for (const auto& u : at(l, "units")) units.push_back(unit_load(u));
+  return {{"binding", unit_load(at(l, "binding"))}, {"next", unit_load(at(l, "next"))}, {"units", units}};
 }
 
 json data_quality_of(const json& q) {
@@ -248,26 +258,26 @@ json data_quality_of(const json& q) {
   for (const char* key : {"sections_present", "sections_missing", "collect", "missing", "below_floor", "problems", "ncu_errors"})
     out[key] = strings(q, key);
   json invalid = json::array();
-  for (const auto& i : q["invalid"])
-    invalid.push_back({{"metric", str(i, "metric")}, {"value", i["value"].is_number() ? i["value"] : json(nullptr)},
+  for (const auto& i : at(q, "invalid"))
+    invalid.push_back({{"metric", str(i, "metric")}, {"value", at(i, "value").is_number() ? at(i, "value") : json(nullptr)},
                        {"why", str(i, "why")}});
   out["invalid"] = std::move(invalid);
   return out;
 }
 
 json finding_of(const json& f) {
-  json speedup = optional_measure(f["estimated_speedup"], "estimated_speedup", "x");
+  json speedup = optional_measure(at(f, "estimated_speedup"), "estimated_speedup", "x");
   if (speedup.is_object() && !str(f, "speedup_formula").empty()) speedup["formula"] = str(f, "speedup_formula");
   json source = json::array();
-  for (const auto& s : f["source"])
+  for (const auto& s : at(f, "source"))
     source.push_back({{"file", str(s, "file")}, {"line", integer(s, "line")}, {"text", str(s, "text")},
-                      {"share", measure("finding_cost_share", s["share"].get<double>(), "fraction")}});
+                      {"share", measure("finding_cost_share", at(s, "share").get<double>(), "fraction")}});
   return {{"id", str(f, "id")},
           {"severity", str(f, "severity")},
           {"title", str(f, "title")},
           {"explanation", str(f, "explanation")},
           {"relieves", strings(f, "relieves")},
-          {"evidence", evidence_of(f["evidence"])},
+          {"evidence", evidence_of(at(f, "evidence"))},
           {"estimated_speedup", speedup},
           {"advice", strings(f, "advice")},
           {"source", source},
@@ -276,39 +286,39 @@ json finding_of(const json& f) {
 }
 
 json analysed_kernel(const json& k) {
-  const auto& b = k["bottleneck"];
+  const auto& b = at(k, "bottleneck");
   json findings = json::array();
-  for (const auto& f : k["findings"]) findings.push_back(finding_of(f));
+  for (const auto& f : at(k, "findings")) findings.push_back(finding_of(f));
   return {{"index", integer(k, "index")},
           {"name", str(k, "name")},
           {"demangled", str(k, "demangled")},
-          {"device", str(k["device"], "name")},
-          {"compute_capability", str(k["device"], "compute_capability")},
+          {"device", str(at(k, "device"), "name")},
+          {"compute_capability", str(at(k, "device"), "compute_capability")},
           {"grid", dim3(k, "grid")},
           {"block", dim3(k, "block")},
-          {"duration", optional_measure(k["duration_ns"], "duration_ns", "ns")},
+          {"duration", optional_measure(at(k, "duration_ns"), "duration_ns", "ns")},
           {"library", optional_string(k, "library")},
           {"bottleneck",
            {{"class", str(b, "class")},
-            {"confidence", measure("confidence", b["confidence"].get<double>(), "fraction")},
+            {"confidence", measure("confidence", at(b, "confidence").get<double>(), "fraction")},
             {"summary", str(b, "summary")},
-            {"evidence", evidence_of(b["evidence"])}}},
-          {"limiter", limiter_of(k["limiter"])},
-          {"data_quality", data_quality_of(k["data_quality"])},
+            {"evidence", evidence_of(at(b, "evidence"))}}},
+          {"limiter", limiter_of(at(k, "limiter"))},
+          {"data_quality", data_quality_of(at(k, "data_quality"))},
           {"findings", findings},
           {"notes", strings(k, "notes")}};
 }
 
 std::string analysis_text(const json& k) {
-  std::string text = fmt::format("#{} {}: {}-bound", k["index"].get<int64_t>(), k["name"].get<std::string>(),
-                                 k["bottleneck"]["class"].get<std::string>());
-  if (const auto& b = k["limiter"]["binding"]; b.is_object())
-    text += fmt::format(", binding unit {} at {:.1f}% ({})", b["label"].get<std::string>(),
-                        b["utilization"]["value"].get<double>(), b["utilization"]["metric"].get<std::string>());
-  text += fmt::format("; {} finding(s)", k["findings"].size());
-  if (!k["findings"].empty()) text += ", first: " + k["findings"][0]["title"].get<std::string>();
-  if (k["data_quality"]["outcome"] != "ok")
-    text += fmt::format("; data quality {}", k["data_quality"]["outcome"].get<std::string>());
+  std::string text = fmt::format("#{} {}: {}-bound", at(k, "index").get<int64_t>(), at(k, "name").get<std::string>(),
+                                 at(at(k, "bottleneck"), "class").get<std::string>());
+  if (const auto& b = at(at(k, "limiter"), "binding"); b.is_object())
+    text += fmt::format(", binding unit {} at {:.1f}% ({})", at(b, "label").get<std::string>(),
+                        at(at(b, "utilization"), "value").get<double>(), at(at(b, "utilization"), "metric").get<std::string>());
+  text += fmt::format("; {} finding(s)", at(k, "findings").size());
+  if (!at(k, "findings").empty()) text += ", first: " + at(at(k, "findings")[0], "title").get<std::string>();
+  if (at(at(k, "data_quality"), "outcome") != "ok")
+    text += fmt::format("; data quality {}", at(at(k, "data_quality"), "outcome").get<std::string>());
   return text;
 }
 
@@ -322,7 +332,7 @@ Outcome<Answer> analyze_kernel(const Call& c) {
   if (!doc) return std::unexpected(doc.error());
   auto k = first_kernel(*doc, *path);
   if (!k) return std::unexpected(k.error());
-  const auto& report = (*doc)["report"];
+  const auto& report = at((*doc), "report");
   json kernel = analysed_kernel(*k);
   std::string text = analysis_text(kernel);
   return Answer{{{"report", *path},
@@ -353,16 +363,16 @@ Outcome<Answer> get_metrics(const Call& c) {
   int64_t limit = c.number("limit");
   json metrics = json::array();
   int64_t matched = 0;
-  for (const auto& [name, m] : (*k)["metrics"].items()) {
+  for (const auto& [name, m] : at((*k), "metrics").items()) {
     if (!names.empty() && !names.contains(name)) continue;
-    if (matched++ < limit) metrics.push_back({{"metric", name}, {"value", m["value"]}, {"unit", str(m, "unit")}});
+    if (matched++ < limit) metrics.push_back({{"metric", name}, {"value", at(m, "value")}, {"unit", str(m, "unit")}});
   }
   json missing = json::array();
   for (const auto& n : names)
-    if (!(*k)["metrics"].contains(n)) missing.push_back(n);
+    if (!at((*k), "metrics").contains(n)) missing.push_back(n);
   json kernel = {{"index", integer(*k, "index")}, {"name", str(*k, "name")}};
-  std::string text = fmt::format("{} metric(s) of #{} {}{}{}", matched, kernel["index"].get<int64_t>(),
-                                 kernel["name"].get<std::string>(), matched > limit ? fmt::format(", first {} shown", limit) : "",
+  std::string text = fmt::format("{} metric(s) of #{} {}{}{}", matched, at(kernel, "index").get<int64_t>(),
+                                 at(kernel, "name").get<std::string>(), matched > limit ? fmt::format(", first {} shown", limit) : "",
                                  missing.empty() ? "" : fmt::format("; {} asked for but not in the report", missing.size()));
   return Answer{{{"report", *path}, {"kernel", kernel}, {"metrics", metrics}, {"matched", matched},
                  {"truncated", matched > limit}, {"missing", missing}},
@@ -373,15 +383,15 @@ Outcome<Answer> get_metrics(const Call& c) {
 
 json hotspot_line(const json& l, const std::string& sorted_by) {
   json stalls = json::array();
-  if (l["stalls"].is_object())
-    for (const auto& [reason, v] : l["stalls"].items())
+  if (at(l, "stalls").is_object())
+    for (const auto& [reason, v] : at(l, "stalls").items())
       if (v.is_number()) stalls.push_back(measure(reason, v.get<double>(), "samples"));
   return {{"file", str(l, "file")},
           {"line", integer(l, "line")},
           {"offset", integer(l, "offset")},
           {"text", str(l, "text")},
-          {"share", measure(sorted_by.empty() ? "share" : sorted_by, l["share"].get<double>(), "fraction of the kernel's total")},
-          {"values", measures_of(l["metrics"])},
+          {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(), "fraction of the kernel's total")},
+          {"values", measures_of(at(l, "metrics"))},
           {"stalls", stalls}};
 }
 
@@ -398,14 +408,14 @@ Outcome<Answer> source_hotspots(const Call& c) {
   if (!k) return std::unexpected(k.error());
   std::string sorted_by = str(*k, "sorted_by");
   json lines = json::array();
-  for (const auto& l : (*k)["lines"]) lines.push_back(hotspot_line(l, sorted_by));
+  for (const auto& l : at((*k), "lines")) lines.push_back(hotspot_line(l, sorted_by));
   json kernel = {{"index", integer(*k, "index")}, {"name", str(*k, "name")}};
-  std::string text = fmt::format("#{} {}: {} of {} {} row(s) by {}", kernel["index"].get<int64_t>(),
-                                 kernel["name"].get<std::string>(), lines.size(), integer(*k, "row_count"),
+  std::string text = fmt::format("#{} {}: {} of {} {} row(s) by {}", at(kernel, "index").get<int64_t>(),
+                                 at(kernel, "name").get<std::string>(), lines.size(), integer(*k, "row_count"),
                                  str(*k, "level"), sorted_by.empty() ? "-" : sorted_by);
   if (!lines.empty())
-    text += fmt::format("; hottest {}:{} ({:.1f}%)", lines[0]["file"].get<std::string>(), lines[0]["line"].get<int64_t>(),
-                        100 * lines[0]["share"]["value"].get<double>());
+    text += fmt::format("; hottest {}:{} ({:.1f}%)", at(lines[0], "file").get<std::string>(), at(lines[0], "line").get<int64_t>(),
+                        100 * at(at(lines[0], "share"), "value").get<double>());
   for (const auto& n : strings(*k, "notes")) text += "; " + n.get<std::string>();
   return Answer{{{"report", *path},
                  {"kernel", kernel},
@@ -413,7 +423,7 @@ Outcome<Answer> source_hotspots(const Call& c) {
                  {"sorted_by", sorted_by},
                  {"rows_total", integer(*k, "row_count")},
                  {"notes", strings(*k, "notes")},
-                 {"totals", measures_of((*k)["totals"])},
+                 {"totals", measures_of(at((*k), "totals"))},
                  {"lines", lines}},
                 text};
 }
@@ -425,9 +435,9 @@ Outcome<Answer> explain_term(const Call& c) {
   auto doc = run_json(c, {"explain", "--format=json", "-n", std::to_string(c.number("count")), "--", c.text("term")});
   if (!doc) return std::unexpected(doc.error());
   json entries = json::array();
-  for (const auto& e : (*doc)["entries"]) {
+  for (const auto& e : at((*doc), "entries")) {
     json refs = json::array();
-    for (const auto& r : e["references"]) refs.push_back({{"title", str(r, "title")}, {"url", str(r, "url")}});
+    for (const auto& r : at(e, "references")) refs.push_back({{"title", str(r, "title")}, {"url", str(r, "url")}});
     entries.push_back({{"id", str(e, "id")}, {"kind", str(e, "kind")}, {"title", str(e, "title")},
                        {"match", str(e, "match")}, {"aliases", strings(e, "aliases")}, {"metrics", strings(e, "metrics")},
                        {"summary", str(e, "summary")}, {"how_to_read", str(e, "how_to_read")},
@@ -435,8 +445,8 @@ Outcome<Answer> explain_term(const Call& c) {
                        {"related", strings(e, "related")}});
   }
   std::string text = entries.empty() ? std::string("no entry")
-                                     : fmt::format("{} ({}): {}", entries[0]["title"].get<std::string>(),
-                                                   entries[0]["id"].get<std::string>(), entries[0]["summary"].get<std::string>());
+                                     : fmt::format("{} ({}): {}", at(entries[0], "title").get<std::string>(),
+                                                   at(entries[0], "id").get<std::string>(), at(entries[0], "summary").get<std::string>());
   return Answer{{{"query", str(*doc, "query")}, {"entries", entries}}, text};
 }
 
@@ -445,34 +455,34 @@ Outcome<Answer> explain_term(const Call& c) {
 json snapshot_of(const json& s) {
   if (!s.is_object()) return nullptr;
   json findings = json::array();
-  for (const auto& f : s["findings"])
+  for (const auto& f : at(s, "findings"))
     findings.push_back({{"id", str(f, "id")}, {"title", str(f, "title")}, {"severity", str(f, "severity")},
-                        {"estimated_speedup", optional_measure(f["estimated_speedup"], "estimated_speedup", "x")}});
+                        {"estimated_speedup", optional_measure(at(f, "estimated_speedup"), "estimated_speedup", "x")}});
   return {{"index", integer(s, "index")},   {"name", str(s, "name")},         {"device", str(s, "device")},
           {"grid", dim3(s, "grid")},        {"block", dim3(s, "block")},
-          {"duration", optional_measure(s["duration_ns"], "duration_ns", "ns")},
-          {"bottleneck", optional_string(s, "bottleneck")}, {"metrics", measures_of(s["metrics"])},
+          {"duration", optional_measure(at(s, "duration_ns"), "duration_ns", "ns")},
+          {"bottleneck", optional_string(s, "bottleneck")}, {"metrics", measures_of(at(s, "metrics"))},
           {"findings", findings}};
 }
 
 json metric_delta(const json& m) {
   std::string metric = str(m, "metric"), unit = str(m, "unit");
   return {{"label", str(m, "label")},
-          {"before", measure(metric, m["before"].get<double>(), unit)},
-          {"after", measure(metric, m["after"].get<double>(), unit)},
-          {"change", optional_measure(m["change"], metric, "relative change")}};
+          {"before", measure(metric, at(m, "before").get<double>(), unit)},
+          {"after", measure(metric, at(m, "after").get<double>(), unit)},
+          {"change", optional_measure(at(m, "change"), metric, "relative change")}};
 }
 
 json pair_of(const json& p) {
   json metrics = json::array();
-  for (const auto& m : p["metrics"]) metrics.push_back(metric_delta(m));
+  for (const auto& m : at(p, "metrics")) metrics.push_back(metric_delta(m));
   return {{"verdict", str(p, "verdict")},
-          {"before", snapshot_of(p["before"])},
-          {"after", snapshot_of(p["after"])},
-          {"speedup", optional_measure(p["speedup"], "duration_ns", "speedup (before / after)")},
-          {"change", optional_measure(p["change"], "duration_ns", "relative change")},
-          {"bottleneck_before", str(p["bottleneck"], "before")},
-          {"bottleneck_after", str(p["bottleneck"], "after")},
+          {"before", snapshot_of(at(p, "before"))},
+          {"after", snapshot_of(at(p, "after"))},
+          {"speedup", optional_measure(at(p, "speedup"), "duration_ns", "speedup (before / after)")},
+          {"change", optional_measure(at(p, "change"), "duration_ns", "relative change")},
+          {"bottleneck_before", str(at(p, "bottleneck"), "before")},
+          {"bottleneck_after", str(at(p, "bottleneck"), "after")},
           {"resolved", strings(p, "resolved")},
           {"introduced", strings(p, "introduced")},
           {"persisting", strings(p, "persisting")},
@@ -495,25 +505,25 @@ Outcome<Answer> diff_reports(const Call& c) {
   if (!doc) return std::unexpected(doc.error());
   int64_t limit = c.number("limit");
   json pairs = json::array();
-  for (const auto& p : (*doc)["pairs"])
+  for (const auto& p : at((*doc), "pairs"))
     if (static_cast<int64_t>(pairs.size()) < limit) pairs.push_back(pair_of(p));
   json summary = json::object();
   for (const char* key : {"pairs", "missing", "new", "faster", "slower", "unchanged", "unknown"})
-    summary[key] = integer((*doc)["summary"], key);
+    summary[key] = integer(at((*doc), "summary"), key);
   std::string text = fmt::format("{} pair(s): {} faster, {} slower, {} unchanged, {} unknown; {} missing, {} new",
-                                 summary["pairs"].get<int64_t>(), summary["faster"].get<int64_t>(),
-                                 summary["slower"].get<int64_t>(), summary["unchanged"].get<int64_t>(),
-                                 summary["unknown"].get<int64_t>(), summary["missing"].get<int64_t>(),
-                                 summary["new"].get<int64_t>());
+                                 at(summary, "pairs").get<int64_t>(), at(summary, "faster").get<int64_t>(),
+                                 at(summary, "slower").get<int64_t>(), at(summary, "unchanged").get<int64_t>(),
+                                 at(summary, "unknown").get<int64_t>(), at(summary, "missing").get<int64_t>(),
+                                 at(summary, "new").get<int64_t>());
   return Answer{{{"before", *before},
                  {"after", *after},
-                 {"threshold", measure("threshold", (*doc)["threshold"].get<double>(), "fraction")},
-                 {"min_delta", measure("min_delta_ns", (*doc)["min_delta_ns"].get<double>(), "ns")},
+                 {"threshold", measure("threshold", at((*doc), "threshold").get<double>(), "fraction")},
+                 {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
                  {"summary", summary},
                  {"pairs", pairs},
-                 {"truncated", (*doc)["pairs"].size() > pairs.size()},
-                 {"missing", snapshots_of((*doc)["unmatched_before"])},
-                 {"new", snapshots_of((*doc)["unmatched_after"])}},
+                 {"truncated", at((*doc), "pairs").size() > pairs.size()},
+                 {"missing", snapshots_of(at((*doc), "unmatched_before"))},
+                 {"new", snapshots_of(at((*doc), "unmatched_after"))}},
                 text};
 }
 
@@ -531,11 +541,11 @@ Outcome<Answer> history(const Call& c) {
   if (!doc) return std::unexpected(doc.error());
   json kernels = json::array();
   size_t points_total = 0;
-  for (const auto& k : (*doc)["kernels"]) {
+  for (const auto& k : at((*doc), "kernels")) {
     json points = json::array();
-    for (const auto& p : k["points"])
+    for (const auto& p : at(k, "points"))
       points.push_back({{"run", integer(p, "run")}, {"tag", str(p, "tag")}, {"commit", str(p, "commit")},
-                        {"recorded_at", integer(p, "recorded_at")}, {"snapshot", snapshot_of(p["kernel"])}});
+                        {"recorded_at", integer(p, "recorded_at")}, {"snapshot", snapshot_of(at(p, "kernel"))}});
     points_total += points.size();
     kernels.push_back({{"kernel", str(k, "kernel")}, {"points", points}});
   }
@@ -552,20 +562,20 @@ Outcome<Answer> gate(const Call& c) {
   auto doc = run_json(c, args, /*also_ok=*/1);
   if (!doc) return std::unexpected(doc.error());
   json kernels = json::array();
-  for (const auto& k : (*doc)["kernels"])
-    kernels.push_back({{"status", str(k, "status")}, {"name", str(k, "name")}, {"before", snapshot_of(k["before"])},
-                       {"after", snapshot_of(k["after"])},
-                       {"change", optional_measure(k["change"], "duration_ns", "relative change")},
+  for (const auto& k : at((*doc), "kernels"))
+    kernels.push_back({{"status", str(k, "status")}, {"name", str(k, "name")}, {"before", snapshot_of(at(k, "before"))},
+                       {"after", snapshot_of(at(k, "after"))},
+                       {"change", optional_measure(at(k, "change"), "duration_ns", "relative change")},
                        {"message", str(k, "message")}});
-  bool passed = (*doc)["passed"] == true;
+  bool passed = at((*doc), "passed") == true;
   std::string text = fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
                                  str(*doc, "baseline"), integer(*doc, "regressions"), integer(*doc, "missing"),
                                  integer(*doc, "new"));
   return Answer{{{"report", *path},
                  {"baseline", str(*doc, "baseline")},
                  {"passed", passed},
-                 {"max_slowdown", measure("max_slowdown", (*doc)["max_slowdown"].get<double>(), "fraction")},
-                 {"min_delta", measure("min_delta_ns", (*doc)["min_delta_ns"].get<double>(), "ns")},
+                 {"max_slowdown", measure("max_slowdown", at((*doc), "max_slowdown").get<double>(), "fraction")},
+                 {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
                  {"regressions", integer(*doc, "regressions")},
                  {"missing", integer(*doc, "missing")},
                  {"new", integer(*doc, "new")},
@@ -591,7 +601,7 @@ const json& tool_declarations() {
 
 const json* find_tool(std::string_view name) {
   for (const auto& t : tool_declarations())
-    if (t["name"] == name) return &t;
+    if (at(t, "name") == name) return &t;
   return nullptr;
 }
 
@@ -602,7 +612,7 @@ ToolOutcome Tools::call(std::string_view name, const json& arguments) const {
   const json* declaration = find_tool(name);
   auto handler = handlers().find(name);
   if (!declaration || handler == handlers().end()) return {Kind::UnknownTool, nullptr, fmt::format("unknown tool: {}", name)};
-  const json& schema = (*declaration)["inputSchema"];
+  const json& schema = at((*declaration), "inputSchema");
   if (auto bad = schema_violation(schema, arguments, schema))
     return {Kind::BadArguments, nullptr, fmt::format("invalid arguments for {}: {}", name, *bad)};
   if (!roots_) return {Kind::ToolError, nullptr, roots_.error().message};
@@ -611,7 +621,7 @@ ToolOutcome Tools::call(std::string_view name, const json& arguments) const {
     if (!answer) return {Kind::ToolError, nullptr, answer.error().message};
     // The declared outputSchema is a promise to the client: an answer that
     // breaks it (a contract this code misread) is a failure, not a result.
-    const json& out = (*declaration)["outputSchema"];
+    const json& out = at((*declaration), "outputSchema");
     if (auto bad = schema_violation(out, answer->structured, out))
       return {Kind::ToolError, nullptr, fmt::format("{}: internal error: answer does not fit its schema ({})", name, *bad)};
     return {Kind::Ok, std::move(answer->structured), std::move(answer->text)};
