@@ -23,6 +23,7 @@ const std::vector<Command>& commands() {
       chat_command(),
       serve_command(),
       worker_command(),
+      mcp_command(),
   };
   return table;
 }

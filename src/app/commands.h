@@ -23,5 +23,6 @@ Command ask_command();
 Command chat_command();
 Command serve_command();
 Command worker_command();
+Command mcp_command();
 
 }  // namespace keet::app
