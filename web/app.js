@@ -177,7 +177,9 @@ function evidenceLine(ev) {
   const parts = [];
   for (const e of ev || []) {
     if (e.value === undefined || e.value === null) continue;
-    parts.push(e.metric + ' = ' + (typeof e.value === 'number' ? +e.value.toPrecision(4) : e.value) + (e.unit ? ' ' + e.unit : ''));
+    // Whole numbers as stored; others to 6 significant digits: never a digit the report does not hold.
+    const v = typeof e.value === 'number' && !Number.isInteger(e.value) ? +e.value.toPrecision(6) : e.value;
+    parts.push(e.metric + ' = ' + v + (e.unit ? ' ' + e.unit : ''));
   }
   return parts.join('; ');
 }

@@ -13,8 +13,10 @@
 #include <fmt/format.h>
 
 #include "app/commands.h"
+#include "app/in_process.h"
 #include "service/api.h"
 #include "service/http_server.h"
+#include "service/mcp.h"
 #include "service/service.h"
 #include "store/history.h"
 #include "util/strings.h"
@@ -26,7 +28,7 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string data_dir, store, db, token, llm, max_upload = "256M";
-  std::vector<std::string> origins;
+  std::vector<std::string> origins, mcp_roots;
   int workers = 2, threads = 64, max_queue = 64;
   int job_timeout_s = 300, lease_s = 30;
 };
@@ -124,6 +126,37 @@ Result<Backend> open_backend(const service::ServiceOptions& o, const std::string
   return b;
 }
 
+// /mcp: the MCP server's streamable HTTP transport (service/mcp.h), behind
+// the same token, Host and Origin checks as the API (service/api.cc).
+service::Handler mcp_handler(service::McpServer& mcp) {
+  return [&mcp](const service::Request& r) {
+    auto reply = mcp.handle_http({r.method, r.headers, r.body});
+    service::Response res{reply.status, "application/json", {}, std::move(reply.body), {}};
+    for (auto& [name, value] : reply.headers)
+      if (to_lower(name) == "content-type")
+        res.content_type = value;
+      else
+        res.headers.emplace_back(name, value);
+    return res;
+  };
+}
+
+std::unique_ptr<service::McpServer> make_mcp(Context& ctx, const ServeArgs& a, const service::ServiceOptions& o) {
+  service::McpOptions mo;
+  mo.run = in_process_runner(ctx.getenv);
+  // The tools read reports only under these folders: by default the uploads
+  // (by content address), never the whole machine.
+  mo.roots = a.mcp_roots.empty() ? std::vector<std::string>{o.data_dir + "/reports"} : a.mcp_roots;
+  mo.store = o.history_db;
+  mo.allowed_origins = a.origins;
+  mo.log = [&ctx](std::string_view line) {
+    static std::mutex mu;  // requests log from the server's threads
+    std::lock_guard lock(mu);
+    ctx.err << "keet serve: mcp: " << line << "\n" << std::flush;
+  };
+  return std::make_unique<service::McpServer>(std::move(mo));
+}
+
 ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   StopSignal signals;
   auto opt = options_from(ctx, a);
@@ -135,6 +168,10 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   if (!backend) return report_error(ctx, backend.error());
   service::Workers workers(*backend->jobs, *backend->blobs, *backend->runner, *opt);
   service::Api api(*backend->jobs, *backend->blobs, *backend->runner, &workers, *opt);
+  std::error_code ec;
+  std::filesystem::create_directories(opt->data_dir + "/reports", ec);
+  auto mcp = make_mcp(ctx, a, *opt);
+  api.mount_mcp(mcp_handler(*mcp));
   service::ServerConfig config;
   config.host = a.host;
   config.port = a.port;
@@ -202,6 +239,8 @@ Command serve_command() {
             sub.add_option("--max-upload", a->max_upload, "largest report accepted (e.g. 64M)")->capture_default_str();
             sub.add_option("--max-queue", a->max_queue, "jobs waiting before uploads get 429")->capture_default_str()->check(CLI::Range(1, 1000000));
             sub.add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(CLI::Range(2, 1024));
+            sub.add_option("--mcp-root", a->mcp_roots, "folder /mcp's tools may read reports from (repeatable; default DATA/reports)")
+                ->check(CLI::ExistingDirectory);
             sub.add_option("--llm", a->llm, "LLM for questions, PROVIDER:MODEL (else $KEET_LLM; none: no question box)");
             add_queue_flags(sub, *a);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_serve(ctx, *a); }; });

@@ -272,7 +272,9 @@ struct Handlers {
     JobStore* jobs = &api.jobs_;  // the stream outlives this handler; the store outlives the server
     r.stream = [jobs, st, id](const StreamWrite& write) {
       if (st->over) return false;
-      for (int i = 0; i < 60; ++i) {  // up to 15 s per call, then a keep-alive comment
+      // Up to 2 s per call, then a keep-alive comment: the server checks
+      // between calls whether it is stopping or the client has gone.
+      for (int i = 0; i < 8; ++i) {
         auto j = jobs->get(id);
         if (!j || !*j) {
           st->over = true;
@@ -368,7 +370,10 @@ struct Handlers {
     add_db(args);
     auto r = run_on(*job, args, "text/plain", std::chrono::seconds(120));
     if (r.status != 200) return r;
-    return json_reply(201, {{"recorded", true}, {"message", trim(r.body)}});
+    // "recorded run #3: ... into sqlite:/srv/...": the store's location stays on the server.
+    std::string message(trim(r.body));
+    message = message.substr(0, message.find(" into "));
+    return json_reply(201, {{"recorded", true}, {"message", message}});
   }
 
   Response history(const Request& req, const Params&) {

@@ -53,7 +53,9 @@ class Serve : public ::testing::Test {
     client_->set_read_timeout(60, 0);
   }
   void TearDown() override {
-    if (server_) EXPECT_EQ(server_->stop(), 0) << server_->log();
+    if (server_) {
+      EXPECT_EQ(server_->stop(), 0) << server_->log();
+    }
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -116,6 +117,21 @@ TEST_F(ApiTest, AnUploadIsQueuedAndItsStatusReadBack) {
   EXPECT_EQ(json::parse(list.body)["jobs"].size(), 1u);
 }
 
+// The job JSON has the members docs/openapi.json's Job schema names: all the
+// required ones and no undocumented one.
+TEST_F(ApiTest, AJobHasExactlyTheDocumentedMembers) {
+  std::ifstream in(source_dir() + "/docs/openapi.json");
+  auto schema = json::parse(in)["components"]["schemas"]["Job"];
+  auto a = api();
+  auto job = json::parse(a.handle(upload("bytes", "x.ncu-rep")).body);
+  for (const auto& [key, value] : job.items()) EXPECT_TRUE(schema["properties"].contains(key)) << key << " is undocumented";
+  for (const auto& key : schema["required"]) EXPECT_TRUE(job.contains(key.get<std::string>())) << key << " is missing";
+  auto info = json::parse(a.handle(get("/api/v1/info")).body);
+  auto info_schema = json::parse(std::ifstream(source_dir() + "/docs/openapi.json"))["components"]["schemas"]["Info"];
+  for (const auto& [key, value] : info.items()) EXPECT_TRUE(info_schema["properties"].contains(key)) << key;
+  EXPECT_EQ(info.size(), info_schema["required"].size());
+}
+
 TEST_F(ApiTest, TheUploadedNameIsShownButNeverAPath) {
   auto a = api();
   auto res = a.handle(upload("bytes", "../../etc/passwd"));
@@ -210,6 +226,37 @@ TEST_F(ApiTest, AQuestionNeedsAConfiguredLlm) {
   ask.method = "POST";
   ask.body = R"({"question":"why?"})";
   EXPECT_EQ(a.handle(ask).status, 409);
+}
+
+// --- the runner (the per-job time limit and cancelling are kills) -------------
+
+TEST(ServiceRunner, TheTimeLimitKillsTheProcessGroup) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_limit"));
+  auto t0 = std::chrono::steady_clock::now();
+  auto o = runner->run({"-c", "sleep 30 & sleep 30"}, "", std::chrono::milliseconds(200), {});
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_TRUE(o->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(ServiceRunner, KeepGoingFalseStopsIt) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_stop"));
+  int asked = 0;
+  auto o = runner->run({"-c", "sleep 30"}, "", std::chrono::seconds(60), [&] { return ++asked < 3; });
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->stopped);
+  EXPECT_FALSE(o->timed_out);
+}
+
+TEST(ServiceRunner, OutputErrorsAndFolder) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_io"));
+  std::string dir = temp_path("runner_cwd");
+  std::filesystem::create_directories(dir);
+  auto o = runner->run({"-c", "pwd; echo 'keet: report: broken' >&2; exit 2"}, dir, std::chrono::seconds(10), {});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->exit_code, 2);
+  EXPECT_EQ(o->out, std::filesystem::canonical(dir).string() + "\n");
+  EXPECT_EQ(first_error_line(o->err), "report: broken");
 }
 
 // --- the job store -----------------------------------------------------------
@@ -317,21 +364,23 @@ TEST_F(SqliteJobStore, JobsSurviveReopening) {
   EXPECT_EQ((*j)->state, JobState::Queued);
 }
 
+// One server for the suite (started on first use); each test gets its own database.
+keet::testing::PgServer* job_pg_server(std::string& why) {
+  static std::string reason;
+  static std::optional<keet::testing::PgServer> server = keet::testing::PgServer::start(reason);
+  why = reason;
+  return server ? &*server : nullptr;
+}
+
 class PgJobStore : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    std::string why;
-    server_ = keet::testing::PgServer::start(why);
-    if (!server_) why_ = why;
-  }
-  static void TearDownTestSuite() { server_.reset(); }
+  void SetUp() override { server_ = job_pg_server(why_); }
   std::string database() {
-    if (!server_) return "";
-    return server_->create_database("jobs_" + std::to_string(++databases_));
+    static int databases = 0;
+    return server_ ? server_->create_database("jobs_" + std::to_string(++databases)) : "";
   }
-  static inline std::optional<keet::testing::PgServer> server_;
-  static inline std::string why_;
-  static inline int databases_ = 0;
+  keet::testing::PgServer* server_ = nullptr;
+  std::string why_;
 };
 
 #define KEET_REQUIRE_PG() \

@@ -40,7 +40,7 @@ void fill(const httplib::Request& r, CRequest& c) {
 
 // The stream keet handed over, released exactly once whoever finishes first.
 struct StreamHolder {
-  keet_httpd_stream stream;
+  keet_httpd_stream stream{};
   bool released = false;
   void release() {
     if (!released) stream.release(stream.context);
@@ -50,7 +50,8 @@ struct StreamHolder {
 };
 
 void set_stream(httplib::Response& res, const keet_httpd_stream& s, const char* content_type) {
-  auto holder = std::make_shared<StreamHolder>(StreamHolder{s});
+  auto holder = std::make_shared<StreamHolder>();  // built in place: a temporary would release the stream
+  holder->stream = s;
   res.set_chunked_content_provider(
       content_type,
       [holder](size_t, httplib::DataSink& sink) {
