@@ -380,6 +380,9 @@ Result<std::unique_ptr<SqlConn>> open_sqlite_conn(const std::string& path) {
   }
   sqlite3_busy_timeout(db, 60000);
   sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+  // WAL with NORMAL sync survives a killed process (what the queue must
+  // survive); FULL would fsync every heartbeat and every upload's row.
+  sqlite3_exec(db, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
   return std::make_unique<SqliteConn>(db, path);
 }
 
