@@ -41,8 +41,6 @@ std::optional<std::string> client_dir(std::string& why) {
     why = "MCP SDK unavailable (scripts/fetch-mcp-client: " + r.err + ")";
     return std::nullopt;
   }
-  // Node resolves the SDK from the script's folder: the script runs from there.
-  fs::copy_file(source_dir() + "/tests/mcp/client.mjs", dir + "/client.mjs", fs::copy_options::overwrite_existing);
   return dir;
 }
 
@@ -54,7 +52,11 @@ std::optional<std::string> client_dir(std::string& why) {
 json run_client(const std::string& dir, const json& plan, const std::string& name) {
   std::string plan_file = temp_path(name + ".plan.json");
   std::ofstream(plan_file) << plan.dump();
-  auto r = run_command("timeout 120 node " + shell_quote(dir + "/client.mjs") + " " + shell_quote(plan_file));
+  // Node resolves the SDK from the script's folder, so the script runs from
+  // there, under a name of its own (ctest -j runs these tests side by side).
+  std::string script = dir + "/client-" + name + ".mjs";
+  fs::copy_file(source_dir() + "/tests/mcp/client.mjs", script, fs::copy_options::overwrite_existing);
+  auto r = run_command("timeout 120 node " + shell_quote(script) + " " + shell_quote(plan_file));
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   json out = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(out.is_discarded()) << "client printed no JSON: " << r.out << r.err;
