@@ -282,7 +282,7 @@ bool is_initialize(const json& j) {
 HttpReply McpServer::handle_http(const HttpExchange& ex) {
   State& st = *state_;
   if (auto origin = header_of(ex, "origin"); !origin.empty() && !st.origin_allowed(origin))
-    return http_error(403, "Forbidden: origin " + origin + " is not allowed (keet serve --allow-origin)");
+    return http_error(403, "Forbidden: origin " + origin + " is neither loopback nor allowed (docs/mcp.md)");
   std::string sid = header_of(ex, "mcp-session-id");
   if (ex.method == "DELETE") {
     if (sid.empty()) return http_error(400, "Bad Request: Mcp-Session-Id header is required");

@@ -9,6 +9,17 @@
 //
 // Thread safety: one McpServer may serve several HTTP requests at once; its
 // sessions are guarded, and tool calls run concurrently.
+//
+// Mounting it (keet serve, app layer):
+//   service::McpOptions o;
+//   o.run = app::in_process_runner(ctx.getenv);  // app/in_process.h
+//   o.roots = {...};  o.store = db;  o.allowed_origins = {...};
+//   service::McpServer mcp(std::move(o));
+//   // POST, GET and DELETE /mcp: mcp.handle_http({method, headers with
+//   // lower-case names, body}) gives the status, headers and body to send.
+// With cpp-httplib, raise set_keep_alive_max_count (5 by default): Node's
+// fetch, which the official SDK client uses, fails a request sent on a
+// connection the server closes after its fifth.
 #pragma once
 #include <cstddef>
 #include <cstdint>

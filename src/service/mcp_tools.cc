@@ -156,12 +156,17 @@ Outcome<std::string> report_path(const Call& c, const char* key) {
   return *path;
 }
 
-// keet's own last line on stderr ("keet: ..."), without the prefix.
+// keet's own last line on stderr ("keet: ..."), without the prefix; a
+// command that ends on warnings only (a truncated report) gives its last one.
 std::string error_line(const CommandOutput& r) {
-  std::string last;
-  for (auto line : split(r.err, '\n'))
-    if (!trim(line).empty() && !line.starts_with("keet: warning:")) last = std::string(trim(line));
+  std::string last, last_warning;
+  for (auto line : split(r.err, '\n')) {
+    line = trim(line);
+    if (line.starts_with("keet: warning: ")) last_warning = line.substr(15);
+    else if (!line.empty()) last = line;
+  }
   if (last.starts_with("keet: ")) last = last.substr(6);
+  if (last.empty()) last = last_warning;
   return last.empty() ? fmt::format("keet exited with status {}", r.exit_code) : last;
 }
 

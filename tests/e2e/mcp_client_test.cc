@@ -7,12 +7,18 @@
 // named by KEET_MCP_HTTP_URL (keet serve's /mcp), and skips when it is unset.
 // Without npm, node or the registry the tests skip, saying why.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "app/in_process.h"
+#include "service/mcp.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
 
@@ -35,8 +41,6 @@ std::optional<std::string> client_dir(std::string& why) {
     why = "MCP SDK unavailable (scripts/fetch-mcp-client: " + r.err + ")";
     return std::nullopt;
   }
-  // Node resolves the SDK from the script's folder: the script runs from there.
-  fs::copy_file(source_dir() + "/tests/mcp/client.mjs", dir + "/client.mjs", fs::copy_options::overwrite_existing);
   return dir;
 }
 
@@ -48,7 +52,11 @@ std::optional<std::string> client_dir(std::string& why) {
 json run_client(const std::string& dir, const json& plan, const std::string& name) {
   std::string plan_file = temp_path(name + ".plan.json");
   std::ofstream(plan_file) << plan.dump();
-  auto r = run_command("timeout 120 node " + shell_quote(dir + "/client.mjs") + " " + shell_quote(plan_file));
+  // Node resolves the SDK from the script's folder, so the script runs from
+  // there, under a name of its own (ctest -j runs these tests side by side).
+  std::string script = dir + "/client-" + name + ".mjs";
+  fs::copy_file(source_dir() + "/tests/mcp/client.mjs", script, fs::copy_options::overwrite_existing);
+  auto r = run_command("timeout 120 node " + shell_quote(script) + " " + shell_quote(plan_file));
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   json out = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(out.is_discarded()) << "client printed no JSON: " << r.out << r.err;
@@ -186,6 +194,72 @@ TEST(McpClientE2E, StreamableHttpAgainstKeetServe) {
   expect_session(out);
   EXPECT_FALSE(out.value("sessionId", "").empty()) << "initialize issues an Mcp-Session-Id";
   for (size_t i = 0; i < calls.size(); ++i) expect_valid(find_call(out, i));
+  EXPECT_EQ(out.value("terminated", false), true);
+}
+
+// McpServer::handle_http mounted at /mcp of a loopback cpp-httplib server,
+// as keet serve mounts it, so the SDK's streamable HTTP client reaches the
+// real handler before keet serve exists on this branch.
+class LoopbackMount {
+ public:
+  explicit LoopbackMount(service::McpOptions opt) : mcp_(std::move(opt)) {
+    auto handle = [this](const httplib::Request& req, httplib::Response& res) {
+      service::HttpExchange ex{req.method, {}, req.body};
+      for (const auto& [k, v] : req.headers) {
+        std::string name = k;
+        std::ranges::transform(name, name.begin(), [](unsigned char c) { return std::tolower(c); });
+        ex.headers[name] = v;
+      }
+      auto reply = mcp_.handle_http(ex);
+      res.status = reply.status;
+      std::string type;
+      for (const auto& [k, v] : reply.headers)
+        if (k == "Content-Type") type = v;
+        else res.set_header(k, v);
+      if (!reply.body.empty()) res.set_content(reply.body, type.c_str());
+    };
+    server_.Post("/mcp", handle);
+    server_.Get("/mcp", handle);
+    server_.Delete("/mcp", handle);
+    // cpp-httplib closes a connection after 5 requests by default, and Node's
+    // fetch then fails a request it already sent on it ("other side closed").
+    server_.set_keep_alive_max_count(1000);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~LoopbackMount() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
+
+ private:
+  service::McpServer mcp_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(McpClientE2E, StreamableHttpThroughALoopbackMount) {
+  REQUIRE_CLIENT(dir);
+  std::string root = temp_path("mcp-e2e-http");
+  fs::remove_all(root);
+  fs::create_directories(root);
+  writer_report(root, "r.ncu-rep", 120000);
+  service::McpOptions opt;
+  opt.run = app::in_process_runner([](const std::string&) { return std::string(); });
+  opt.roots = {root};
+  LoopbackMount mount(std::move(opt));
+  json calls = {tool_call("list_kernels", {{"report", "r.ncu-rep"}}),
+                tool_call("analyze_kernel", {{"report", "r.ncu-rep"}}),
+                tool_call("explain_term", {{"term", "dram__throughput"}}),
+                tool_call("analyze_kernel", {{"report", "nothing-here.ncu-rep"}})};
+  auto out = run_client(*dir, {{"transport", "http"}, {"url", mount.url()}, {"calls", calls}}, "http-mount");
+  expect_session(out);
+  EXPECT_EQ(out.value("sessionId", "").size(), 32u);
+  for (size_t i = 0; i < 3; ++i) expect_valid(find_call(out, i));
+  EXPECT_EQ(find_call(out, 3).value("isError", false), true);
   EXPECT_EQ(out.value("terminated", false), true);
 }
 

@@ -24,13 +24,21 @@ function transportFor(p) {
 }
 
 const transport = transportFor(plan);
+// The revision the client settled on at initialize (the HTTP transport keeps
+// it for its MCP-Protocol-Version header; stdio has no such hook of its own).
+let negotiated = null;
+const keepVersion = transport.setProtocolVersion ? transport.setProtocolVersion.bind(transport) : null;
+transport.setProtocolVersion = (v) => {
+  negotiated = v;
+  if (keepVersion) keepVersion(v);
+};
 let stderr = '';
 const client = new Client({ name: 'keet-e2e', version: '1.0.0' });
 const out = { calls: [] };
 try {
   await client.connect(transport);
   if (transport.stderr) transport.stderr.on('data', (d) => { stderr += d; });
-  out.protocolVersion = transport.protocolVersion ?? null;
+  out.protocolVersion = negotiated;
   out.serverInfo = client.getServerVersion() ?? null;
   out.capabilities = client.getServerCapabilities() ?? null;
   out.sessionId = transport.sessionId ?? null;
@@ -65,7 +73,7 @@ try {
   }
   await client.close();
 } catch (e) {
-  out.fatal = String(e && e.stack ? e.stack : e);
+  out.fatal = String(e && e.stack ? e.stack : e) + (e && e.cause ? ` (cause: ${e.cause})` : '');
 }
 out.stderr = stderr;
 process.stdout.write(JSON.stringify(out) + '\n');
