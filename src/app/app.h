@@ -22,6 +22,7 @@ struct Context {
   bool out_is_tty = false;
   bool err_is_tty = false;
   std::function<std::string(const std::string&)> getenv;  // "" when unset
+  std::istream* in = nullptr;  // standard input of keet mcp; null: std::cin
   bool color() const;  // tty and NO_COLOR unset
 };
 

@@ -21,6 +21,9 @@ const std::vector<Command>& commands() {
       profile_command(),
       ask_command(),
       chat_command(),
+      serve_command(),
+      worker_command(),
+      mcp_command(),
   };
   return table;
 }

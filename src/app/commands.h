@@ -21,5 +21,8 @@ Command gate_command();
 Command profile_command();
 Command ask_command();
 Command chat_command();
+Command serve_command();
+Command worker_command();
+Command mcp_command();
 
 }  // namespace keet::app

@@ -49,29 +49,36 @@ std::vector<std::string> plugin_candidates() {
   return out;
 }
 
-Result<keet_http_post_fn> open_plugin(const std::string& path) {
+// A library at `path` that answers to the plugin's version call.
+Result<void*> open_plugin(const std::string& path) {
   auto lib = io::open_library(path);
   if (!lib) return std::unexpected(lib.error());
   keet_http_abi_version_fn version = nullptr;
-  keet_http_post_fn post = nullptr;
-  if (!io::bind_symbol(*lib, "keet_http_abi_version", version) || !io::bind_symbol(*lib, "keet_http_post", post))
-    return fail(ExitCode::Dependency, path + ": not a KEET HTTP plugin");
+  if (!io::bind_symbol(*lib, "keet_http_abi_version", version)) return fail(ExitCode::Dependency, path + ": not a KEET HTTP plugin");
   if (version() != KEET_HTTP_ABI_VERSION) return fail(ExitCode::Dependency, path + ": plugin of another keet version");
-  return post;
+  return *lib;
 }
 
-Result<keet_http_post_fn> load_plugin() {
+Result<void*> load_plugin() {
   Error last{ExitCode::Dependency, std::string(kPluginName) + " not found"};
   for (const auto& path : plugin_candidates()) {
-    auto post = open_plugin(path);
-    if (post) return post;
-    last = post.error();
+    auto lib = open_plugin(path);
+    if (lib) return lib;
+    last = lib.error();
   }
   return fail(ExitCode::Dependency, "HTTP support unavailable (" + last.message + ")");
 }
 
+Result<keet_http_post_fn> bind_post() {
+  auto lib = http_plugin_library();
+  if (!lib) return std::unexpected(lib.error());
+  keet_http_post_fn post = nullptr;
+  if (!io::bind_symbol(*lib, "keet_http_post", post)) return fail(ExitCode::Dependency, "HTTP plugin without keet_http_post");
+  return post;
+}
+
 const Result<keet_http_post_fn>& plugin() {
-  static const Result<keet_http_post_fn> loaded = load_plugin();
+  static const Result<keet_http_post_fn> loaded = bind_post();
   return loaded;
 }
 
@@ -151,6 +158,11 @@ class RealSleeper final : public Sleeper {
 };
 
 }  // namespace
+
+const Result<void*>& http_plugin_library() {
+  static const Result<void*> loaded = load_plugin();
+  return loaded;
+}
 
 std::unique_ptr<HttpClient> make_http_client(const Timeouts& t, ProxyEnv proxies) {
   return std::make_unique<PluginClient>(t, std::move(proxies));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llm/proxy.h"
+#include "util/error.h"
 
 namespace keet::llm {
 
@@ -52,6 +53,11 @@ class HttpClient {
 // `proxies`: the proxy variables to honour (ProxyEnv::from(getenv)); the
 // default, none, connects directly (tests).
 std::unique_ptr<HttpClient> make_http_client(const Timeouts& t, ProxyEnv proxies = {});
+
+// The plugin libkeet_http.so, opened once (KEET_HTTP_PLUGIN, beside the
+// executable, lib/keet, the build folder); the HTTP server (service layer)
+// binds its own symbols from it.
+const Result<void*>& http_plugin_library();
 
 // "https://host:443/v1" -> {"https://host:443", "/v1"}. An address without a
 // scheme (OLLAMA_HOST=127.0.0.1:11434) is taken as http.

@@ -1,0 +1,58 @@
+// keet serve's HTTP surface: the REST API under /api/v1 (docs/openapi.json
+// describes every route of routes(); a unit test checks both ways), the web
+// UI's files (web/, compiled in), and /mcp when an MCP handler is mounted.
+// Authentication, Origin checks, CORS and security headers are applied here,
+// once, before any route runs.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "service/http_server.h"
+#include "service/service.h"
+#include "util/embedded_data.h"
+
+namespace keet::service {
+
+struct RouteInfo {
+  std::string method;
+  std::string pattern;  // "/api/v1/jobs/{id}"
+};
+// Every API route, in the order they are matched.
+const std::vector<RouteInfo>& routes();
+
+// Constant-time comparison (the time depends on the lengths only).
+bool same_secret(std::string_view a, std::string_view b);
+// Does the Host header name this machine's loopback interface?
+bool loopback_host(const std::string& host_header);
+bool loopback_address(const std::string& host);
+
+// The web UI's files (web/*, path relative to web/), compiled in by cmake/embed_data.cmake.
+const std::vector<EmbeddedFile>& web_files();
+
+class Api {
+ public:
+  Api(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, Workers* workers, ServiceOptions options,
+      Clock clock = system_now_ms);
+  Response handle(const Request& req);
+  // /mcp (POST, GET, DELETE) goes here once mounted; the same checks apply.
+  void mount_mcp(Handler mcp) { mcp_ = std::move(mcp); }
+
+  struct Context;
+
+ private:
+  Response route(const Request& req);
+  std::optional<Response> refuse(const Request& req) const;
+  void add_common_headers(const Request& req, Response& res) const;
+  JobStore& jobs_;
+  BlobStore& blobs_;
+  KeetRunner& runner_;
+  Workers* workers_;
+  ServiceOptions opt_;
+  Clock clock_;
+  Handler mcp_;
+
+  friend struct Handlers;
+};
+
+}  // namespace keet::service

@@ -1,0 +1,85 @@
+// The C interface of the HTTP server half of libkeet_http.so
+// (src/plugins/http/httpd_plugin.cc). Debian builds cpp-httplib as a shared
+// C++ library (linked with OpenSSL); keet links the C++ runtime statically, so
+// no C++ object may cross into it, and only C types pass here. The plugin only
+// moves bytes: routing, limits that need the queue, authentication and every
+// answer are decided in libkeet (service/http_server.h), where tests reach them.
+#pragma once
+#include <stddef.h>
+
+extern "C" {
+
+#define KEET_HTTPD_ABI_VERSION 1
+
+struct keet_httpd_header {
+  const char* name;  // as received (keet lower-cases it)
+  const char* value;
+};
+
+// One part of a multipart/form-data body.
+struct keet_httpd_part {
+  const char* field;     // the form field's name
+  const char* filename;  // as the client sent it: never used as a path
+  const char* data;
+  size_t size;
+};
+
+struct keet_httpd_request {
+  const char* method;
+  const char* path;   // decoded path, no query
+  const struct keet_httpd_header* params;  // decoded query parameters
+  size_t param_count;
+  const struct keet_httpd_header* headers;
+  size_t header_count;
+  const char* body;  // empty for multipart bodies: see parts
+  size_t body_size;
+  const struct keet_httpd_part* parts;
+  size_t part_count;
+  const char* remote_addr;
+};
+
+// A streamed body (server-sent events): the plugin calls next() until it
+// returns 0, handing it write(), which returns 0 once the client has gone;
+// release() is called exactly once at the end, however it ended.
+struct keet_httpd_writer {
+  void* context;
+  int (*write)(void* context, const char* data, size_t size);
+};
+struct keet_httpd_stream {
+  void* context;
+  int (*next)(void* context, const struct keet_httpd_writer* writer);
+  void (*release)(void* context);
+};
+
+// keet fills the reply through these; the plugin copies what it is given.
+struct keet_httpd_reply {
+  void* context;
+  void (*status)(void* context, int status);
+  void (*header)(void* context, const char* name, const char* value);
+  void (*body)(void* context, const char* data, size_t size, const char* content_type);
+  void (*stream)(void* context, const struct keet_httpd_stream* stream, const char* content_type);
+};
+
+typedef void (*keet_httpd_handler)(void* context, const struct keet_httpd_request* request,
+                                   const struct keet_httpd_reply* reply);
+
+struct keet_httpd_config {
+  const char* host;
+  int port;                 // 0: any free port (keet_httpd_port tells which)
+  size_t max_body_bytes;    // a longer request body is answered 413 by the plugin
+  int threads;              // connections served at once
+  int read_timeout_s;
+  int write_timeout_s;
+  keet_httpd_handler handler;
+  void* handler_context;
+};
+
+typedef int (*keet_httpd_abi_version_fn)(void);
+// Binds the socket; NULL (and `error` filled) when it cannot.
+typedef void* (*keet_httpd_start_fn)(const struct keet_httpd_config* config, char* error, size_t error_size);
+typedef int (*keet_httpd_port_fn)(void* server);
+typedef void (*keet_httpd_run_fn)(void* server);   // serves until stopped
+typedef void (*keet_httpd_stop_fn)(void* server);  // from any thread; run() returns
+typedef void (*keet_httpd_free_fn)(void* server);  // after run() has returned
+
+}  // extern "C"

@@ -1,0 +1,41 @@
+// The MCP tools: declared in data/mcp/tools.json (name, description, input
+// and output schemas), answered by running KEET's commands through
+// McpOptions::run and reshaping their JSON contracts (docs/contracts.md) so
+// that every measured number names the metric or quantity it is.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "service/mcp.h"
+#include "service/report_paths.h"
+
+namespace keet::service {
+
+// tools/list's "tools" array: the table with each outputSchema made whole
+// (the shared $defs copied in). Parsed and checked once.
+const nlohmann::json& tool_declarations();
+// One tool's declaration, or nullptr.
+const nlohmann::json* find_tool(std::string_view name);
+
+struct ToolOutcome {
+  enum class Kind { Ok, ToolError, UnknownTool, BadArguments };
+  Kind kind = Kind::Ok;
+  nlohmann::json structured;  // Ok: conforms to the tool's outputSchema
+  std::string text;           // Ok: a short summary; otherwise the one-line reason
+};
+
+class Tools {
+ public:
+  Tools(const McpOptions& options, Result<ReportRoots> roots);
+  // Never throws: a failing command, a malformed report or output that is
+  // not what the contract says all become ToolError with one line.
+  ToolOutcome call(std::string_view name, const nlohmann::json& arguments) const;
+
+ private:
+  const McpOptions& options_;
+  Result<ReportRoots> roots_;
+};
+
+}  // namespace keet::service

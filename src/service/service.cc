@@ -1,0 +1,204 @@
+#include "service/service.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "llm/cache.h"
+#include "util/strings.h"
+
+namespace keet::service {
+
+int64_t system_now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Result<std::string> BlobStore::put(std::string_view bytes) {
+  std::string address = llm::sha256_hex(bytes);
+  if (address.empty()) return fail(ExitCode::Dependency, "SHA-256 unavailable (libcrypto not found)");
+  if (has(address)) return address;
+  auto target = std::filesystem::path(path(address));
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  // Written under a unique name and renamed: a reader never sees half a file,
+  // and two uploads of the same bytes cannot interleave.
+  auto temp = target.string() + ".tmp-" + random_id();
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) {
+      std::filesystem::remove(temp, ec);
+      return fail(ExitCode::Dependency, "cannot store the upload under " + dir_ + " (disk full?)");
+    }
+  }
+  std::filesystem::rename(temp, target, ec);
+  if (ec) return fail(ExitCode::Dependency, "cannot store the upload: " + ec.message());
+  return address;
+}
+
+std::string BlobStore::path(const std::string& address) const {
+  return dir_ + "/" + address.substr(0, 2) + "/" + address;
+}
+
+bool BlobStore::has(const std::string& address) const {
+  std::error_code ec;
+  return address.size() == 64 && std::filesystem::is_regular_file(path(address), ec);
+}
+
+std::string random_id() {
+  unsigned char bytes[16] = {};
+  std::ifstream("/dev/urandom", std::ios::binary).read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  std::string out;
+  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+std::string first_error_line(const std::string& err) {
+  for (auto line : split(err, '\n')) {
+    auto t = trim(line);
+    if (t.empty()) continue;
+    std::string s(t);
+    if (s.rfind("keet: ", 0) == 0) s = s.substr(6);
+    if (s.rfind("warning", 0) == 0) continue;
+    return valid_utf8(s.substr(0, 500));
+  }
+  return "keet exited without a message";
+}
+
+Workers::Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options, Clock clock)
+    : jobs_(jobs), blobs_(blobs), runner_(runner), opt_(std::move(options)), clock_(std::move(clock)) {}
+
+Workers::~Workers() { stop(); }
+
+void Workers::start() {
+  for (int i = 0; i < opt_.workers; ++i) threads_.emplace_back([this, i] { loop(i); });
+}
+
+void Workers::stop() {
+  stopping_ = true;
+  cv_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+}
+
+void Workers::wake() {
+  {
+    std::lock_guard lock(mu_);
+    ++pending_wakes_;
+  }
+  cv_.notify_one();
+}
+
+void Workers::loop(int index) {
+  std::string name = fmt::format("{}#{}", opt_.worker_name, index);
+  while (!stopping_) {
+    int64_t now = clock_();
+    auto job = jobs_.claim(name, random_id(), now, now - opt_.lease.count());
+    if (job && *job) {
+      run_job(std::move(**job));
+      continue;
+    }
+    // Nothing to do: wait for an upload in this process, or poll the store
+    // (other processes queue jobs too, and stale claims age).
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_ || pending_wakes_ > 0; });
+    if (pending_wakes_ > 0) --pending_wakes_;
+  }
+}
+
+namespace {
+
+struct Step {
+  std::string format;  // the result's name
+  std::vector<std::string> args;
+  bool gate = false;  // exit 1 is a finding (a regression), not a failure
+};
+
+std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt) {
+  std::vector<Step> steps;
+  if (job.kind == JobKind::Diff) {
+    for (std::string f : {"json", "markdown", "html"}) steps.push_back({f, {"diff", "before", "after", "--format", f}});
+    return steps;
+  }
+  for (std::string f : {"json", "html", "markdown"}) steps.push_back({f, {"analyze", "report", "--format", f}});
+  if (!job.baseline.empty()) {
+    std::vector<std::string> gate{"gate", "report", "--baseline", job.baseline};
+    if (!opt.history_db.empty()) gate.insert(gate.end(), {"--db", opt.history_db});
+    auto sarif = gate;
+    sarif.insert(sarif.end(), {"--format", "sarif"});
+    gate.insert(gate.end(), {"--format", "json"});
+    steps.push_back({"gate", gate, true});
+    steps.push_back({"sarif", sarif, true});
+  }
+  return steps;
+}
+
+}  // namespace
+
+void Workers::run_job(Job job) {
+  // The job's reports under fixed names in a folder of its own: outputs and
+  // errors name "report" (or "before"/"after"), never a server path.
+  std::string work = opt_.data_dir + "/work/" + job.id + "-" + job.claim.substr(0, 8);
+  std::error_code ec;
+  std::filesystem::create_directories(work, ec);
+  auto link = [&](const std::string& address, const char* name) {
+    std::filesystem::create_symlink(blobs_.path(address), work + "/" + name, ec);
+    return blobs_.has(address);
+  };
+  bool present = job.kind == JobKind::Diff ? link(job.report, "before") && link(job.report2, "after") : link(job.report, "report");
+  auto end = [&](JobState state, const std::string& error, const std::map<std::string, std::string>& results) {
+    (void)jobs_.finish(job, state, error, clock_(), results);
+    std::filesystem::remove_all(work, ec);
+    ++completed_;
+  };
+  auto abandon = [&] { std::filesystem::remove_all(work, ec); };
+  if (!present) return end(JobState::Failed, "the uploaded report is no longer in the data folder", {});
+  auto steps = steps_for(job, opt_);
+  auto deadline = std::chrono::steady_clock::now() + opt_.job_timeout;
+  std::map<std::string, std::string> results;
+  bool cancelled = false, lost = false;
+  auto last_beat = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    job.progress = static_cast<double>(i) / static_cast<double>(steps.size());
+    auto beat = jobs_.beat(job, clock_(), job.progress, steps[i].format);
+    if (!beat || !*beat) return abandon();  // claim lost: someone else owns it now
+    if (**beat) return end(JobState::Cancelled, "cancelled", {});
+    auto keep_going = [&] {
+      if (stopping_) return false;
+      if (std::chrono::steady_clock::now() - last_beat < opt_.lease / 4) return true;
+      last_beat = std::chrono::steady_clock::now();
+      auto b = jobs_.beat(job, clock_(), job.progress, steps[i].format);
+      lost = !b || !*b;
+      cancelled = !lost && **b;
+      return !lost && !cancelled;
+    };
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) left = std::chrono::milliseconds(1);
+    auto o = runner_.run(steps[i].args, work, left, keep_going);
+    if (lost) return abandon();  // another worker owns it now
+    if (stopping_) {             // shutting down: the next worker starts it afresh
+      (void)jobs_.release(job);
+      return abandon();
+    }
+    if (cancelled) return end(JobState::Cancelled, "cancelled", {});
+    if (!o) return end(JobState::Failed, o.error().message, {});
+    if (o->timed_out)
+      return end(JobState::Failed, fmt::format("time limit of {} s exceeded", opt_.job_timeout.count() / 1000), {});
+    bool ok = o->exit_code == 0 || (steps[i].gate && o->exit_code == 1);
+    // No baseline to gate against is an answer about the gate, not a failed analysis.
+    if (!ok && steps[i].gate) {
+      results[steps[i].format + ".error"] = first_error_line(o->err);
+      continue;
+    }
+    if (!ok) return end(JobState::Failed, first_error_line(o->err), {});
+    results[steps[i].format] = valid_utf8(o->out);
+  }
+  end(JobState::Done, "", results);
+}
+
+}  // namespace keet::service

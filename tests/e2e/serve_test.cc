@@ -1,0 +1,283 @@
+// keet serve end to end: the real binary on a loopback port, driven over HTTP
+// by cpp-httplib's client. Reports come from tests/support/report_writer, so
+// nothing here needs ../shared.
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/fake_llm_server.h"
+#include "support/report_writer.h"
+#include "support/serve_process.h"
+#include "support/testing.h"
+
+namespace keet::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string scenario_report(double duration_ns, const std::string& kernel = "strided_copy") {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel(kernel, 8192, 256, scenario_metrics(duration_ns));
+  auto* dev = k.add_metric_results();
+  dev->set_name_id(w.name_id("device__attribute_display_name"));
+  dev->mutable_value()->set_string_value("Test GPU");
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
+std::string fresh_dir(const std::string& name) {
+  auto dir = temp_path("serve_" + name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+class Serve : public ::testing::Test {
+ protected:
+  void start(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
+    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::vector<std::string> args{"--port", "0", "--data-dir", dir_ + "/data", "--db", dir_ + "/history.sqlite"};
+    if (std::find(extra.begin(), extra.end(), "--workers") == extra.end()) args.insert(args.end(), {"--workers", "2"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<KeetProcess>("serve", args, env);
+    ASSERT_TRUE(server_->ok()) << server_->log();
+    client_ = std::make_unique<httplib::Client>(server_->url());
+    client_->set_read_timeout(60, 0);
+  }
+  void TearDown() override {
+    if (server_) {
+      EXPECT_EQ(server_->stop(), 0) << server_->log();
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  json upload(const std::string& bytes, const std::string& query = "name=kernel.ncu-rep") {
+    auto res = client_->Post(("/api/v1/jobs?" + query).c_str(), bytes, "application/octet-stream");
+    EXPECT_TRUE(res);
+    if (!res) return {};
+    EXPECT_EQ(res->status, 202) << res->body;
+    return json::parse(res->body, nullptr, false);
+  }
+
+  json wait_for(const std::string& id) {
+    json job;
+    for (int i = 0; i < 600; ++i) {
+      auto res = client_->Get(("/api/v1/jobs/" + id).c_str());
+      if (res && res->status == 200) {
+        job = json::parse(res->body);
+        if (job["state"] != "queued" && job["state"] != "running") return job;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "job " << id << " did not end: " << job.dump();
+    return job;
+  }
+
+  httplib::Result result(const std::string& id, const std::string& format) {
+    return client_->Get(("/api/v1/jobs/" + id + "/result?format=" + format).c_str());
+  }
+
+  std::string dir_;
+  std::unique_ptr<KeetProcess> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  auto job = upload(scenario_report(120000));
+  ASSERT_EQ(job["state"], "queued");
+  std::string id = job["id"];
+  auto done = wait_for(id);
+  ASSERT_EQ(done["state"], "done") << done.dump();
+  EXPECT_EQ(done["progress"], 1.0);
+  EXPECT_EQ(done["attempts"], 1);
+  EXPECT_EQ(done["results"], json::array({"html", "json", "markdown"}));
+  auto analysis = result(id, "json");
+  ASSERT_TRUE(analysis);
+  ASSERT_EQ(analysis->status, 200);
+  EXPECT_EQ(analysis->get_header_value("Content-Type"), "application/json");
+  auto doc = json::parse(analysis->body);
+  EXPECT_EQ(doc["schema"], "keet.analysis/1");
+  ASSERT_EQ(doc["kernels"].size(), 1u);
+  EXPECT_NE(doc["kernels"][0]["demangled"].get<std::string>().find("strided_copy"), std::string::npos) << doc["kernels"][0].dump();
+  EXPECT_EQ(doc["kernels"][0]["bottleneck"]["class"], "memory");
+  EXPECT_EQ(doc["report"]["path"], "report") << "no server path in a result";
+  EXPECT_EQ(analysis->body.find(dir_), std::string::npos);
+  auto html = result(id, "html");
+  ASSERT_TRUE(html);
+  EXPECT_NE(html->body.find("<svg"), std::string::npos) << "the HTML report's charts";
+  EXPECT_NE(html->get_header_value("Content-Security-Policy").find("sandbox"), std::string::npos);
+  auto md = result(id, "markdown");
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->body.find("strided_copy"), std::string::npos);
+  EXPECT_EQ(result(id, "sarif")->status, 404) << "SARIF needs a baseline";
+  // The same bytes give the same answer as the command line.
+  std::string cli_dir = dir_ + "/cli";
+  std::filesystem::create_directories(cli_dir);
+  { std::ofstream(cli_dir + "/report", std::ios::binary) << scenario_report(120000); }
+  auto cli = run_command("cd " + shell_quote(cli_dir) + " && " KEET_BINARY " analyze report --format markdown");
+  EXPECT_EQ(cli.rc, 0);
+  EXPECT_EQ(cli.out, md->body);
+}
+
+TEST_F(Serve, MultipartUploadAndServerSentEvents) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  httplib::MultipartFormDataItems items = {{"report", scenario_report(80000), "my kernel.ncu-rep", "application/octet-stream"}};
+  auto res = client_->Post("/api/v1/jobs", items);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  auto job = json::parse(res->body);
+  EXPECT_EQ(job["name"], "my kernel.ncu-rep");
+  std::string stream;
+  auto events = client_->Get(("/api/v1/jobs/" + job["id"].get<std::string>() + "/events").c_str(),
+                             [&](const char* data, size_t n) {
+                               stream.append(data, n);
+                               return true;
+                             });
+  ASSERT_TRUE(events);
+  EXPECT_EQ(events->get_header_value("Content-Type"), "text/event-stream");
+  auto last = stream.rfind("data: ");
+  ASSERT_NE(last, std::string::npos) << stream;
+  auto final_state = json::parse(stream.substr(last + 6, stream.find('\n', last) - last - 6));
+  EXPECT_EQ(final_state["state"], "done") << "the stream ends when the job does: " << stream;
+  EXPECT_NE(stream.find("event: status"), std::string::npos);
+}
+
+TEST_F(Serve, AMalformedReportFailsItsJobWithTheReadersErrorAndTheServerGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  auto job = upload(std::string(4096, 'x'));
+  auto failed = wait_for(job["id"]);
+  ASSERT_EQ(failed["state"], "failed");
+  std::string error = failed["error"];
+  EXPECT_FALSE(error.empty());
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  EXPECT_EQ(error.rfind("report", 0), 0u) << "names the report, not a server path: " << error;
+  std::filesystem::create_directories(dir_ + "/cli");
+  { std::ofstream(dir_ + "/cli/report", std::ios::binary) << std::string(4096, 'x'); }
+  auto cli = run_command("cd " + shell_quote(dir_ + "/cli") + " && " KEET_BINARY " analyze report");
+  EXPECT_EQ(cli.rc, 2);
+  EXPECT_EQ(cli.err, "keet: " + error + "\n") << "the reader's one-line error";
+  EXPECT_EQ(result(job["id"], "json")->status, 409);
+  auto info = client_->Get("/api/v1/info");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->status, 200);
+  EXPECT_EQ(wait_for(upload(scenario_report(1000))["id"])["state"], "done");
+}
+
+TEST_F(Serve, AnOversizedUploadIsRefusedAndTheServerGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(start({"--max-upload", "2k"}));
+  auto res = client_->Post("/api/v1/jobs", std::string(64 * 1024, 'y'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_EQ(client_->Get("/api/v1/jobs")->status, 200);
+}
+
+TEST_F(Serve, CancelAndDelete) {
+  ASSERT_NO_FATAL_FAILURE(start({"--workers", "0"}));
+  auto job = upload(scenario_report(1000));
+  std::string id = job["id"];
+  auto cancel = client_->Post(("/api/v1/jobs/" + id + "/cancel").c_str(), "", "application/json");
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(json::parse(cancel->body)["state"], "cancelled");
+  EXPECT_EQ(client_->Delete(("/api/v1/jobs/" + id).c_str())->status, 204);
+  EXPECT_EQ(client_->Get(("/api/v1/jobs/" + id).c_str())->status, 404);
+}
+
+TEST_F(Serve, TwoUploadsAreCompared) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  std::string before = upload(scenario_report(120000))["id"], after = upload(scenario_report(60000))["id"];
+  auto res = client_->Post("/api/v1/diff", json{{"before", before}, {"after", after}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  auto diff = json::parse(res->body);
+  EXPECT_EQ(diff["kind"], "diff");
+  auto done = wait_for(diff["id"]);
+  ASSERT_EQ(done["state"], "done") << done.dump();
+  auto doc = json::parse(result(diff["id"], "json")->body);
+  EXPECT_EQ(doc["schema"], "keet.diff/1");
+  ASSERT_EQ(doc["pairs"].size(), 1u);
+  EXPECT_EQ(doc["pairs"][0]["verdict"], "faster");
+}
+
+TEST_F(Serve, RecordHistoryGateAndSarif) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  std::string base = upload(scenario_report(60000))["id"];
+  ASSERT_EQ(wait_for(base)["state"], "done");
+  auto rec = client_->Post(("/api/v1/jobs/" + base + "/record?tag=main").c_str(), "", "application/json");
+  ASSERT_TRUE(rec);
+  ASSERT_EQ(rec->status, 201) << rec->body;
+  auto hist = client_->Get("/api/v1/history?tag=main");
+  ASSERT_TRUE(hist);
+  ASSERT_EQ(hist->status, 200) << hist->body;
+  auto h = json::parse(hist->body);
+  EXPECT_EQ(h["schema"], "keet.history/1");
+  ASSERT_EQ(h["kernels"].size(), 1u);
+  EXPECT_EQ(h["kernels"][0]["points"][0]["tag"], "main");
+  // Twice as slow, gated against main: a regression, in SARIF too.
+  std::string slow = upload(scenario_report(120000), "name=slow.ncu-rep&baseline=main")["id"];
+  auto done = wait_for(slow);
+  ASSERT_EQ(done["state"], "done") << done.dump();
+  auto sarif = result(slow, "sarif");
+  ASSERT_EQ(sarif->status, 200) << sarif->body;
+  EXPECT_EQ(json::parse(sarif->body)["version"], "2.1.0");
+  auto gate = client_->Post(("/api/v1/jobs/" + slow + "/gate?baseline=main").c_str(), "", "application/json");
+  ASSERT_TRUE(gate);
+  EXPECT_EQ(gate->status, 200) << gate->body;
+  EXPECT_EQ(gate->get_header_value("X-Keet-Gate"), "failed");
+  auto missing = client_->Post(("/api/v1/jobs/" + slow + "/gate?baseline=nope").c_str(), "", "application/json");
+  EXPECT_EQ(missing->status, 400);
+}
+
+TEST_F(Serve, AQuestionIsAnsweredThroughTheLlmAndTheKeyNeverShows) {
+  FakeLlmServer llm;
+  llm.script({200, openai_text_reply("The kernel is memory-bound: its loads are not coalesced.")});
+  ASSERT_NO_FATAL_FAILURE(start({"--llm", "openai:gpt-4o-mini"},
+        {"OPENAI_API_KEY=sk-serve-secret-key", "OPENAI_BASE_URL=" + llm.url() + "/v1", "XDG_CACHE_HOME=" + temp_path("serve-llm-cache"),
+         "XDG_CONFIG_HOME=/nonexistent", "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=", "all_proxy="}));
+  auto info = json::parse(client_->Get("/api/v1/info")->body);
+  EXPECT_EQ(info["llm"], true);
+  std::string id = upload(scenario_report(120000))["id"];
+  ASSERT_EQ(wait_for(id)["state"], "done");
+  auto res = client_->Post(("/api/v1/jobs/" + id + "/ask").c_str(), R"({"question":"why is it slow?","kernel":"0"})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto doc = json::parse(res->body);
+  EXPECT_EQ(doc["schema"], "keet.ask/1");
+  EXPECT_NE(doc["llm"]["text"].get<std::string>().find("memory-bound"), std::string::npos);
+  ASSERT_FALSE(llm.received().empty());
+  EXPECT_EQ(llm.received()[0].headers.at("authorization"), "Bearer sk-serve-secret-key");
+  EXPECT_EQ(res->body.find("sk-serve-secret-key"), std::string::npos);
+  EXPECT_EQ(server_->log().find("sk-serve-secret-key"), std::string::npos);
+  EXPECT_EQ(client_->Get("/api/v1/info")->body.find("sk-serve"), std::string::npos);
+}
+
+TEST(ServeSecurity, BeyondLoopbackATokenIsRequired) {
+  std::string dir = fresh_dir("token");
+  auto refused = run_keet("serve --host 0.0.0.0 --port 0 --data-dir " + shell_quote(dir));
+  EXPECT_EQ(refused.rc, 2);
+  EXPECT_NE(refused.err.find("without --token"), std::string::npos) << refused.err;
+  KeetProcess server("serve", {"--host", "0.0.0.0", "--port", "0", "--data-dir", dir, "--token", "tok-123"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  httplib::Client c(server.url());
+  EXPECT_EQ(c.Get("/api/v1/jobs")->status, 401);
+  EXPECT_EQ(c.Get("/api/v1/jobs", {{"Authorization", "Bearer tok-12"}})->status, 401);
+  EXPECT_EQ(c.Get("/api/v1/jobs", {{"Authorization", "Bearer tok-123"}})->status, 200);
+  EXPECT_EQ(c.Get("/")->status, 200);
+  EXPECT_EQ(server.log().find("tok-123"), std::string::npos) << "the token is never logged";
+  EXPECT_EQ(server.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace keet::testing

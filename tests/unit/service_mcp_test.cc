@@ -1,0 +1,551 @@
+// The MCP server (service/mcp.h) in-process: JSON-RPC handling, capability
+// and revision negotiation, each tool on reports the tests write (through the
+// real commands, app::in_process_runner), the path sandbox, and the
+// streamable HTTP transport driven with the request sequences a client sends.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "app/in_process.h"
+#include "service/mcp.h"
+#include "service/mcp_tools.h"
+#include "service/schema_check.h"
+#include "support/report_writer.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+using nlohmann::json;
+using service::HttpExchange;
+using service::McpOptions;
+using service::McpServer;
+namespace fs = std::filesystem;
+
+std::string no_env(const std::string&) { return ""; }
+
+// A folder of its own per test, holding the reports the tools may read.
+std::string fresh_root(const std::string& name) {
+  std::string dir = testing::temp_path("mcp-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return fs::canonical(dir).string();
+}
+
+// Two kernels: the memory-bound scenario kernel and a tiny one.
+std::string write_report(const std::string& dir, const std::string& file, double duration_ns, int kernels = 2) {
+  testing::ReportWriter w;
+  testing::ReportWriter::Block b;
+  b.results.push_back(w.kernel("strided_copy", 8192, 256, testing::scenario_metrics(duration_ns)).SerializeAsString());
+  for (int i = 1; i < kernels; ++i)
+    b.results.push_back(w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500.0 + i}}).SerializeAsString());
+  w.flush_strings(b);
+  w.add(b);
+  std::string path = dir + "/" + file;
+  w.write(path);
+  return path;
+}
+
+McpOptions options_for(const std::string& root, std::string store = "") {
+  McpOptions o;
+  o.run = app::in_process_runner(no_env);
+  o.roots = {root};
+  o.store = std::move(store);
+  return o;
+}
+
+json send(McpServer& s, const json& message) {
+  auto reply = s.handle_message(message.dump());
+  if (!reply) return nullptr;
+  return json::parse(*reply);
+}
+
+json request(int id, const std::string& method, json params = json::object()) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+json initialize_params(const std::string& version = "2025-06-18") {
+  return {{"protocolVersion", version},
+          {"capabilities", json::object()},
+          {"clientInfo", {{"name", "unit-test"}, {"version", "1"}}}};
+}
+
+void initialize(McpServer& s) {
+  auto r = send(s, request(0, "initialize", initialize_params()));
+  ASSERT_TRUE(r.contains("result")) << r.dump();
+  EXPECT_EQ(send(s, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}), nullptr);
+}
+
+json call(McpServer& s, const std::string& tool, const json& args, int id = 7) {
+  return send(s, request(id, "tools/call", {{"name", tool}, {"arguments", args}}));
+}
+
+const json& declaration(const std::string& tool) {
+  const json* d = service::find_tool(tool);
+  EXPECT_NE(d, nullptr) << tool;
+  static const json none;
+  return d ? *d : none;
+}
+
+// Every number of a tool's answer is either a measure's value (beside the
+// metric or quantity it is) or an identifier or count under a field that
+// says what it counts; anything else is a number without its name.
+const std::set<std::string> kCountFields = {"index",   "line",     "offset",  "run",   "recorded_at", "count",
+                                            "matched", "rows_total", "invocations", "regressions", "missing", "new",
+                                            "pairs",   "faster",   "slower",  "unchanged", "unknown"};
+void expect_numbers_named(const json& j, const std::string& at, const std::string& key, const json* parent) {
+  if (j.is_number()) {
+    bool measure_value = key == "value" && parent && parent->is_object() && parent->contains("metric") &&
+                         (*parent)["metric"].is_string() && !(*parent)["metric"].get<std::string>().empty();
+    EXPECT_TRUE(measure_value || kCountFields.contains(key) || key == "grid" || key == "block")
+        << "number without a metric name at " << at;
+    return;
+  }
+  if (j.is_object())
+    for (const auto& [k, v] : j.items()) expect_numbers_named(v, at + "/" + k, k, &j);
+  if (j.is_array())
+    for (size_t i = 0; i < j.size(); ++i) expect_numbers_named(j[i], at + "/" + std::to_string(i), key, &j);
+}
+
+// A successful tools/call: structuredContent fits the declared outputSchema,
+// every number is named, and a short text comes first.
+json expect_ok(const json& reply, const std::string& tool) {
+  EXPECT_TRUE(reply.contains("result")) << reply.dump();
+  if (!reply.contains("result")) return nullptr;
+  const auto& r = reply["result"];
+  EXPECT_EQ(r["isError"], false) << r.dump();
+  EXPECT_TRUE(r.contains("structuredContent")) << r.dump();
+  const auto& schema = declaration(tool)["outputSchema"];
+  auto bad = service::schema_violation(schema, r["structuredContent"], schema);
+  EXPECT_FALSE(bad) << tool << ": " << bad.value_or("");
+  expect_numbers_named(r["structuredContent"], "", "", nullptr);
+  EXPECT_EQ(r["content"][0]["type"], "text");
+  EXPECT_FALSE(r["content"][0]["text"].get<std::string>().empty());
+  EXPECT_EQ(json::parse(r["content"][1]["text"].get<std::string>()), r["structuredContent"]);
+  return r["structuredContent"];
+}
+
+std::string expect_tool_error(const json& reply) {
+  EXPECT_TRUE(reply.contains("result")) << reply.dump();
+  if (!reply.contains("result")) return "";
+  EXPECT_EQ(reply["result"]["isError"], true) << reply.dump();
+  EXPECT_FALSE(reply["result"].contains("structuredContent"));
+  std::string text = reply["result"]["content"][0]["text"];
+  EXPECT_EQ(text.find('\n'), std::string::npos) << "one line expected: " << text;
+  return text;
+}
+
+int error_code(const json& reply) {
+  EXPECT_TRUE(reply.contains("error")) << reply.dump();
+  return reply.contains("error") ? reply["error"]["code"].get<int>() : 0;
+}
+
+// ------------------------------------------------------------ the protocol
+
+TEST(McpServer, InitializeAnswersTheClientsRevisionOrItsNewest) {
+  McpServer s(options_for(fresh_root("init")));
+  for (std::string v : {"2025-06-18", "2025-03-26", "2024-11-05"}) {
+    auto r = send(s, request(1, "initialize", initialize_params(v)));
+    EXPECT_EQ(r["result"]["protocolVersion"], v);
+  }
+  auto r = send(s, request(2, "initialize", initialize_params("2099-01-01")));
+  EXPECT_EQ(r["id"], 2);
+  EXPECT_EQ(r["result"]["protocolVersion"], "2025-06-18");
+  EXPECT_EQ(r["result"]["capabilities"]["tools"]["listChanged"], false);
+  EXPECT_FALSE(r["result"]["capabilities"].contains("resources"));
+  EXPECT_EQ(r["result"]["serverInfo"]["name"], "keet");
+  EXPECT_FALSE(r["result"]["instructions"].get<std::string>().empty());
+  EXPECT_EQ(error_code(send(s, request(3, "initialize", {{"capabilities", json::object()}}))), -32602);
+}
+
+TEST(McpServer, MalformedMessagesGetJsonRpcErrors) {
+  McpServer s(options_for(fresh_root("errors")));
+  auto parse = json::parse(*s.handle_message("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "));
+  EXPECT_EQ(parse["error"]["code"], -32700);
+  EXPECT_TRUE(parse["id"].is_null());
+  auto batch = send(s, json::array({request(1, "ping")}));
+  EXPECT_EQ(error_code(batch), -32600);
+  EXPECT_NE(batch["error"]["message"].get<std::string>().find("batch"), std::string::npos);
+  EXPECT_EQ(error_code(send(s, json("ping"))), -32600);
+  EXPECT_EQ(error_code(send(s, {{"jsonrpc", "1.0"}, {"id", 4}, {"method", "ping"}})), -32600);
+  EXPECT_EQ(error_code(send(s, {{"jsonrpc", "2.0"}, {"id", 5}, {"method", 17}})), -32600);
+  EXPECT_EQ(error_code(send(s, {{"jsonrpc", "2.0"}, {"id", json::array()}, {"method", "ping"}})), -32600);
+  EXPECT_EQ(error_code(send(s, {{"jsonrpc", "2.0"}, {"id", 6}})), -32600);
+  std::string huge(McpOptions{}.max_message_bytes + 1, ' ');
+  EXPECT_EQ(json::parse(*s.handle_message(huge))["error"]["code"], -32600);
+}
+
+TEST(McpServer, NotificationsAndResponsesGetNoReply) {
+  McpServer s(options_for(fresh_root("notify")));
+  EXPECT_EQ(s.handle_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"), std::nullopt);
+  EXPECT_EQ(s.handle_message(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}})"),
+            std::nullopt);
+  EXPECT_EQ(s.handle_message(R"({"jsonrpc":"2.0","method":"no/such/notification"})"), std::nullopt);
+  EXPECT_EQ(s.handle_message(R"({"jsonrpc":"2.0","id":9,"result":{}})"), std::nullopt);
+}
+
+TEST(McpServer, OnlyPingAndInitializeComeBeforeInitialize) {
+  McpServer s(options_for(fresh_root("order")));
+  EXPECT_EQ(send(s, request(1, "ping"))["result"], json::object());
+  EXPECT_EQ(error_code(send(s, request(2, "tools/list"))), -32600);
+  initialize(s);
+  EXPECT_TRUE(send(s, request(3, "tools/list"))["result"]["tools"].is_array());
+  auto unknown = send(s, request(4, "resources/list"));
+  EXPECT_EQ(error_code(unknown), -32601);
+  EXPECT_EQ(unknown["id"], 4);
+  auto string_id = send(s, {{"jsonrpc", "2.0"}, {"id", "abc"}, {"method", "ping"}});
+  EXPECT_EQ(string_id["id"], "abc");
+  EXPECT_EQ(error_code(send(s, {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "tools/list"}, {"params", 3}})), -32602);
+}
+
+TEST(McpServer, ToolsListDeclaresEveryToolWithSchemas) {
+  McpServer s(options_for(fresh_root("list")));
+  initialize(s);
+  auto tools = send(s, request(1, "tools/list"))["result"]["tools"];
+  std::set<std::string> names;
+  for (const auto& t : tools) {
+    names.insert(t["name"].get<std::string>());
+    EXPECT_EQ(t["inputSchema"]["type"], "object") << t["name"];
+    EXPECT_EQ(t["outputSchema"]["type"], "object") << t["name"];
+    EXPECT_FALSE(t["description"].get<std::string>().empty());
+    EXPECT_EQ(t["annotations"]["readOnlyHint"], true);
+    EXPECT_EQ(service::unchecked_keyword(t["inputSchema"]), std::nullopt);
+    // A $ref resolves inside the declaration itself: clients compile each alone.
+    std::string text = t.dump();
+    for (size_t at = text.find("#/$defs/"); at != std::string::npos; at = text.find("#/$defs/", at + 1)) {
+      std::string name = text.substr(at + 8, text.find('"', at) - at - 8);
+      EXPECT_TRUE(t["outputSchema"]["$defs"].contains(name) || t["inputSchema"].contains("$defs")) << name;
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"list_kernels", "analyze_kernel", "get_metrics", "source_hotspots",
+                                           "explain_term", "diff_reports", "history", "gate"}));
+}
+
+TEST(McpServer, BadToolCallsAreInvalidParams) {
+  std::string root = fresh_root("params");
+  write_report(root, "r.ncu-rep", 120000);
+  McpServer s(options_for(root));
+  initialize(s);
+  EXPECT_EQ(error_code(send(s, request(1, "tools/call", {{"arguments", json::object()}}))), -32602);
+  EXPECT_EQ(error_code(call(s, "no_such_tool", json::object())), -32602);
+  EXPECT_EQ(error_code(call(s, "list_kernels", json::object())), -32602);  // report is required
+  EXPECT_EQ(error_code(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", "ten"}})), -32602);
+  EXPECT_EQ(error_code(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 0}})), -32602);
+  EXPECT_EQ(error_code(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"colour", "red"}})), -32602);
+  auto bad = call(s, "explain_term", {{"term", std::string(501, 'x')}});
+  EXPECT_EQ(error_code(bad), -32602);
+  EXPECT_NE(bad["error"]["message"].get<std::string>().find("/term"), std::string::npos);
+  EXPECT_EQ(error_code(send(s, request(2, "tools/call", {{"name", "list_kernels"}, {"arguments", "r"}}))), -32602);
+}
+
+// ---------------------------------------------------------------- the tools
+
+TEST(McpTools, ListAndAnalyseATestWriterReport) {
+  std::string root = fresh_root("analyse");
+  write_report(root, "r.ncu-rep", 120000, 3);
+  McpServer s(options_for(root));
+  initialize(s);
+  auto list = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}}), "list_kernels");
+  EXPECT_EQ(list["count"], 3);
+  EXPECT_EQ(list["truncated"], false);
+  EXPECT_EQ(list["report"], root + "/r.ncu-rep");
+  EXPECT_EQ(list["kernels"][0]["name"], "strided_copy()");
+  EXPECT_EQ(list["kernels"][0]["duration"], json({{"metric", "duration_ns"}, {"value", 120000.0}, {"unit", "ns"}}));
+  EXPECT_EQ(list["kernels"][0]["grid"], json({8192, 1, 1}));
+  auto two = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 2}}), "list_kernels");
+  EXPECT_EQ(two["count"], 2);
+  EXPECT_EQ(two["truncated"], true);
+  auto only = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"kernel", "regex:^tiny"}}), "list_kernels");
+  EXPECT_EQ(only["count"], 2);
+
+  auto a = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "strided_copy"}}), "analyze_kernel");
+  const auto& k = a["kernel"];
+  EXPECT_EQ(a["format"], "ncu-rep");
+  EXPECT_EQ(k["index"], 0);
+  EXPECT_EQ(k["bottleneck"]["class"], "memory");
+  EXPECT_EQ(k["compute_capability"], "9.0");
+  ASSERT_TRUE(k["limiter"]["binding"].is_object());
+  EXPECT_EQ(k["limiter"]["binding"]["utilization"]["unit"], "%");
+  ASSERT_FALSE(k["findings"].empty());
+  // The evidence is the report's own numbers, each beside its metric.
+  bool dram = false;
+  for (const auto& f : k["findings"])
+    for (const auto& e : f["evidence"]) dram |= e["metric"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed" && e["value"] == 81.0;
+  for (const auto& e : k["bottleneck"]["evidence"]) dram |= e["value"] == 81.0;
+  EXPECT_TRUE(dram) << k.dump();
+  auto top1 = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"top", 1}}), "analyze_kernel");
+  EXPECT_EQ(top1["kernel"]["findings"].size(), 1u);
+  auto tiny = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "2"}}), "analyze_kernel");
+  EXPECT_EQ(tiny["kernel"]["index"], 2);
+  EXPECT_EQ(tiny["kernel"]["demangled"], "tiny()");
+}
+
+TEST(McpTools, MetricsByNameAndPatternAreBounded) {
+  std::string root = fresh_root("metrics");
+  write_report(root, "r.ncu-rep", 120000);
+  McpServer s(options_for(root));
+  initialize(s);
+  auto named = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"},
+                                                  {"names", {"launch__sm_count", "gpu__time_duration.sum", "no__such"}}}),
+                         "get_metrics");
+  EXPECT_EQ(named["matched"], 2);
+  EXPECT_EQ(named["missing"], json({"no__such"}));
+  bool sm = false;
+  for (const auto& m : named["metrics"]) sm |= m["metric"] == "launch__sm_count" && m["value"] == 132.0;
+  EXPECT_TRUE(sm) << named.dump();
+  auto dram = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"}, {"pattern", "^GPU__DRAM"}}), "get_metrics");
+  ASSERT_EQ(dram["metrics"].size(), 1u);
+  EXPECT_EQ(dram["metrics"][0]["metric"], "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(dram["metrics"][0]["unit"], "%");
+  auto bounded = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"}, {"limit", 3}}), "get_metrics");
+  EXPECT_EQ(bounded["metrics"].size(), 3u);
+  EXPECT_EQ(bounded["truncated"], true);
+  EXPECT_GT(bounded["matched"].get<int>(), 3);
+  auto bad = expect_tool_error(call(s, "get_metrics", {{"report", "r.ncu-rep"}, {"pattern", "(unclosed"}}));
+  EXPECT_NE(bad.find("invalid regular expression"), std::string::npos) << bad;
+}
+
+TEST(McpTools, SourceHotspotsSaysWhenTheReportHasNoSourceCounters) {
+  std::string root = fresh_root("source");
+  write_report(root, "r.ncu-rep", 120000);
+  McpServer s(options_for(root));
+  initialize(s);
+  auto src = expect_ok(call(s, "source_hotspots", {{"report", "r.ncu-rep"}}), "source_hotspots");
+  EXPECT_EQ(src["level"], "none");
+  EXPECT_TRUE(src["lines"].empty());
+  EXPECT_FALSE(src["notes"].empty());
+}
+
+TEST(McpTools, ExplainTerm) {
+  McpServer s(options_for(fresh_root("explain")));
+  initialize(s);
+  auto e = expect_ok(call(s, "explain_term", {{"term", "long_scoreboard"}, {"count", 2}}), "explain_term");
+  ASSERT_FALSE(e["entries"].empty());
+  EXPECT_LE(e["entries"].size(), 2u);
+  EXPECT_EQ(e["entries"][0]["kind"], "stall");
+  auto dash = call(s, "explain_term", {{"term", "--help"}});  // a term, never a flag
+  EXPECT_FALSE(dash["result"]["content"][0]["text"].get<std::string>().starts_with("usage"));
+}
+
+TEST(McpTools, DiffHistoryAndGateOverTheConfiguredStore) {
+  std::string root = fresh_root("loop");
+  std::string before = write_report(root, "before.ncu-rep", 100000);
+  std::string after = write_report(root, "after.ncu-rep", 150000);
+  std::string store = "sqlite:" + root + "/history.sqlite";
+  auto run = app::in_process_runner(no_env);
+  auto rec = run({"record", before, "--tag", "main", "--db", store});
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  McpServer s(options_for(root, store));
+  initialize(s);
+  auto d = expect_ok(call(s, "diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}}), "diff_reports");
+  EXPECT_EQ(d["summary"]["slower"], 1);
+  EXPECT_EQ(d["threshold"]["value"], 0.02);
+  bool slower = false;
+  for (const auto& p : d["pairs"]) slower |= p["verdict"] == "slower" && p["change"]["value"].get<double>() > 0.49;
+  EXPECT_TRUE(slower) << d.dump();
+  auto one = expect_ok(call(s, "diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}, {"limit", 1}}),
+                       "diff_reports");
+  EXPECT_EQ(one["pairs"].size(), 1u);
+  EXPECT_EQ(one["truncated"], true);
+
+  auto h = expect_ok(call(s, "history", {{"kernel", "regex:^strided_copy"}}), "history");
+  ASSERT_EQ(h["kernels"].size(), 1u);
+  EXPECT_EQ(h["kernels"][0]["points"][0]["tag"], "main");
+  EXPECT_EQ(h["kernels"][0]["points"][0]["snapshot"]["duration"]["value"], 100000.0);
+
+  auto failed = expect_ok(call(s, "gate", {{"report", "after.ncu-rep"}, {"baseline", "main"}}), "gate");
+  EXPECT_EQ(failed["passed"], false);  // a regression is an answer, not an error
+  EXPECT_EQ(failed["regressions"], 1);
+  auto passed = expect_ok(call(s, "gate", {{"report", "before.ncu-rep"}, {"baseline", "main"}}), "gate");
+  EXPECT_EQ(passed["passed"], true);
+  auto lenient = expect_ok(call(s, "gate", {{"report", "after.ncu-rep"}, {"max_slowdown", "60%"}}), "gate");
+  EXPECT_EQ(lenient["passed"], true);
+  auto none = expect_tool_error(call(s, "gate", {{"report", "after.ncu-rep"}, {"baseline", "nightly"}}));
+  EXPECT_NE(none.find("no baseline 'nightly'"), std::string::npos) << none;
+}
+
+TEST(McpTools, MalformedReportIsAToolErrorWithTheReadersLine) {
+  std::string root = fresh_root("malformed");
+  std::ofstream(root + "/bad.ncu-rep") << "NVR\0 this is not a report";
+  std::string good = write_report(root, "good.ncu-rep", 120000);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(root + "/cut.ncu-rep", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  McpServer s(options_for(root));
+  initialize(s);
+  for (std::string tool : {"list_kernels", "analyze_kernel", "get_metrics", "source_hotspots", "gate"}) {
+    auto text = expect_tool_error(call(s, tool, {{"report", "bad.ncu-rep"}}));
+    auto cli = app::in_process_runner(no_env)({"list", root + "/bad.ncu-rep"});
+    EXPECT_NE(cli.exit_code, 0);
+    EXPECT_NE(cli.err.find(text), std::string::npos) << tool << ": " << text << " vs " << cli.err;
+  }
+  auto cut = expect_tool_error(call(s, "analyze_kernel", {{"report", "cut.ncu-rep"}}));
+  EXPECT_NE(cut.find("cut.ncu-rep"), std::string::npos) << cut;  // the reader's line names the file
+  expect_tool_error(call(s, "diff_reports", {{"before", "good.ncu-rep"}, {"after", "bad.ncu-rep"}}));
+}
+
+TEST(McpTools, ReportPathsStayUnderTheRoots) {
+  std::string root = fresh_root("sandbox");
+  std::string outside = fresh_root("sandbox-outside");
+  std::string secret = write_report(outside, "secret.ncu-rep", 120000);
+  fs::create_symlink(secret, root + "/link.ncu-rep");
+  fs::create_directories(root + "/sub");
+  write_report(root + "/sub", "ok.ncu-rep", 120000);
+  McpServer s(options_for(root));
+  initialize(s);
+  for (std::string path : {secret, std::string("link.ncu-rep"), std::string("../mcp-sandbox-outside/secret.ncu-rep"),
+                           std::string("/etc/passwd")}) {
+    auto text = expect_tool_error(call(s, "list_kernels", {{"report", path}}));
+    EXPECT_NE(text.find("outside the folders"), std::string::npos) << path << ": " << text;
+  }
+  EXPECT_NE(expect_tool_error(call(s, "list_kernels", {{"report", "missing.ncu-rep"}})).find("no such report"),
+            std::string::npos);
+  EXPECT_NE(expect_tool_error(call(s, "list_kernels", {{"report", "sub"}})).find("not a regular file"),
+            std::string::npos);
+  expect_ok(call(s, "list_kernels", {{"report", "sub/ok.ncu-rep"}}), "list_kernels");
+  expect_ok(call(s, "list_kernels", {{"report", root + "/sub/../sub/ok.ncu-rep"}}), "list_kernels");
+
+  auto small = options_for(root);
+  small.max_report_bytes = 100;
+  McpServer limited(std::move(small));
+  initialize(limited);
+  EXPECT_NE(expect_tool_error(call(limited, "list_kernels", {{"report", "sub/ok.ncu-rep"}})).find("over this server's limit"),
+            std::string::npos);
+}
+
+TEST(McpTools, FixtureReports) {
+  KEET_REQUIRE_SHARED();
+  auto reports = testing::fixture_reports();
+  ASSERT_FALSE(reports.empty());
+  std::string report = reports.front();
+  McpServer s(options_for(fs::path(report).parent_path().string()));
+  initialize(s);
+  auto list = expect_ok(call(s, "list_kernels", {{"report", report}, {"limit", 5}}), "list_kernels");
+  ASSERT_GT(list["count"].get<int>(), 0);
+  expect_ok(call(s, "analyze_kernel", {{"report", report}, {"top", 0}}), "analyze_kernel");
+  expect_ok(call(s, "get_metrics", {{"report", report}, {"pattern", "^sm__"}}), "get_metrics");
+  expect_ok(call(s, "source_hotspots", {{"report", report}}), "source_hotspots");
+  expect_ok(call(s, "diff_reports", {{"before", report}, {"after", report}}), "diff_reports");
+}
+
+// ---------------------------------------------------------- streamable HTTP
+
+HttpExchange post(const json& body, const std::string& session = "", const std::string& version = "2025-06-18") {
+  HttpExchange ex{"POST", {{"content-type", "application/json"}, {"accept", "application/json, text/event-stream"}}, body.dump()};
+  if (!session.empty()) ex.headers["mcp-session-id"] = session;
+  if (!version.empty()) ex.headers["mcp-protocol-version"] = version;
+  return ex;
+}
+
+std::string header(const service::HttpReply& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers)
+    if (k == name) return v;
+  return "";
+}
+
+TEST(McpHttp, ASessionFromInitializeToDelete) {
+  std::string root = fresh_root("http");
+  write_report(root, "r.ncu-rep", 120000);
+  McpServer s(options_for(root));
+  auto init = s.handle_http(post(request(1, "initialize", initialize_params()), "", ""));
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(header(init, "Content-Type"), "application/json");
+  std::string sid = header(init, "Mcp-Session-Id");
+  ASSERT_EQ(sid.size(), 32u);
+  EXPECT_TRUE(std::ranges::all_of(sid, [](char c) { return c >= 0x21 && c <= 0x7e; }));
+  EXPECT_EQ(json::parse(init.body)["result"]["protocolVersion"], "2025-06-18");
+
+  auto note = s.handle_http(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, sid));
+  EXPECT_EQ(note.status, 202);
+  EXPECT_TRUE(note.body.empty());
+  auto tools = s.handle_http(post(request(2, "tools/list"), sid));
+  ASSERT_EQ(tools.status, 200);
+  EXPECT_EQ(json::parse(tools.body)["result"]["tools"].size(), 8u);
+  auto listed = s.handle_http(post(request(3, "tools/call", {{"name", "list_kernels"}, {"arguments", {{"report", "r.ncu-rep"}}}}), sid));
+  ASSERT_EQ(listed.status, 200);
+  expect_ok(json::parse(listed.body), "list_kernels");
+  auto unknown_method = s.handle_http(post(request(4, "prompts/list"), sid));
+  EXPECT_EQ(unknown_method.status, 200);  // a JSON-RPC error travels in a 200
+  EXPECT_EQ(error_code(json::parse(unknown_method.body)), -32601);
+  EXPECT_EQ(s.handle_http(post({{"jsonrpc", "2.0"}, {"id", 9}, {"result", json::object()}}, sid)).status, 202);
+
+  // A second client gets a session of its own.
+  auto other = s.handle_http(post(request(1, "initialize", initialize_params("2025-03-26")), "", ""));
+  EXPECT_NE(header(other, "Mcp-Session-Id"), sid);
+  EXPECT_EQ(json::parse(other.body)["result"]["protocolVersion"], "2025-03-26");
+
+  EXPECT_EQ(s.handle_http(post(request(5, "tools/list"))).status, 400);                 // no session id
+  EXPECT_EQ(s.handle_http(post(request(6, "tools/list"), "0123456789abcdef")).status, 404);  // unknown session
+  EXPECT_EQ(s.handle_http({"DELETE", {{"mcp-session-id", sid}}, ""}).status, 200);
+  EXPECT_EQ(s.handle_http(post(request(7, "tools/list"), sid)).status, 404);  // ended
+  EXPECT_EQ(s.handle_http({"DELETE", {{"mcp-session-id", sid}}, ""}).status, 404);
+  EXPECT_EQ(s.handle_http({"DELETE", {}, ""}).status, 400);
+}
+
+TEST(McpHttp, RefusesWhatTheTransportDoesNotAllow) {
+  auto opt = options_for(fresh_root("http-refuse"));
+  opt.allowed_origins = {"https://ide.example"};
+  McpServer s(std::move(opt));
+  auto get = s.handle_http({"GET", {{"accept", "text/event-stream"}}, ""});
+  EXPECT_EQ(get.status, 405);
+  EXPECT_EQ(header(get, "Allow"), "POST, DELETE");
+  auto init = request(1, "initialize", initialize_params());
+  auto with_origin = [&](const std::string& origin) {
+    auto ex = post(init, "", "");
+    ex.headers["origin"] = origin;
+    return s.handle_http(ex).status;
+  };
+  EXPECT_EQ(with_origin("http://evil.example"), 403);
+  EXPECT_EQ(with_origin("http://localhost.evil.example"), 403);
+  EXPECT_EQ(with_origin("http://127.0.0.1.evil.example:80"), 403);
+  EXPECT_EQ(with_origin("null"), 403);
+  EXPECT_EQ(with_origin("http://localhost:6274"), 200);
+  EXPECT_EQ(with_origin("http://127.0.0.1"), 200);
+  EXPECT_EQ(with_origin("http://[::1]:8080"), 200);
+  EXPECT_EQ(with_origin("https://IDE.example"), 200);
+
+  auto ex = post(init, "", "");
+  ex.headers["content-type"] = "text/plain";
+  EXPECT_EQ(s.handle_http(ex).status, 415);
+  ex = post(init, "", "");
+  ex.headers["accept"] = "text/html";
+  EXPECT_EQ(s.handle_http(ex).status, 406);
+  EXPECT_EQ(s.handle_http(post(init, "", "1999-01-01")).status, 400);
+  ex = post(init, "", "");
+  ex.body = "{\"jsonrpc\":";
+  auto parse = s.handle_http(ex);
+  EXPECT_EQ(parse.status, 400);
+  EXPECT_EQ(json::parse(parse.body)["error"]["code"], -32700);
+  ex.body = std::string(McpOptions{}.max_message_bytes + 1, ' ');
+  EXPECT_EQ(s.handle_http(ex).status, 413);
+  EXPECT_EQ(s.handle_http({"PUT", {}, ""}).status, 405);
+}
+
+TEST(McpHttp, OldSessionsAreDroppedPastTheLimit) {
+  auto opt = options_for(fresh_root("http-limit"));
+  opt.max_sessions = 2;
+  McpServer s(std::move(opt));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i)
+    ids.push_back(header(s.handle_http(post(request(1, "initialize", initialize_params()), "", "")), "Mcp-Session-Id"));
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), ids[0])).status, 404);
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), ids[2])).status, 200);
+}
+
+TEST(McpTools, TableIsComplete) {
+  // The embedded table loaded whole: a declaration the checker cannot check would be left out.
+  EXPECT_EQ(service::tool_declarations().size(), 8u);
+  for (const auto& t : service::tool_declarations()) {
+    EXPECT_EQ(service::unchecked_keyword(t["outputSchema"]), std::nullopt) << t["name"];
+    EXPECT_FALSE(t["title"].get<std::string>().empty());
+  }
+}
+
+}  // namespace
+}  // namespace keet

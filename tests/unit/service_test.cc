@@ -1,0 +1,433 @@
+// keet serve's API, called in-process (the HTTP transport is covered end to
+// end in tests/e2e/serve_test.cc), and its job store on real SQLite and a real
+// PostgreSQL server.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "service/api.h"
+#include "service/job_store.h"
+#include "support/pg_server.h"
+#include "support/testing.h"
+
+namespace keet::service {
+namespace {
+
+using keet::testing::source_dir;
+using keet::testing::temp_path;
+using nlohmann::json;
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+TEST(ServiceApi, EveryRouteIsInTheOpenApiFileAndEveryDocumentedRouteExists) {
+  std::ifstream in(source_dir() + "/docs/openapi.json");
+  auto doc = json::parse(in);
+  std::set<std::string> documented, served;
+  for (const auto& [path, item] : doc["paths"].items())
+    for (const auto& [method, op] : item.items())
+      if (method != "parameters") documented.insert(upper(method) + " " + path);
+  for (const auto& r : routes()) served.insert(r.method + " " + r.pattern);
+  EXPECT_EQ(documented, served);
+}
+
+TEST(ServiceApi, SecretsAreComparedWhole) {
+  EXPECT_TRUE(same_secret("s3cret", "s3cret"));
+  EXPECT_FALSE(same_secret("s3cret", "s3cre"));
+  EXPECT_FALSE(same_secret("s3cret", "s3cret!"));
+  EXPECT_FALSE(same_secret("s3cret", "S3cret"));
+  EXPECT_FALSE(same_secret("", "x"));
+}
+
+TEST(ServiceApi, LoopbackHostHeaders) {
+  EXPECT_TRUE(loopback_host("127.0.0.1:8080"));
+  EXPECT_TRUE(loopback_host("localhost:1"));
+  EXPECT_TRUE(loopback_host("[::1]:8080"));
+  EXPECT_FALSE(loopback_host("evil.example:8080"));
+  EXPECT_FALSE(loopback_host("127.0.0.1.evil.example"));
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_path("service_api_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto jobs = open_job_store("sqlite:" + dir_ + "/jobs.sqlite");
+    ASSERT_TRUE(jobs) << jobs.error().message;
+    jobs_ = std::move(*jobs);
+    blobs_ = std::make_unique<BlobStore>(dir_);
+    runner_ = make_process_runner(KEET_BINARY, dir_ + "/runs");
+    opt_.data_dir = dir_;
+    opt_.max_queue = 3;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Api api() { return Api(*jobs_, *blobs_, *runner_, nullptr, opt_, [] { return int64_t{1000}; }); }
+
+  static Request get(const std::string& path) {
+    Request r;
+    r.method = "GET";
+    r.path = path;
+    r.headers["host"] = "127.0.0.1:8080";
+    return r;
+  }
+  static Request upload(const std::string& body, const std::string& name = "k.ncu-rep") {
+    Request r = get("/api/v1/jobs");
+    r.method = "POST";
+    r.body = body;
+    r.query["name"] = name;
+    return r;
+  }
+  static std::string header(const Response& r, const std::string& name) {
+    for (const auto& [k, v] : r.headers)
+      if (k == name) return v;
+    return "";
+  }
+
+  std::string dir_;
+  std::unique_ptr<JobStore> jobs_;
+  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<KeetRunner> runner_;
+  ServiceOptions opt_;
+};
+
+TEST_F(ApiTest, AnUploadIsQueuedAndItsStatusReadBack) {
+  auto a = api();
+  auto res = a.handle(upload("not really a report"));
+  ASSERT_EQ(res.status, 202) << res.body;
+  auto job = json::parse(res.body);
+  EXPECT_EQ(job["state"], "queued");
+  EXPECT_EQ(job["name"], "k.ncu-rep");
+  EXPECT_EQ(header(res, "Location"), "/api/v1/jobs/" + job["id"].get<std::string>());
+  auto status = a.handle(get("/api/v1/jobs/" + job["id"].get<std::string>()));
+  ASSERT_EQ(status.status, 200);
+  EXPECT_EQ(json::parse(status.body)["size_bytes"], 19);
+  auto result = a.handle(get("/api/v1/jobs/" + job["id"].get<std::string>() + "/result"));
+  EXPECT_EQ(result.status, 409) << "no result before the job has run";
+  auto list = a.handle(get("/api/v1/jobs"));
+  EXPECT_EQ(json::parse(list.body)["jobs"].size(), 1u);
+}
+
+// The job JSON has the members docs/openapi.json's Job schema names: all the
+// required ones and no undocumented one.
+TEST_F(ApiTest, AJobHasExactlyTheDocumentedMembers) {
+  std::ifstream in(source_dir() + "/docs/openapi.json");
+  auto schema = json::parse(in)["components"]["schemas"]["Job"];
+  auto a = api();
+  auto job = json::parse(a.handle(upload("bytes", "x.ncu-rep")).body);
+  for (const auto& [key, value] : job.items()) EXPECT_TRUE(schema["properties"].contains(key)) << key << " is undocumented";
+  for (const auto& key : schema["required"]) EXPECT_TRUE(job.contains(key.get<std::string>())) << key << " is missing";
+  auto info = json::parse(a.handle(get("/api/v1/info")).body);
+  auto info_schema = json::parse(std::ifstream(source_dir() + "/docs/openapi.json"))["components"]["schemas"]["Info"];
+  for (const auto& [key, value] : info.items()) EXPECT_TRUE(info_schema["properties"].contains(key)) << key;
+  EXPECT_EQ(info.size(), info_schema["required"].size());
+}
+
+TEST_F(ApiTest, TheUploadedNameIsShownButNeverAPath) {
+  auto a = api();
+  auto res = a.handle(upload("bytes", "../../etc/passwd"));
+  ASSERT_EQ(res.status, 202);
+  auto job = json::parse(res.body);
+  EXPECT_EQ(job["name"], "passwd");
+  auto stored = jobs_->get(job["id"]);
+  ASSERT_TRUE(stored && *stored);
+  EXPECT_EQ(blobs_->path((*stored)->report).rfind(dir_ + "/reports/", 0), 0u);
+  EXPECT_TRUE(blobs_->has((*stored)->report));
+}
+
+TEST_F(ApiTest, AFullQueueAnswers429WithRetryAfter) {
+  auto a = api();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(a.handle(upload("r" + std::to_string(i))).status, 202);
+  auto res = a.handle(upload("one too many"));
+  EXPECT_EQ(res.status, 429);
+  EXPECT_EQ(header(res, "Retry-After"), "5");
+}
+
+TEST_F(ApiTest, AnEmptyUploadIsRefused) {
+  EXPECT_EQ(api().handle(upload("")).status, 400);
+}
+
+TEST_F(ApiTest, EveryApiRequestNeedsTheTokenWhenOneIsSet) {
+  opt_.token = "t0ken";
+  auto a = api();
+  EXPECT_EQ(a.handle(get("/api/v1/jobs")).status, 401);
+  auto wrong = get("/api/v1/jobs");
+  wrong.headers["authorization"] = "Bearer t0kem";
+  EXPECT_EQ(a.handle(wrong).status, 401);
+  auto right = get("/api/v1/jobs");
+  right.headers["authorization"] = "Bearer t0ken";
+  EXPECT_EQ(a.handle(right).status, 200);
+  auto mcp = get("/mcp");
+  EXPECT_EQ(a.handle(mcp).status, 401);
+  EXPECT_EQ(a.handle(get("/")).status, 200) << "the UI's static shell holds no data and asks for the token";
+}
+
+TEST_F(ApiTest, ForeignOriginsAndHostsAreRefused) {
+  auto a = api();
+  auto cross = get("/api/v1/jobs");
+  cross.headers["origin"] = "http://evil.example";
+  EXPECT_EQ(a.handle(cross).status, 403);
+  auto rebound = get("/api/v1/jobs");
+  rebound.headers["host"] = "evil.example:8080";
+  EXPECT_EQ(a.handle(rebound).status, 403) << "DNS rebinding: a loopback server answers loopback names only";
+  auto same = get("/api/v1/jobs");
+  same.headers["origin"] = "http://127.0.0.1:8080";
+  auto res = a.handle(same);
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(header(res, "Access-Control-Allow-Origin"), "") << "no CORS unless configured";
+}
+
+TEST_F(ApiTest, AConfiguredOriginGetsCors) {
+  opt_.allowed_origins = {"https://ci.example"};
+  auto a = api();
+  auto r = get("/api/v1/jobs");
+  r.headers["origin"] = "https://ci.example";
+  auto res = a.handle(r);
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(header(res, "Access-Control-Allow-Origin"), "https://ci.example");
+}
+
+TEST_F(ApiTest, UnknownPathsAndMethods) {
+  auto a = api();
+  EXPECT_EQ(a.handle(get("/api/v1/nothing")).status, 404);
+  auto del = get("/api/v1/jobs");
+  del.method = "DELETE";
+  EXPECT_EQ(a.handle(del).status, 405);
+  EXPECT_EQ(a.handle(get("/api/v1/jobs/0123")).status, 404);
+  EXPECT_EQ(a.handle(get("/ui/../../etc/passwd")).status, 404);
+}
+
+TEST_F(ApiTest, TheUiIsServedWithAContentSecurityPolicy) {
+  auto a = api();
+  auto page = a.handle(get("/"));
+  ASSERT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("/ui/app.js"), std::string::npos);
+  EXPECT_NE(header(page, "Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+  EXPECT_EQ(header(page, "X-Content-Type-Options"), "nosniff");
+  auto js = a.handle(get("/ui/app.js"));
+  EXPECT_EQ(js.status, 200);
+  EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(js.body.find("innerHTML ="), std::string::npos) << "outside text reaches the page through textContent";
+}
+
+TEST_F(ApiTest, AQuestionNeedsAConfiguredLlm) {
+  auto a = api();
+  auto job = json::parse(a.handle(upload("x")).body);
+  auto ask = get("/api/v1/jobs/" + job["id"].get<std::string>() + "/ask");
+  ask.method = "POST";
+  ask.body = R"({"question":"why?"})";
+  EXPECT_EQ(a.handle(ask).status, 409);
+}
+
+// --- the runner (the per-job time limit and cancelling are kills) -------------
+
+TEST(ServiceRunner, TheTimeLimitKillsTheProcessGroup) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_limit"));
+  auto t0 = std::chrono::steady_clock::now();
+  auto o = runner->run({"-c", "sleep 30 & sleep 30"}, "", std::chrono::milliseconds(200), {});
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_TRUE(o->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(ServiceRunner, KeepGoingFalseStopsIt) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_stop"));
+  int asked = 0;
+  auto o = runner->run({"-c", "sleep 30"}, "", std::chrono::seconds(60), [&] { return ++asked < 3; });
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->stopped);
+  EXPECT_FALSE(o->timed_out);
+}
+
+TEST(ServiceRunner, OutputErrorsAndFolder) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_io"));
+  std::string dir = temp_path("runner_cwd");
+  std::filesystem::create_directories(dir);
+  auto o = runner->run({"-c", "pwd; echo 'keet: report: broken' >&2; exit 2"}, dir, std::chrono::seconds(10), {});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->exit_code, 2);
+  EXPECT_EQ(o->out, std::filesystem::canonical(dir).string() + "\n");
+  EXPECT_EQ(first_error_line(o->err), "report: broken");
+}
+
+// --- the job store -----------------------------------------------------------
+
+Job queued(const std::string& id, int64_t at) {
+  Job j;
+  j.id = id;
+  j.name = id;
+  j.report = std::string(64, 'a');
+  j.created_at = at;
+  return j;
+}
+
+void claims_are_exclusive_and_stale_ones_return(JobStore& s) {
+  ASSERT_TRUE(s.add(queued("j1", 1)));
+  ASSERT_TRUE(s.add(queued("j2", 2)));
+  EXPECT_EQ(*s.waiting(), 2);
+  auto a = s.claim("w1", "c1", 100, 0);
+  ASSERT_TRUE(a && *a);
+  EXPECT_EQ((*a)->id, "j1") << "oldest first";
+  EXPECT_EQ((*a)->attempts, 1);
+  auto b = s.claim("w2", "c2", 100, 0);
+  ASSERT_TRUE(b && *b);
+  EXPECT_EQ((*b)->id, "j2");
+  auto none = s.claim("w3", "c3", 100, 0);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none) << "a fresh claim is not taken";
+  auto beat = s.beat(**a, 900, 0.5, "html");
+  ASSERT_TRUE(beat && *beat);
+  EXPECT_FALSE(**beat);
+  // w2 stops beating: after its lease j2 is claimed again, by w3.
+  auto again = s.claim("w3", "c3", 1000, 500);
+  ASSERT_TRUE(again && *again);
+  EXPECT_EQ((*again)->id, "j2");
+  EXPECT_EQ((*again)->attempts, 2);
+  // The old claim cannot report nor finish any more.
+  auto old_beat = s.beat(**b, 1001, 0.9, "x");
+  ASSERT_TRUE(old_beat);
+  EXPECT_FALSE(*old_beat);
+  auto old_finish = s.finish(**b, JobState::Done, "", 1002, {{"json", "{}"}});
+  ASSERT_TRUE(old_finish);
+  EXPECT_FALSE(*old_finish);
+  auto finished = s.finish(**again, JobState::Done, "", 1003, {{"json", "{\"a\":1}"}});
+  ASSERT_TRUE(finished);
+  EXPECT_TRUE(*finished);
+  EXPECT_EQ(**s.result("j2", "json"), "{\"a\":1}");
+  EXPECT_EQ((**s.get("j2")).state, JobState::Done);
+  // j1's worker stops too, and its second worker: the job fails, it is not tried a third time.
+  auto second = s.claim("w4", "c4", 5000, 4000);
+  ASSERT_TRUE(second && *second);
+  EXPECT_EQ((*second)->id, "j1");
+  auto third = s.claim("w5", "c5", 9000, 8000);
+  ASSERT_TRUE(third);
+  EXPECT_FALSE(*third);
+  auto j1 = **s.get("j1");
+  EXPECT_EQ(j1.state, JobState::Failed);
+  EXPECT_NE(j1.error.find("stopped"), std::string::npos) << j1.error;
+}
+
+void cancel_and_remove(JobStore& s) {
+  ASSERT_TRUE(s.add(queued("q", 1)));
+  ASSERT_TRUE(s.add(queued("r", 2)));
+  EXPECT_TRUE(*s.cancel("q", 10));
+  EXPECT_EQ((**s.get("q")).state, JobState::Cancelled);
+  auto r = s.claim("w", "c", 20, 0);
+  ASSERT_TRUE(r && *r);
+  EXPECT_EQ((*r)->id, "r");
+  EXPECT_TRUE(*s.cancel("r", 30));
+  auto beat = s.beat(**r, 31, 0.1, "json");
+  ASSERT_TRUE(beat && *beat);
+  EXPECT_TRUE(**beat) << "the worker learns it should stop";
+  EXPECT_FALSE(*s.cancel("q", 40)) << "already over";
+  EXPECT_TRUE(*s.remove("r"));
+  EXPECT_FALSE(*s.get("r"));
+  EXPECT_FALSE(*s.remove("r"));
+}
+
+class SqliteJobStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = temp_path("jobs_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".sqlite");
+    std::filesystem::remove(path_);
+    auto s = open_job_store("sqlite:" + path_);
+    ASSERT_TRUE(s) << s.error().message;
+    store_ = std::move(*s);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove(path_);
+  }
+  std::string path_;
+  std::unique_ptr<JobStore> store_;
+};
+
+TEST_F(SqliteJobStore, ClaimsAreExclusiveAndStaleOnesReturn) { claims_are_exclusive_and_stale_ones_return(*store_); }
+TEST_F(SqliteJobStore, CancelAndRemove) { cancel_and_remove(*store_); }
+
+TEST_F(SqliteJobStore, JobsSurviveReopening) {
+  ASSERT_TRUE(store_->add(queued("kept", 1)));
+  store_.reset();
+  auto again = open_job_store("sqlite:" + path_);
+  ASSERT_TRUE(again);
+  auto j = (*again)->get("kept");
+  ASSERT_TRUE(j && *j);
+  EXPECT_EQ((*j)->state, JobState::Queued);
+}
+
+// One server for the suite (started on first use); each test gets its own database.
+keet::testing::PgServer* job_pg_server(std::string& why) {
+  static std::string reason;
+  static std::optional<keet::testing::PgServer> server = keet::testing::PgServer::start(reason);
+  why = reason;
+  return server ? &*server : nullptr;
+}
+
+class PgJobStore : public ::testing::Test {
+ protected:
+  void SetUp() override { server_ = job_pg_server(why_); }
+  std::string database() {
+    static int databases = 0;
+    return server_ ? server_->create_database("jobs_" + std::to_string(++databases)) : "";
+  }
+  keet::testing::PgServer* server_ = nullptr;
+  std::string why_;
+};
+
+#define KEET_REQUIRE_PG() \
+  if (!server_) GTEST_SKIP() << "no PostgreSQL server: " << why_
+
+TEST_F(PgJobStore, ClaimsAreExclusiveAndStaleOnesReturn) {
+  KEET_REQUIRE_PG();
+  auto s = open_job_store(database());
+  ASSERT_TRUE(s) << s.error().message;
+  claims_are_exclusive_and_stale_ones_return(**s);
+}
+
+TEST_F(PgJobStore, CancelAndRemove) {
+  KEET_REQUIRE_PG();
+  auto s = open_job_store(database());
+  ASSERT_TRUE(s) << s.error().message;
+  cancel_and_remove(**s);
+}
+
+// Four connections (as four processes would have) claim 40 jobs at once:
+// SKIP LOCKED hands each job to exactly one of them.
+TEST_F(PgJobStore, ConcurrentClaimersNeverShareAJob) {
+  KEET_REQUIRE_PG();
+  std::string url = database();
+  std::vector<std::unique_ptr<JobStore>> stores;
+  for (int i = 0; i < 4; ++i) {
+    auto s = open_job_store(url);
+    ASSERT_TRUE(s) << s.error().message;
+    stores.push_back(std::move(*s));
+  }
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(stores[0]->add(queued("job" + std::to_string(i), i)));
+  std::vector<std::vector<std::string>> claimed(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (;;) {
+        auto j = stores[t]->claim("w" + std::to_string(t), "c" + std::to_string(t), 100, 0);
+        if (!j || !*j) return;
+        claimed[t].push_back((*j)->id);
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::multiset<std::string> all;
+  for (const auto& c : claimed) all.insert(c.begin(), c.end());
+  EXPECT_EQ(all.size(), 40u);
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 40u) << "a job was claimed twice";
+}
+
+}  // namespace
+}  // namespace keet::service

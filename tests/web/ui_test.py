@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""keet serve's web UI in real headless Chromium (Debian chromium, chromium-driver,
+python3-selenium): start keet serve on a free loopback port, upload a report
+through the page's file input (the drop zone's input), wait for the job, read the
+diagnosis on the page, compare two uploads, and keep a screenshot.
+
+Usage: ui_test.py --keet BUILD/keet --report FILE --out DIR
+Exit 0 passed, 1 failed, 77 skipped (no chromium, chromedriver or selenium).
+"""
+import argparse, os, re, shutil, signal, subprocess, sys, tempfile, time
+
+SKIP = 77
+
+
+def skip(why):
+    print(f"SKIPPED: {why} (scripts/bootstrap installs chromium, chromium-driver and python3-selenium)")
+    sys.exit(SKIP)
+
+
+def start_server(keet, data_dir, log_path):
+    log = open(log_path, "w")
+    proc = subprocess.Popen([keet, "serve", "--port", "0", "--data-dir", data_dir, "--workers", "2", "--db", data_dir + "/history.sqlite"],
+                            stdout=subprocess.DEVNULL, stderr=log)
+    for _ in range(200):
+        time.sleep(0.05)
+        text = open(log_path).read()
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", text)
+        if m:
+            return proc, m.group(1)
+        if proc.poll() is not None:
+            break
+    proc.kill()
+    sys.exit(f"keet serve did not start: {open(log_path).read()}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keet", required=True)
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--oracle", help="../shared/tools/ncu-oracle: its NVIDIA sample report is uploaded when present")
+    a = ap.parse_args()
+    if a.oracle and os.access(a.oracle, os.X_OK):
+        examples = subprocess.run([a.oracle, "--examples"], capture_output=True, text=True).stdout.strip()
+        sample = os.path.join(examples, "uncoalescedGlobalAccesses", "addConstDouble3.ncu-rep")
+        if os.path.isfile(sample):
+            a.report = sample
+    print(f"uploading {a.report}")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    if not chromium:
+        skip("chromium is not installed")
+    if not driver_path:
+        skip("chromedriver (Debian chromium-driver) is not installed")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
+    except ImportError:
+        skip("python3-selenium is not installed")
+
+    os.makedirs(a.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="keet-ui-")
+    proc, url = start_server(a.keet, os.path.join(work, "data"), os.path.join(a.out, "ui-serve.log"))
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000",
+                 f"--user-data-dir={work}/profile", "--no-first-run", "--disable-extensions", "--disable-background-networking"):
+        opts.add_argument(flag)
+    browser = None
+    try:
+        browser = webdriver.Chrome(service=Service(driver_path), options=opts)
+        browser.set_page_load_timeout(30)
+        wait = WebDriverWait(browser, 60)
+        browser.get(url + "/")
+        wait.until(lambda b: "keet" in b.find_element(By.ID, "server-info").text)
+
+        # Upload through the drop zone's file input, as a drop would.
+        browser.find_element(By.ID, "file").send_keys(os.path.abspath(a.report))
+        wait.until(lambda b: b.find_element(By.ID, "detail-state").text.startswith("done"))
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#ranking tbody tr")) >= 1)
+        ranking = browser.find_element(By.ID, "ranking").text
+        diagnosis = browser.find_element(By.ID, "diagnosis").text
+        print("ranking:", ranking.replace("\n", " | ")[:400])
+        print("diagnosis:", diagnosis.replace("\n", " | ")[:400])
+        assert "memory" in ranking, "the ranked kernels show the bottleneck class"
+        assert "memory-bound" in diagnosis, "the per-kernel diagnosis shows the bottleneck summary"
+        assert browser.find_elements(By.CSS_SELECTOR, "#diagnosis .finding"), "findings are listed"
+        # The HTML report (with its charts) is in the sandboxed frame.
+        frame = browser.find_element(By.ID, "report")
+        assert frame.get_attribute("sandbox") == "", "the report frame runs no script"
+        browser.switch_to.frame(frame)
+        wait.until(lambda b: b.find_elements(By.TAG_NAME, "svg"))
+        charts = len(browser.find_elements(By.TAG_NAME, "svg"))
+        browser.switch_to.default_content()
+        print(f"charts in the report frame: {charts}")
+        assert charts >= 1
+        # The job list shows it done.
+        jobs = browser.find_element(By.ID, "jobs").text
+        assert "done" in jobs, jobs
+        browser.execute_script("window.scrollTo(0, 0)")
+        shot = os.path.join(a.out, "keet-ui.png")
+        browser.save_screenshot(shot)
+        print(f"screenshot: {shot}")
+
+        # Before/after: a second upload, then compare the two.
+        browser.find_element(By.ID, "file").send_keys(os.path.abspath(a.report))
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#before option")) >= 2)
+        opts_before = browser.find_elements(By.CSS_SELECTOR, "#before option")
+        browser.execute_script("document.getElementById('before').value = arguments[0];"
+                               "document.getElementById('after').value = arguments[1];",
+                               opts_before[1].get_attribute("value"), opts_before[0].get_attribute("value"))
+        browser.find_element(By.ID, "compare-go").click()
+        wait.until(lambda b: "Before / after" in b.find_element(By.ID, "diagnosis").text)
+        wait.until(lambda b: "unchanged" in b.find_element(By.ID, "diagnosis").text)
+        browser.save_screenshot(os.path.join(a.out, "keet-ui-compare.png"))
+
+        # History view for a tag: nothing recorded yet, said plainly.
+        browser.find_element(By.ID, "history-tag").send_keys("main")
+        browser.find_element(By.ID, "history-go").click()
+        wait.until(lambda b: "no recorded runs" in b.find_element(By.ID, "history").text)
+        print("PASSED")
+        return 0
+    finally:
+        if browser:
+            browser.quit()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+// KEET web UI: talks to /api/v1 only; every outside string reaches the page
+// through textContent (never innerHTML), and the HTML report runs in a
+// sandboxed frame without scripts.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+let info = {};
+let selected = null;
+let stream = null;
+let lastJobs = [];
+
+function token() { return sessionStorage.getItem('keet-token') || ''; }
+
+async function api(path, options = {}) {
+  const headers = Object.assign({}, options.headers || {});
+  if (token()) headers['Authorization'] = 'Bearer ' + token();
+  const res = await fetch(path, Object.assign({}, options, { headers }));
+  if (res.status === 401) $('token-box').hidden = false;
+  return res;
+}
+
+async function apiJson(path, options) {
+  const res = await api(path, options);
+  const text = await res.text();
+  let body = null;
+  try { body = text ? JSON.parse(text) : null; } catch (e) { body = null; }
+  if (!res.ok) throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
+  return body;
+}
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function row(cells) {
+  const tr = document.createElement('tr');
+  for (const c of cells) {
+    const td = document.createElement('td');
+    if (c instanceof Node) td.appendChild(c); else td.textContent = c === undefined || c === null ? '' : String(c);
+    tr.appendChild(td);
+  }
+  return tr;
+}
+
+function duration(ns) {
+  if (ns === null || ns === undefined) return '';
+  if (ns >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
+  if (ns >= 1e3) return (ns / 1e3).toFixed(2) + ' us';
+  return ns.toFixed(0) + ' ns';
+}
+
+// --- upload -----------------------------------------------------------------
+async function upload(file) {
+  $('upload-status').textContent = 'Uploading ' + file.name + '…';
+  const params = new URLSearchParams({ name: file.name });
+  if ($('baseline').value.trim()) params.set('baseline', $('baseline').value.trim());
+  try {
+    const job = await apiJson('/api/v1/jobs?' + params, {
+      method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: file });
+    $('upload-status').textContent = 'Queued as job ' + job.id.slice(0, 8);
+    await refreshJobs();
+    select(job.id);
+  } catch (e) {
+    $('upload-status').textContent = 'Upload failed: ' + e.message;
+  }
+}
+
+function setupDrop() {
+  const drop = $('drop');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    for (const f of e.dataTransfer.files) upload(f);
+  });
+  $('file').addEventListener('change', (e) => { for (const f of e.target.files) upload(f); e.target.value = ''; });
+}
+
+// --- job list ---------------------------------------------------------------
+function progressCell(job) {
+  if (job.state === 'queued' || job.state === 'running') {
+    const p = el('progress');
+    p.max = 1;
+    p.value = job.progress || 0;
+    p.title = job.stage || job.state;
+    return p;
+  }
+  return el('span', job.state === 'done' ? '✓' : '');
+}
+
+function deleteButton(job) {
+  const b = el('button', job.state === 'queued' || job.state === 'running' ? 'cancel' : 'delete');
+  b.addEventListener('click', async (e) => {
+    e.stopPropagation();
+    if (job.state === 'queued' || job.state === 'running') await api('/api/v1/jobs/' + job.id + '/cancel', { method: 'POST' });
+    else await api('/api/v1/jobs/' + job.id, { method: 'DELETE' });
+    refreshJobs();
+  });
+  return b;
+}
+
+function fillSelect(sel, jobs) {
+  const keep = sel.value;
+  sel.replaceChildren();
+  for (const j of jobs) {
+    if (j.kind !== 'analyze' || j.state !== 'done') continue;
+    const o = el('option', j.name + ' (' + j.id.slice(0, 8) + ')');
+    o.value = j.id;
+    sel.appendChild(o);
+  }
+  if (keep) sel.value = keep;
+}
+
+async function refreshJobs() {
+  let body;
+  try { body = await apiJson('/api/v1/jobs?limit=50'); } catch (e) { return; }
+  lastJobs = body.jobs;
+  const tbody = $('jobs').querySelector('tbody');
+  tbody.replaceChildren();
+  for (const job of body.jobs) {
+    const state = el('span', job.state, 'state-' + job.state);
+    if (job.error) state.title = job.error;
+    const tr = row([(job.kind === 'diff' ? '⇄ ' : '') + job.name, state, progressCell(job), deleteButton(job)]);
+    tr.dataset.id = job.id;
+    if (job.id === selected) tr.classList.add('selected');
+    tr.addEventListener('click', () => select(job.id));
+    tbody.appendChild(tr);
+  }
+  fillSelect($('before'), body.jobs);
+  fillSelect($('after'), body.jobs);
+}
+
+// --- one job ----------------------------------------------------------------
+function showState(job) {
+  let text = job.state;
+  if (job.state === 'running') text += ' — ' + (job.stage || '') + ' ' + Math.round((job.progress || 0) * 100) + '%';
+  if (job.error) text += ': ' + job.error;
+  $('detail-state').textContent = text;
+  $('detail-state').className = 'state-' + job.state;
+}
+
+// Server-sent events through fetch (EventSource cannot send a bearer token).
+async function follow(id) {
+  if (stream) stream.abort();
+  stream = new AbortController();
+  const signal = stream.signal;
+  try {
+    const res = await api('/api/v1/jobs/' + id + '/events', { signal });
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const event = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const data = event.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        if (!data || !event.includes('event: status')) continue;
+        const job = JSON.parse(data);
+        if (id !== selected) return;
+        showState(job);
+        if (job.state === 'done') { refreshJobs(); showResult(job); }
+        if (job.state === 'failed' || job.state === 'cancelled') refreshJobs();
+      }
+    }
+  } catch (e) { /* aborted or connection closed */ }
+}
+
+function evidenceLine(ev) {
+  const parts = [];
+  for (const e of ev || []) {
+    if (e.value === undefined || e.value === null) continue;
+    // Whole numbers as stored; others to 6 significant digits: never a digit the report does not hold.
+    const v = typeof e.value === 'number' && !Number.isInteger(e.value) ? +e.value.toPrecision(6) : e.value;
+    parts.push(e.metric + ' = ' + v + (e.unit ? ' ' + e.unit : ''));
+  }
+  return parts.join('; ');
+}
+
+function kernelDiagnosis(k) {
+  const box = el('div', null, 'kernel-diag');
+  box.appendChild(el('h3', 'Kernel ' + k.index + ': ' + (k.demangled || k.name)));
+  if (k.bottleneck) {
+    box.appendChild(el('p', k.bottleneck.summary, 'bottleneck'));
+    box.appendChild(el('p', evidenceLine(k.bottleneck.evidence), 'evidence'));
+  }
+  for (const f of k.findings || []) {
+    const d = el('div', null, 'finding');
+    d.appendChild(el('h4', f.title + (f.estimated_speedup ? ' (est. ' + f.estimated_speedup.toFixed(2) + '×)' : '')));
+    if (f.explanation) d.appendChild(el('p', f.explanation));
+    const ul = el('ul');
+    for (const a of f.advice || []) ul.appendChild(el('li', a));
+    d.appendChild(ul);
+    d.appendChild(el('p', evidenceLine(f.evidence), 'evidence'));
+    box.appendChild(d);
+  }
+  return box;
+}
+
+function showAnalysis(doc) {
+  const kernels = (doc.kernels || []).slice().sort((a, b) => (b.duration_ns || 0) - (a.duration_ns || 0));
+  const tbody = $('ranking').querySelector('tbody');
+  tbody.replaceChildren();
+  for (const k of kernels) {
+    const top = (k.findings || [])[0];
+    tbody.appendChild(row([k.index, k.demangled || k.name, duration(k.duration_ns), k.bottleneck ? k.bottleneck.class : '',
+      top ? top.title : '', top && top.estimated_speedup ? top.estimated_speedup.toFixed(2) + '×' : '']));
+  }
+  $('ranking-box').hidden = false;
+  const diag = $('diagnosis');
+  diag.replaceChildren();
+  for (const k of kernels.slice(0, 10)) diag.appendChild(kernelDiagnosis(k));
+}
+
+function showDiff(doc) {
+  $('ranking-box').hidden = true;
+  const diag = $('diagnosis');
+  diag.replaceChildren();
+  diag.appendChild(el('h3', 'Before / after'));
+  const t = el('table');
+  t.appendChild(row(['kernel', 'before', 'after', 'verdict', 'speedup', 'resolved', 'introduced']));
+  for (const p of doc.pairs || []) {
+    const b = p.before || {}, a = p.after || {};
+    t.appendChild(row([a.name || b.name, duration(b.duration_ns), duration(a.duration_ns), p.verdict,
+      typeof p.speedup === 'number' ? p.speedup.toFixed(2) + '×' : '', (p.resolved || []).join(', '), (p.introduced || []).join(', ')]));
+  }
+  diag.appendChild(t);
+}
+
+function resultLinks(job) {
+  const box = $('links');
+  box.replaceChildren();
+  box.appendChild(el('span', 'Download: '));
+  for (const f of job.results || []) {
+    const a = el('a', f);
+    a.href = '#';
+    a.addEventListener('click', async (e) => {
+      e.preventDefault();
+      const res = await api('/api/v1/jobs/' + job.id + '/result?format=' + f);
+      const blob = await res.blob();
+      const url = URL.createObjectURL(blob);
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = job.name + '.' + (f === 'markdown' ? 'md' : f === 'sarif' ? 'sarif' : f);
+      link.click();
+      URL.revokeObjectURL(url);
+    });
+    box.appendChild(a);
+    box.appendChild(document.createTextNode(' '));
+  }
+}
+
+async function showResult(job) {
+  try {
+    const doc = await apiJson('/api/v1/jobs/' + job.id + '/result?format=json');
+    if (job.kind === 'diff') showDiff(doc); else showAnalysis(doc);
+    const html = await (await api('/api/v1/jobs/' + job.id + '/result?format=html')).text();
+    $('report').srcdoc = html;  // sandbox="": no script, no same-origin access
+    resultLinks(job);
+    $('ask-box').hidden = !(info.llm && job.kind === 'analyze');
+  } catch (e) {
+    $('detail-state').textContent = 'Cannot read the result: ' + e.message;
+  }
+}
+
+async function select(id) {
+  selected = id;
+  for (const tr of $('jobs').querySelectorAll('tbody tr')) tr.classList.toggle('selected', tr.dataset.id === id);
+  $('empty').hidden = true;
+  $('detail').hidden = false;
+  $('diagnosis').replaceChildren();
+  $('ranking').querySelector('tbody').replaceChildren();
+  $('answer').textContent = '';
+  $('report').srcdoc = '';
+  $('ask-box').hidden = true;
+  const job = await apiJson('/api/v1/jobs/' + id);
+  $('detail-title').textContent = job.name;
+  showState(job);
+  if (job.state === 'done') showResult(job);
+  else if (job.state === 'queued' || job.state === 'running') follow(id);
+}
+
+// --- compare, history, questions ------------------------------------------
+async function compare() {
+  const before = $('before').value, after = $('after').value;
+  if (!before || !after) return;
+  try {
+    const job = await apiJson('/api/v1/diff', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ before, after }) });
+    await refreshJobs();
+    select(job.id);
+  } catch (e) { $('upload-status').textContent = 'Compare failed: ' + e.message; }
+}
+
+async function history() {
+  const tbody = $('history').querySelector('tbody');
+  tbody.replaceChildren();
+  const params = new URLSearchParams();
+  if ($('history-tag').value.trim()) params.set('tag', $('history-tag').value.trim());
+  try {
+    const doc = await apiJson('/api/v1/history?' + params);
+    for (const k of doc.kernels || [])
+      for (const p of k.points || []) tbody.appendChild(row([k.kernel, '#' + p.run, p.tag, duration(p.kernel && p.kernel.duration_ns)]));
+    if (!tbody.children.length) tbody.appendChild(row(['no recorded runs', '', '', '']));
+  } catch (e) { tbody.appendChild(row(['history unavailable: ' + e.message, '', '', ''])); }
+}
+
+async function ask() {
+  const question = $('question').value.trim();
+  if (!question || !selected) return;
+  $('answer').textContent = 'Asking…';
+  try {
+    const doc = await apiJson('/api/v1/jobs/' + selected + '/ask', { method: 'POST',
+      headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ question }) });
+    const llm = doc.llm || {};
+    $('answer').textContent = (llm.text || '') + (llm.status ? '\n\n[' + llm.status + ']' : '');
+  } catch (e) { $('answer').textContent = 'No answer: ' + e.message; }
+}
+
+async function start() {
+  $('token').value = token();
+  $('token').addEventListener('change', () => { sessionStorage.setItem('keet-token', $('token').value); refreshJobs(); });
+  setupDrop();
+  $('compare-go').addEventListener('click', compare);
+  $('history-go').addEventListener('click', history);
+  $('ask-go').addEventListener('click', ask);
+  try {
+    info = await apiJson('/api/v1/info');
+    $('server-info').textContent = 'keet ' + info.version + ' · ' + info.store + ' · ' + info.workers + ' workers' + (info.llm ? ' · LLM' : '');
+    if (info.auth) $('token-box').hidden = false;
+  } catch (e) { $('server-info').textContent = e.message; }
+  refreshJobs();
+  setInterval(refreshJobs, 2000);
+}
+
+document.addEventListener('DOMContentLoaded', start);
