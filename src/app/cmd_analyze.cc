@@ -16,6 +16,7 @@
 #include "analysis/derived.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
+#include "app/analyze.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/llm_flags.h"
@@ -31,15 +32,6 @@
 
 namespace keet::app {
 namespace {
-
-struct AnalyzeArgs {
-  ReportArgs report;
-  int top = 5;
-  std::string format;
-  std::string output;
-  std::string summary = "none";  // --print-summary
-  LlmArgs llm;
-};
 
 bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
 
@@ -254,6 +246,8 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   return run;
 }
 
+}  // namespace
+
 ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
   std::unique_ptr<LlmRuntime> rt;
   if (!a.llm.spec.empty() || !ctx.getenv("KEET_LLM").empty()) {
@@ -261,25 +255,38 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
     if (!created) return report_error(ctx, created.error());
     rt = std::move(*created);
   }
+  auto reports = each_report(a.report);
+  if (reports.size() > 1 && (a.format == "json" || a.format == "html"))
+    return report_error(ctx, Error{ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give "
+                                                                   "one report per call (text and markdown take several)",
+                                                                   a.format)});
   auto target = OutputTarget::open(ctx, a.output);
   if (!target) return report_error(ctx, target.error());
   std::vector<llm::LlmResult> narratives;
-  Result<Run> run = a.format == "json"   ? write_json(ctx, a, target->stream(), rt.get(), narratives)
-                    : a.format == "html" ? write_html(ctx, a, target->stream(), rt.get(), narratives)
-                                         : write_text(ctx, a, target->stream(), rt.get(), narratives);
-  if (!run) return report_error(ctx, run.error());
+  ExitCode partial = ExitCode::Ok;
+  for (const auto& one : reports) {
+    AnalyzeArgs each = a;
+    each.report = one;
+    // Text names each report before its kernels (markdown's heading already does).
+    if (reports.size() > 1 && a.format == "text") target->stream() << "Report: " << one.path << "\n\n";
+    std::vector<llm::LlmResult> told;
+    Result<Run> run = a.format == "json"   ? write_json(ctx, each, target->stream(), rt.get(), told)
+                      : a.format == "html" ? write_html(ctx, each, target->stream(), rt.get(), told)
+                                           : write_text(ctx, each, target->stream(), rt.get(), told);
+    if (!run) return report_error(ctx, run.error());
+    if (run->stats.partial_exit != ExitCode::Ok) partial = run->stats.partial_exit;
+    narratives.insert(narratives.end(), told.begin(), told.end());
+  }
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
-  if (run->stats.partial_exit != ExitCode::Ok) return run->stats.partial_exit;
+  if (partial != ExitCode::Ok) return partial;
   return rt ? llm_exit(a.llm, narratives) : ExitCode::Ok;
 }
-
-}  // namespace
 
 Command analyze_command() {
   return {"analyze", "diagnose kernels: bottleneck, findings with evidence, fixes and expected gains",
           [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<AnalyzeArgs>();
-            add_report_args(sub, a->report);
+            add_reports_args(sub, a->report);
             sub.add_option("--top", a->top, "findings shown per kernel (0 = all)")->capture_default_str();
             add_format(sub, a->format, {"text", "markdown", "json", "html"});
             add_llm_args(sub, a->llm);

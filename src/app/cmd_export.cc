@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "render/csv_units.h"
 #include "render/raw_csv.h"
 #include "render/report_json.h"
 #include "util/json.h"
@@ -20,6 +22,7 @@ struct ExportArgs {
   ReportArgs report;
   std::string format;
   std::vector<std::string> metrics;  // --metrics: names or regex:<pattern>, as ncu's
+  std::string units = "base";        // --print-units
 };
 
 // --metrics, as ncu's: metric names, or regex:<pattern> searched in names.
@@ -57,6 +60,7 @@ struct Columns {
   std::set<std::string> names;
   std::vector<model::Kernel> first;  // zero or one kernel
   size_t seen = 0, selected = 0;
+  bool lacked_nvtx = false;  // an NVTX filter on a report without NVTX data
 };
 
 bool decides_units(std::string_view metric) {
@@ -85,6 +89,7 @@ Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel,
     return true;
   });
   if (!ok) return fail(ExitCode::BadInput, ok.error().message());
+  c.lacked_nvtx = sel.lacked_nvtx();
   return c;
 }
 
@@ -132,6 +137,8 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   if (!pick) return report_error(ctx, pick.error());
   auto cols = scan_columns(src, *sel, *pick);  // each pass counts -s/-c afresh (the filter is copied)
   if (!cols) return report_error(ctx, cols.error());
+  if (cols->lacked_nvtx)
+    return report_error(ctx, no_nvtx_error(a.report));
   if (cols->selected == 0 && cols->seen > 0 && !sel->all())
     return report_error(ctx, Error{ExitCode::BadInput,
                                    fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel)});
@@ -164,8 +171,27 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
   return ok->partial_exit;
 }
 
+ExitCode export_csv(Context& ctx, const ExportArgs& a);
+
+// --print-units auto scales each column by its largest value, known only once
+// every row is written: the base page is held and rewritten (ncu's rule).
+ExitCode export_auto_units(Context& ctx, const ExportArgs& a) {
+  std::ostringstream page;
+  Context capture{page, ctx.err, false, ctx.err_is_tty, ctx.getenv};
+  ExitCode rc = export_csv(capture, a);
+  if (rc == ExitCode::Ok || rc == ExitCode::BadInput) ctx.out << render::auto_units_csv(page.str());
+  return rc;
+}
+
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
+  if (a.format == "json" && a.units != "base")
+    return report_error(ctx, Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
   if (a.format == "json") return export_json(ctx, a);
+  if (a.units == "auto") return export_auto_units(ctx, a);
+  return export_csv(ctx, a);
+}
+
+ExitCode export_csv(Context& ctx, const ExportArgs& a) {
   auto src = open_report(a.report.path);
   if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
   // CSV inputs: their units come from the file, and the column set needs every
@@ -192,6 +218,10 @@ Command export_command() {
             sub.add_option("--metrics", a->metrics,
                            "only these metrics: names or regex:<pattern>, comma-separated or repeated (as ncu)")
                 ->delimiter(',');
+            sub.add_option("--print-units", a->units,
+                           "csv: base (as ncu --print-units base) or auto (scaled with SI prefixes, as ncu's auto)")
+                ->check(CLI::IsMember({"base", "auto"}))
+                ->capture_default_str();
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_export(ctx, *a); }; });
           }};
 }
