@@ -2,14 +2,14 @@
 // --csv --print-units base`, or the whole model as JSON.
 #include <algorithm>
 #include <optional>
+#include <cmath>
+#include <map>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/common.h"
-#include "render/csv_units.h"
 #include "render/raw_csv.h"
 #include "render/report_json.h"
 #include "util/json.h"
@@ -61,28 +61,46 @@ struct Columns {
   std::vector<model::Kernel> first;  // zero or one kernel
   size_t seen = 0, selected = 0;
   bool lacked_nvtx = false;  // an NVTX filter on a report without NVTX data
+  // --print-units auto: each column's largest magnitude (ncu scales a column by it).
+  std::map<std::string, double, std::less<>> magnitude;
 };
+
+model::PrintUnits print_units(const ExportArgs& a) {
+  return model::parse_print_units(a.units).value_or(model::PrintUnits::Base);
+}
+
+void note_magnitudes(const model::Kernel& k, std::map<std::string, double, std::less<>>& magnitude) {
+  for (const auto& m : k.metrics)
+    if (auto v = m.value.as_number(); v && std::isfinite(*v)) {
+      auto [it, added] = magnitude.try_emplace(m.name, 0.0);
+      it->second = std::max(it->second, std::fabs(*v));
+    }
+}
 
 bool decides_units(std::string_view metric) {
   return metric.starts_with("device__attribute_compute_capability_");
 }
 
 // The reader calls the metric filter for each metric of a kernel before that
-// kernel reaches the sink, so names are collected without keeping any value.
-Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick) {
+// kernel reaches the sink, so names are collected without keeping any value
+// (with `magnitudes`, the column's values are decoded for their largest one).
+Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick,
+                             bool magnitudes) {
   Columns c;
   std::vector<std::string> pending;
   readers::ReadOptions opt;
   opt.instances = opt.rules = opt.modules = false;
   opt.allow_partial = true;  // the second pass decides what a truncation means
   opt.metric_filter = [&](std::string_view n) {
-    if (!render::raw_csv_hidden(n) && pick(n)) pending.emplace_back(n);
-    return decides_units(n);
+    bool column = !render::raw_csv_hidden(n) && pick(n);
+    if (column) pending.emplace_back(n);
+    return decides_units(n) || (magnitudes && column);
   };
   auto ok = readers::stream_into(src, opt, c.head, [&](model::Kernel&& k) {
     ++c.seen;
     if (sel.take(k)) {
       c.names.insert(pending.begin(), pending.end());
+      if (magnitudes) note_magnitudes(k, c.magnitude);
       if (c.selected++ == 0) c.first.push_back(std::move(k));
     }
     pending.clear();
@@ -93,12 +111,18 @@ Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel,
   return c;
 }
 
-render::RawCsvWriter make_writer(const Columns& c) {
+render::RawCsvWriter make_writer(const Columns& c, model::PrintUnits print_units) {
   std::vector<const model::Kernel*> first;
   if (!c.first.empty()) first.push_back(&c.first.front());
   std::vector<std::string> units;
   for (const auto& n : c.names) units.push_back(render::raw_csv_unit(n, first));
-  return render::RawCsvWriter({c.names.begin(), c.names.end()}, std::move(units));
+  render::RawCsvWriter writer({c.names.begin(), c.names.end()}, std::move(units));
+  if (print_units == model::PrintUnits::Auto) {
+    std::vector<double> magnitudes;
+    for (const auto& n : c.names) magnitudes.push_back(c.magnitude.contains(n) ? c.magnitude.at(n) : 0.0);
+    writer.scale_columns(magnitudes);
+  }
+  return writer;
 }
 
 // Second pass: each selected kernel becomes a row as it is read and is then
@@ -106,7 +130,7 @@ render::RawCsvWriter make_writer(const Columns& c) {
 ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src,
                      model::KernelFilter sel, const Columns& c) {
   for (const auto& w : c.head.warnings) ctx.err << "keet: warning: " << w << "\n";
-  auto writer = make_writer(c);
+  auto writer = make_writer(c, print_units(a));
   std::string out;
   writer.append_header(out);
   readers::ReadOptions opt;
@@ -135,7 +159,7 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   if (!sel) return report_error(ctx, sel.error());
   auto pick = MetricPick::parse(a.metrics);
   if (!pick) return report_error(ctx, pick.error());
-  auto cols = scan_columns(src, *sel, *pick);  // each pass counts -s/-c afresh (the filter is copied)
+  auto cols = scan_columns(src, *sel, *pick, print_units(a) == model::PrintUnits::Auto);  // each pass counts -s/-c afresh (the filter is copied)
   if (!cols) return report_error(ctx, cols.error());
   if (cols->lacked_nvtx)
     return report_error(ctx, no_nvtx_error(a.report));
@@ -171,27 +195,10 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
   return ok->partial_exit;
 }
 
-ExitCode export_csv(Context& ctx, const ExportArgs& a);
-
-// --print-units auto scales each column by its largest value, known only once
-// every row is written: the base page is held and rewritten (ncu's rule).
-ExitCode export_auto_units(Context& ctx, const ExportArgs& a) {
-  std::ostringstream page;
-  Context capture{page, ctx.err, false, ctx.err_is_tty, ctx.getenv};
-  ExitCode rc = export_csv(capture, a);
-  if (rc == ExitCode::Ok || rc == ExitCode::BadInput) ctx.out << render::auto_units_csv(page.str());
-  return rc;
-}
-
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
   if (a.format == "json" && a.units != "base")
     return report_error(ctx, Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
   if (a.format == "json") return export_json(ctx, a);
-  if (a.units == "auto") return export_auto_units(ctx, a);
-  return export_csv(ctx, a);
-}
-
-ExitCode export_csv(Context& ctx, const ExportArgs& a) {
   auto src = open_report(a.report.path);
   if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
   // CSV inputs: their units come from the file, and the column set needs every
@@ -204,7 +211,7 @@ ExitCode export_csv(Context& ctx, const ExportArgs& a) {
   if (!pick->all()) opt.metric_filter = *pick;
   auto loaded = load_report(ctx, a.report, opt);
   if (!loaded) return report_error(ctx, loaded.error());
-  ctx.out << render::raw_csv(loaded->report, loaded->selected);
+  ctx.out << render::raw_csv(loaded->report, loaded->selected, print_units(a));
   return loaded->partial_exit;
 }
 
