@@ -108,7 +108,7 @@ TEST(Units, MetricsTableFitsTheTerminal) {
   std::string long_name = "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued_with_a_very_long_suffix"
                           ".sum.pct_of_peak_sustained_elapsed.per_second";
   auto r = one_kernel("wide.ncu-rep", "k", {{long_name, 1.5}, {"gpu__time_duration.sum", 1000}});
-  for (auto [env, width] : {std::pair<std::string, size_t>{"", 100}, {"COLUMNS=60 ", 60}}) {
+  for (auto [env, width] : {std::pair<std::string, size_t>{"env -u COLUMNS ", 100}, {"COLUMNS=60 ", 60}}) {
     auto out = run_command(env + shell_quote(KEET_BINARY) + " metrics " + shell_quote(r));
     ASSERT_EQ(out.rc, 0) << out.err;
     auto lines = lines_of(out.out);
@@ -168,7 +168,7 @@ TEST(PrintUnits, AutoPageIsNcusOnTheFixtures) {
     ++compared;
     if (got.out == want.out) ++identical;
     else differ.push_back(report);
-    if (compared >= 12) break;  // bounded: two oracle runs per report
+    if (compared >= 6) break;  // bounded: two oracle runs per report
   }
   ASSERT_GT(compared, 0u);
   EXPECT_EQ(identical, compared) << "first differing: " << (differ.empty() ? "" : differ[0]);

@@ -415,3 +415,31 @@ TEST(LlmCliTools, ModelSuppliedPatternIsBounded) {
 
 }  // namespace
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+
+// The real binary on a pseudo-terminal (util-linux script): a retry is
+// announced as it happens; with stderr not a terminal, only the answer.
+TEST(LlmCliRetry, ATerminalSeesTheRetriesAPipeDoesNot) {
+  if (run_command("command -v script").rc != 0) GTEST_SKIP() << "script (util-linux) is not installed";
+  auto ask = [&](bool tty) {
+    FakeLlmServer server;
+    server.script({503, R"({"error":{"message":"overloaded"}})", {{"Retry-After", "0.1"}}});
+    server.script({200, openai_text_reply("vecAdd takes 5120 ns.")});
+    std::string cmd = env_for("openai", server) + std::string(KEET_BINARY) + " ask " +
+                      shell_quote(two_kernel_report_path()) + " 'how long?' --no-cache --llm openai:m";
+    return tty ? run_command("script -qec " + shell_quote(cmd) + " /dev/null") : run_command(cmd);
+  };
+  auto on_tty = ask(true);
+  ASSERT_EQ(on_tty.rc, 0) << on_tty.out << on_tty.err;
+  EXPECT_NE(on_tty.out.find("retrying (2/"), std::string::npos) << on_tty.out;  // the pty carries stderr too
+  auto piped = ask(false);
+  ASSERT_EQ(piped.rc, 0) << piped.err;
+  EXPECT_EQ(piped.err.find("retrying"), std::string::npos) << piped.err;
+}
+
+}  // namespace
+}  // namespace keet
