@@ -217,8 +217,9 @@ std::string readable(double v, std::string_view unit) {
     std::string number = p.factor == 1 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v / p.factor);
     return number + " " + std::string(p.name) + (unit == "byte" ? "B" : "B/s");
   }
-  bool integral = std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15;
-  std::string number = integral ? with_thousands(std::round(v)) : fmt::format("{:.4g}", v);
+  // Never an exponent: large values in full, others to four significant digits.
+  bool integral = std::fabs(v - std::round(v)) < 1e-9 || std::fabs(v) >= 1000;
+  std::string number = integral && std::fabs(v) < 1e18 ? with_thousands(std::round(v)) : fmt::format("{:.4g}", v);
   return unit.empty() ? number : number + " " + std::string(unit);
 }
 
