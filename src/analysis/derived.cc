@@ -165,10 +165,7 @@ void add_stalls(Catalogue& c, const json& s) {
 void add_quantity(Catalogue& c, const json& q) {
   QuantityDef d{q.at("name").get<std::string>(), q.value("unit", ""), q.value("meaning", "")};
   for (const auto& s : q.value("spellings", json::array())) {
-    // The catalogue's unit, not the raw page's: ncu labels some derived
-    // metrics with their section's unit (derived__memory_l2_theoretical_
-    // sectors_global_excessive counts sectors, its raw page says byte).
-    if (s.is_string()) d.spellings.push_back(spelling(s.get<std::string>(), 1, d.unit));
+    if (s.is_string()) d.spellings.push_back(spelling(s.get<std::string>()));
     else d.spellings.push_back(spelling(s.at("metric").get<std::string>(), s.value("scale", 1.0), d.unit));
   }
   for (const auto& s : q.value("nvprof", json::array())) {
