@@ -14,7 +14,7 @@ namespace {
 std::string readable_unit(SymbolId symbol) {
   if (symbol >= quantity_count()) return "";
   const std::string& unit = quantity_unit(static_cast<QuantityId>(symbol));
-  bool scaled = unit == "nsecond" || unit == "byte" || unit == "byte/second";
+  bool scaled = unit == "nsecond" || unit == "ns" || unit == "byte" || unit == "byte/second";
   return scaled ? unit : "";
 }
 

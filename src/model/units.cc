@@ -207,7 +207,7 @@ std::string readable_duration(double ns) {
 
 std::string readable(double v, std::string_view unit) {
   if (std::isnan(v)) return "nan";
-  if (unit == "nsecond") return readable_duration(v);
+  if (unit == "nsecond" || unit == "ns") return readable_duration(v);  // "ns": the quantity catalogue's spelling
   if (unit == "usecond") return readable_duration(v * 1e3);
   if (unit == "msecond") return readable_duration(v * 1e6);
   if (unit == "second") return readable_duration(v * 1e9);
