@@ -58,7 +58,9 @@ TEST(ModelNvtx, MalformedExpressionsAreErrors) {
   for (std::string bad : {"", "[", "]", "A//B", "/A", "@"}) {
     auto e = NvtxExpression::parse(bad);
     EXPECT_FALSE(e) << bad;
-    if (!e) EXPECT_EQ(e.error().code, ExitCode::BadInput);
+    if (!e) {
+      EXPECT_EQ(e.error().code, ExitCode::BadInput);
+    }
   }
 }
 
