@@ -19,6 +19,8 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/llm_flags.h"
+#include "app/timeline_input.h"
+#include "analysis/timeline_join.h"
 #include "llm/explain.h"
 #include "readers/reader.h"
 #include "render/analysis_json.h"
@@ -27,6 +29,7 @@
 #include "render/html_parts.h"
 #include "render/llm_markdown.h"
 #include "render/markdown.h"
+#include "render/timeline.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -39,6 +42,16 @@ struct AnalyzeArgs {
   std::string output;
   std::string summary = "none";  // --print-summary
   LlmArgs llm;
+  TimelineArgs timeline;          // --timeline: weigh the diagnosis by the whole run
+  double coverage_threshold = 0.5;
+};
+
+// The timeline of the run and what the analysed kernels were (for the join).
+struct AppView {
+  model::TimelineSummary timeline;
+  double threshold = 0.5;
+  std::vector<analysis::ProfiledKernel> profiled;
+  analysis::TimelineJoin join() const { return analysis::join_timeline(timeline, profiled, threshold); }
 };
 
 bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
@@ -141,7 +154,8 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
                          const std::map<int, analysis::LaunchSummary>* only, bool keep_for_llm,
                          const std::function<void(const model::Report&)>& begin,
                          const std::function<void(const model::Report&, const model::Kernel&,
-                                                  const analysis::KernelDiagnosis&)>& write) {
+                                                  const analysis::KernelDiagnosis&)>& write,
+                         AppView* app_view) {
   Run run;
   model::Report head;
   analysis::AnalyzeOptions opt{a.top};
@@ -149,6 +163,7 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
                           {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
                              if (only && !only->contains(k.index)) return true;
                              auto d = analysis::analyze_kernel(h, k, opt);
+                             if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
                              write(h, k, d);
                              if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
                              return true;
@@ -161,7 +176,7 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
 }
 
 Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives) {
+                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
   render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown"};
@@ -175,7 +190,9 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
                             if (only && only->at(d.index).indices.size() > 1)
                               out << summary_line(only->at(d.index), style.markdown);
                             out << render::kernel_text(d, style);
-                          });
+                          },
+                          app_view);
+  if (run && app_view) out << "\n" << render::join_text(app_view->join(), style);
   if (!run || !rt) return run;
   out.flush();
   narratives = narrate(ctx, *rt, run->pending);
@@ -187,7 +204,7 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 }
 
 Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives) {
+                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
   auto begin = [&](const model::Report&) { out << render::html_report_begin(ranking->meta, ranking->groups); };
@@ -197,7 +214,8 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
                             if (only && only->at(d.index).indices.size() > 1)
                               out << "<p class='meta'>" << render::html::esc(summary_line(only->at(d.index), false)) << "</p>";
                             out << render::html_kernel(head, &k, d);
-                          });
+                          },
+                          app_view);
   if (!run) return run;
   if (rt) {
     out.flush();
@@ -205,6 +223,9 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
     for (size_t i = 0; i < narratives.size(); ++i)
       out << render::html_narrative(run->pending[i].diagnosis, narratives[i]);
   }
+  if (app_view)
+    out << render::join_html(app_view->join())
+        << render::timeline_html_section(app_view->timeline, render::TimelineStyle{});
   out << render::html_report_end();
   return run;
 }
@@ -212,7 +233,7 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 // keet.analysis/1, member by member in the order json_text() sorts them, so
 // the bytes are those of the whole document dumped at once.
 Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives) {
+                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   // A per-kernel summary needs every launch's duration first (the ranking pass).
   std::optional<Ranked> ranked;
   if (per_kernel(a)) {
@@ -236,7 +257,8 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   auto run = analyse_pass(ctx, a, ranked->head, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
                             if (!rt) kernels->add(kernel_json(d));
-                          });
+                          },
+                          app_view);
   if (!run) return run;
   if (rt) {
     narratives = narrate(ctx, *rt, run->pending);
@@ -248,6 +270,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   }
   kernels->close();
   auto rest = render::analysis_json(run->meta);  // everything but the kernels
+  if (app_view) rest["timeline"] = render::join_json(app_view->join());
   for (const auto& [key, value] : rest.items())
     if (key != "kernels") doc.member(key, value);
   doc.close();
@@ -261,13 +284,22 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
     if (!created) return report_error(ctx, created.error());
     rt = std::move(*created);
   }
+  std::optional<AppView> app_view;
+  if (!a.timeline.path.empty()) {  // read first: an unreadable timeline fails before any output
+    auto t = load_timeline(ctx, a.timeline, system_runner());
+    if (!t) return report_error(ctx, t.error());
+    app_view = AppView{std::move(*t), a.coverage_threshold, {}};
+  }
+  auto* view = app_view ? &*app_view : nullptr;
   auto target = OutputTarget::open(ctx, a.output);
   if (!target) return report_error(ctx, target.error());
   std::vector<llm::LlmResult> narratives;
-  Result<Run> run = a.format == "json"   ? write_json(ctx, a, target->stream(), rt.get(), narratives)
-                    : a.format == "html" ? write_html(ctx, a, target->stream(), rt.get(), narratives)
-                                         : write_text(ctx, a, target->stream(), rt.get(), narratives);
+  Result<Run> run = a.format == "json"   ? write_json(ctx, a, target->stream(), rt.get(), narratives, view)
+                    : a.format == "html" ? write_html(ctx, a, target->stream(), rt.get(), narratives, view)
+                                         : write_text(ctx, a, target->stream(), rt.get(), narratives, view);
   if (!run) return report_error(ctx, run.error());
+  if (view)
+    if (auto w = analysis::coverage_warning(view->join()); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   if (run->stats.partial_exit != ExitCode::Ok) return run->stats.partial_exit;
   return rt ? llm_exit(a.llm, narratives) : ExitCode::Ok;
@@ -289,6 +321,7 @@ Command analyze_command() {
                            "count and duration spread (as ncu's --print-summary)")
                 ->check(CLI::IsMember({"none", "per-kernel"}))
                 ->capture_default_str();
+            add_app_view_flags(sub, a->timeline, a->coverage_threshold);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_analyze(ctx, *a); }; });
           }};
 }

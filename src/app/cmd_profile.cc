@@ -8,6 +8,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/profile.h"
+#include "app/profile_nsys.h"
 #include "render/analysis_text.h"
 
 namespace keet::app {
@@ -53,13 +54,26 @@ Command profile_command() {
   return {"profile", "run ncu on an application (full collection, source counters), then analyse the report",
           [](CLI::App& sub, Action& action) {
             auto r = std::make_shared<ProfileRequest>();
+            auto timeline = std::make_shared<bool>(false);
+            auto n = std::make_shared<NsysProfileRequest>();
+            sub.add_flag("--nsys", *timeline,
+                         "run Nsight Systems first, then ncu only on the kernels with most of the GPU time (-k is "
+                         "ignored), then analyse them weighed by the timeline");
+            sub.add_option("--nsys-path", n->nsys, "nsys executable (default: $NSYS, PATH, /usr/local/cuda*/bin)");
+            sub.add_option("--top-kernels", n->top, "with --nsys: how many of the hottest kernels ncu profiles")
+                ->check(CLI::PositiveNumber)
+                ->capture_default_str();
             sub.add_option("--ncu", r->ncu, "ncu executable (default: $NCU, PATH, /usr/local/cuda*/bin)");
             sub.add_option("-k,--kernel", r->kernel, "profile only this kernel: launch index, name, or regex:<pattern>");
             sub.add_option("-o,--output", r->output, "report to write (ncu adds .ncu-rep; default <app>.ncu-rep)");
             sub.add_option("--timeout", r->timeout_s, "stop ncu and its processes after this many seconds (0: never)")
                 ->check(CLI::NonNegativeNumber);
             sub.add_option("app", r->app, "application and its arguments (after --)")->required();
-            sub.callback([r, &action] { action = [r](Context& ctx) { return run_profile(ctx, *r, system_runner()); }; });
+            sub.callback([r, timeline, n, &action] {
+              action = [r, timeline, n](Context& ctx) {
+                return *timeline ? run_profile_nsys(ctx, *r, *n, system_runner()) : run_profile(ctx, *r, system_runner());
+              };
+            });
           }};
 }
 

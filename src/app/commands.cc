@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       profile_command(),
       ask_command(),
       chat_command(),
+      timeline_command(),
   };
   return table;
 }

@@ -21,5 +21,6 @@ Command gate_command();
 Command profile_command();
 Command ask_command();
 Command chat_command();
+Command timeline_command();
 
 }  // namespace keet::app
