@@ -1,9 +1,13 @@
 #include "analysis/timeline_join.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace keet::analysis {
 namespace {
@@ -114,6 +118,45 @@ std::string coverage_warning(const TimelineJoin& j) {
       "the profiled kernels cover {:.1f}% of the application's GPU time in {} (threshold {:.0f}%): the diagnosis may "
       "miss where the time goes; not profiled: {}",
       100 * j.coverage, j.timeline, 100 * j.threshold, hot.empty() ? "(no other kernel ran)" : fmt::format("{}", fmt::join(hot, "; ")));
+}
+
+std::string function_of(std::string_view d) {
+  auto paren = d.find('(');
+  std::string_view head = d.substr(0, paren);
+  int depth = 0;  // drop template arguments, then the return type and scopes
+  std::string bare;
+  for (char c : head) {
+    if (c == '<') ++depth;
+    else if (c == '>') depth = std::max(0, depth - 1);
+    else if (depth == 0) bare += c;
+  }
+  auto cut = bare.find_last_of(" :");
+  return cut == std::string::npos ? bare : bare.substr(cut + 1);
+}
+
+ChangeView weigh_changes(const model::TimelineSummary& t,
+                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change, double threshold) {
+  std::vector<ProfiledKernel> profiled;
+  std::map<std::string, std::pair<double, int>> changes;  // name -> (sum, pairs)
+  for (size_t i = 0; i < name_change.size(); ++i) {
+    const auto& [name, change] = name_change[i];
+    profiled.push_back({static_cast<int>(i), "", function_of(name), name, {}});
+    if (!change) continue;
+    auto& c = changes[name];
+    c.first += *change;
+    ++c.second;
+  }
+  ChangeView v{join_timeline(t, profiled, threshold), {}, 0};
+  std::set<std::string> seen;
+  for (const auto& k : v.join.kernels) {
+    auto it = changes.find(k.name);
+    if (!k.in_timeline || it == changes.end() || !seen.insert(k.name).second) continue;
+    double change = it->second.first / it->second.second;
+    v.kernels.push_back({k.name, k.gpu_share, change, k.gpu_share * change});
+    v.app_change += k.gpu_share * change;
+  }
+  std::ranges::stable_sort(v.kernels, [](const auto& a, const auto& b) { return std::abs(a.app_change) > std::abs(b.app_change); });
+  return v;
 }
 
 }  // namespace keet::analysis

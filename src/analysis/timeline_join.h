@@ -73,4 +73,25 @@ double app_speedup(double share, double kernel_speedup);
 // options that would capture them; "" when coverage is enough.
 std::string coverage_warning(const TimelineJoin& j);
 
+// The base function name of a demangled name, as ncu's "function" name base
+// gives it: "void ns::f<int>(float *)" -> "f".
+std::string function_of(std::string_view demangled);
+
+// diff and gate --timeline: each compared kernel's duration change weighed by
+// its share of the timeline's GPU time. `app_change` is the change of the
+// application's GPU time if each kernel's change held for all its launches.
+struct WeightedChange {
+  std::string name;
+  double gpu_share = 0;
+  double change = 0;      // after / before - 1, mean over the kernel's pairs
+  double app_change = 0;  // gpu_share * change
+};
+struct ChangeView {
+  TimelineJoin join;  // coverage of the compared (after) kernels
+  std::vector<WeightedChange> kernels;  // largest |app_change| first
+  double app_change = 0;
+};
+ChangeView weigh_changes(const model::TimelineSummary& t,
+                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change, double threshold);
+
 }  // namespace keet::analysis

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -37,7 +38,7 @@ std::optional<std::string> newest_installed() {
   return found.back().string();
 }
 
-std::string quoted(const std::string& s) {
+std::string shell_word(const std::string& s) {
   bool plain = !s.empty() && std::ranges::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.,/+=:@", c); });
   if (plain) return s;
   std::string out = "'";
@@ -47,8 +48,8 @@ std::string quoted(const std::string& s) {
 
 std::string how_to_export(const std::string& report) {
   auto out = export_path_for(report);
-  return fmt::format("run `nsys export --type sqlite -o {} {}`, then `keet timeline {}`", quoted(out), quoted(report),
-                     quoted(out));
+  return fmt::format("run `nsys export --type sqlite -o {} {}`, then `keet timeline {}`", shell_word(out), shell_word(report),
+                     shell_word(out));
 }
 
 std::string read_head(const std::string& path) {
@@ -174,6 +175,20 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
   auto t = read_export(exported->first, a.path);
   if (exported->second) fs::remove(exported->first, ec);
   return t;
+}
+
+Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ctx, const TimelineArgs& a) {
+  if (a.path.empty()) return std::optional<model::TimelineSummary>();
+  auto t = load_timeline(ctx, a, system_runner());
+  if (!t) return std::unexpected(t.error());
+  return std::optional<model::TimelineSummary>(std::move(*t));
+}
+
+std::vector<std::pair<std::string, std::optional<double>>> changes_of(const render::DiffResult& d) {
+  std::vector<std::pair<std::string, std::optional<double>>> out;
+  for (const auto& p : d.pairs) out.emplace_back(p.after.name, p.change);
+  for (const auto& k : d.unmatched_after) out.emplace_back(k.name, std::nullopt);
+  return out;
 }
 
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {

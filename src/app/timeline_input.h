@@ -9,6 +9,7 @@
 #include "app/app.h"
 #include "app/profile.h"
 #include "model/timeline.h"
+#include "render/diff.h"
 
 namespace keet::app {
 
@@ -28,6 +29,13 @@ std::vector<std::string> nsys_export_arguments(const std::string& nsys, const st
 // Reads the timeline (exporting a report first); errors: 2 bad input, 3 no
 // nsys or nsys failed (a report newer than the nsys at hand included).
 Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a, ProcessRunner& runner);
+
+// The timeline when --timeline was given, else nullopt.
+Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ctx, const TimelineArgs& a);
+
+// diff/gate: (after kernel's name, its duration change) per pair, and the
+// kernels only the after side has (no change).
+std::vector<std::pair<std::string, std::optional<double>>> changes_of(const render::DiffResult& d);
 
 // Flags shared by the commands that read a timeline.
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional);

@@ -103,9 +103,14 @@ void TimelineBuilder::occupy(Lane& l, int64_t start, int64_t end) {
     if (gap > l.max_gap_ns) l.max_gap_ns = gap, l.max_gap_start = l.cursor;
   }
   int64_t from = std::max(start, l.cursor);
-  if (end <= from) return;
-  l.busy_ns += end - from;
-  l.cursor = l.last_end = end;
+  if (end > from) {
+    l.busy_ns += end - from;
+    add_to_bins(l, from, end);
+  }
+  l.cursor = l.last_end = std::max(l.cursor, end);
+}
+
+void TimelineBuilder::add_to_bins(Lane& l, int64_t from, int64_t end) const {
   if (s_.bins == 0) return;
   double width = static_cast<double>(s_.span_ns()) / static_cast<double>(s_.bins);
   auto bin_of = [&](int64_t t) {
@@ -114,7 +119,9 @@ void TimelineBuilder::occupy(Lane& l, int64_t start, int64_t end) {
   };
   for (size_t b = bin_of(from), last = bin_of(end - 1); b <= last; ++b) {
     auto lo = s_.span_start + static_cast<int64_t>(static_cast<double>(b) * width);
-    auto hi = s_.span_start + static_cast<int64_t>(static_cast<double>(b + 1) * width);
+    auto hi = b + 1 == s_.bins ? s_.span_end : s_.span_start + static_cast<int64_t>(static_cast<double>(b + 1) * width);
+    if (b == 0) lo = std::min(lo, from);  // events outside a given span fall into the edge slices
+    if (b + 1 == s_.bins) hi = std::max(hi, end);
     l.bins[b] += std::max<int64_t>(0, std::min(end, hi) - std::max(from, lo));
   }
 }

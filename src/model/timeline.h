@@ -171,6 +171,7 @@ class TimelineBuilder final : public TimelineSink {
   Lane& lane(std::vector<Lane>& lanes, std::unordered_map<uint64_t, size_t>& index, uint64_t key, uint64_t device,
              uint64_t stream);
   void occupy(Lane& l, int64_t start, int64_t end);
+  void add_to_bins(Lane& l, int64_t from, int64_t end) const;
   void widen_span(int64_t start, int64_t end);
 
   TimelineSummary s_;

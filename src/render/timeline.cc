@@ -359,4 +359,24 @@ std::string join_html(const analysis::TimelineJoin& j) {
   return out + "</table></section>";
 }
 
+std::string change_view_text(const analysis::ChangeView& v, bool markdown) {
+  std::string head = "Application view (timeline " + v.join.timeline + ")";
+  std::string out = markdown ? "\n## " + md_text(head) + "\n\n" : "\n" + head + "\n";
+  std::string summary = fmt::format(
+      "The compared kernels carry {} of the application's GPU time; if each kernel's change holds for all its "
+      "launches, the application's GPU time changes by {:+.1f}%.",
+      pct(v.join.coverage), 100 * v.app_change);
+  out += markdown ? md_text(summary) + "\n\n" : "  " + summary + "\n";
+  for (const auto& k : v.kernels) {
+    std::string line = fmt::format("{:+.1f}% on a kernel with {} of GPU time: {:+.2f}% of the application", 100 * k.change,
+                                   pct(k.gpu_share), 100 * k.app_change);
+    out += markdown ? fmt::format("- {}: {}\n", md_code(k.name), md_text(line)) : fmt::format("  {}: {}\n", k.name, line);
+  }
+  if (v.join.low_coverage) {
+    std::string w = "warning: " + analysis::coverage_warning(v.join);
+    out += markdown ? "\n> " + md_text(w) + "\n" : "  " + w + "\n";
+  }
+  return out;
+}
+
 }  // namespace keet::render

@@ -29,6 +29,9 @@ std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s);
 nlohmann::json join_json(const analysis::TimelineJoin& j);
 std::string join_html(const analysis::TimelineJoin& j);
 
+// diff/gate --timeline: the compared kernels' changes weighed by the run.
+std::string change_view_text(const analysis::ChangeView& v, bool markdown);
+
 std::string human_bytes(uint64_t bytes);
 
 }  // namespace keet::render
