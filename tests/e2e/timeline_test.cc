@@ -177,7 +177,10 @@ TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
 
 TEST(TimelineCli, ReportIsExportedThroughNsys) {
   KEET_REQUIRE_SHARED();
-  auto report = nsys_fixtures() + "/Lianhang666__gpu3/report1.nsys-rep";
+  // A copy: keet writes the export beside the report, never into ../shared.
+  auto report = temp_path("lianhang-report1.nsys-rep");
+  fs::copy_file(nsys_fixtures() + "/Lianhang666__gpu3/report1.nsys-rep", report, fs::copy_options::overwrite_existing);
+  fs::remove(temp_path("lianhang-report1.sqlite"));
   auto r = run_keet("timeline --format json --nsys " + shell_quote(oracle()) + " " + shell_quote(report));
   ASSERT_EQ(r.rc, 0) << r.err;
   auto doc = json::parse(r.out);
@@ -186,6 +189,10 @@ TEST(TimelineCli, ReportIsExportedThroughNsys) {
   EXPECT_EQ(doc["kernels"][0]["short_name"], "histogram_kernel");
   EXPECT_EQ(doc["export_schema"], "META_DATA_EXPORT");
   EXPECT_NE(r.err.find("export --type sqlite"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(temp_path("lianhang-report1.sqlite")));
+  auto again = run_keet("timeline --nsys /nonexistent/nsys " + shell_quote(report));  // the export is reused
+  EXPECT_EQ(again.rc, 0) << again.err;
+  EXPECT_NE(again.err.find("the export beside the report"), std::string::npos) << again.err;
 }
 
 TEST(TimelineCli, OldSchemaExportReadsAsWritten) {
