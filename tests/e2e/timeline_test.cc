@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -88,7 +89,8 @@ std::map<std::string, Totals> oracle_kernels(const std::string& sqlite, std::str
 
 std::map<std::string, Totals> keet_kernels(const json& doc) {
   std::map<std::string, Totals> out;
-  for (const auto& k : doc["kernels"]) out[k["name"]] = {k["total_ns"].get<int64_t>(), k["launches"].get<uint64_t>()};
+  for (const auto& k : doc["kernels"])
+    out[k["name"].get<std::string>()] = {k["total_ns"].get<int64_t>(), k["launches"].get<uint64_t>()};
   return out;
 }
 
@@ -272,7 +274,7 @@ ProcessResult validate(const std::string& schema, const std::string& text, const
 TEST(TimelineContracts, TimelineJsonConforms) {
   auto path = temp_path("contract.sqlite");
   TimelineWriter w;
-  for (int i = 0; i < 12; ++i) w.kernel({"a(int)", "a", i * 100, i * 100 + 40, 0, 7, 1 + i % 2, 32, i * 100 - 10});
+  for (int i = 0; i < 12; ++i) w.kernel({"a(int)", "a", i * 100, i * 100 + 40, 0, 7, static_cast<uint64_t>(1 + i % 2), 32, i * 100 - 10});
   w.memset(0, 5, 64);
   w.nvtx("r", 0, 10);
   w.write(path);
@@ -334,7 +336,8 @@ TEST(TimelineJoinCli, ProfiledKernelIsTheHotOne) {
   EXPECT_EQ(j["kernels"][0]["name"], "strided_copy()");
   EXPECT_NEAR(j["kernels"][0]["gpu_share"].get<double>(), 0.9, 1e-9);
   ASSERT_FALSE(j["kernels"][0]["gains"].empty());
-  double s = j["kernels"][0]["gains"][0]["kernel_speedup"], app = j["kernels"][0]["gains"][0]["app_speedup"];
+  double s = j["kernels"][0]["gains"][0]["kernel_speedup"].get<double>();
+  double app = j["kernels"][0]["gains"][0]["app_speedup"].get<double>();
   EXPECT_NEAR(app, 1 / (0.1 + 0.9 / s), 1e-9);
   EXPECT_EQ(r.err.find("cover"), std::string::npos) << r.err;
   auto v = validate("analysis", r.out, "analysis-timeline.json");
@@ -369,7 +372,7 @@ TEST(TimelineJoinCli, Lianhang666BothReportKinds) {
   auto doc = json::parse(r.out);
   auto& j = doc["timeline"];
   std::map<std::string, double> share;
-  for (const auto& k : j["kernels"]) share[k["name"]] = k["gpu_share"];
+  for (const auto& k : j["kernels"]) share[k["name"].get<std::string>()] = k["gpu_share"].get<double>();
   // report2: histogram_kernel 59,934 ns and convert_kernel 6,976 ns.
   EXPECT_NEAR(share.at("histogram_kernel(unsigned int *, unsigned int *, unsigned int, unsigned int)"),
               59934.0 / 66910.0, 1e-9);
