@@ -18,6 +18,7 @@
 #include "analysis/ranking.h"
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/compare.h"
 #include "app/llm_flags.h"
 #include "llm/explain.h"
 #include "readers/reader.h"
@@ -27,6 +28,7 @@
 #include "render/html_parts.h"
 #include "render/llm_markdown.h"
 #include "render/markdown.h"
+#include "store/calibration.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -39,7 +41,25 @@ struct AnalyzeArgs {
   std::string output;
   std::string summary = "none";  // --print-summary
   LlmArgs llm;
+  bool calibrated = false;  // --calibrated: the history's measured/predicted ratio beside each estimate
+  std::string db;
+  std::vector<store::CalibrationPoint> calibration;  // loaded when --calibrated
 };
+
+// "calibrated: 1.42x (formula 1.80x x median ratio 0.79 over 3 pair(s) on 8.6)", per finding with an estimate.
+std::string calibrated_text(const AnalyzeArgs& a, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
+  std::string arch = arch_of_device(device_of(k)), out;
+  for (const auto& f : d.findings) {
+    if (!f.estimated_speedup) continue;
+    auto row = store::calibration_for(a.calibration, f.id, arch);
+    if (!row) continue;
+    out += fmt::format("  {}: formula {:.2f}x, calibrated {:.2f}x (median measured/predicted {:.2f} over {} pair(s) on {})\n",
+                       f.id, *f.estimated_speedup, *f.estimated_speedup * row->median_ratio, row->median_ratio,
+                       row->count, row->arch);
+  }
+  if (out.empty()) return "calibrated estimates: the history has no measured pair for these findings\n\n";
+  return "calibrated estimates (from the history's before/after pairs):\n" + out + "\n";
+}
 
 bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
 
@@ -171,10 +191,11 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   };
   const auto* only = per_kernel(a) ? &ranking->summaries : nullptr;
   auto run = analyse_pass(ctx, a, ranking->head, only, rt != nullptr, begin,
-                          [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
+                          [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
                             if (only && only->at(d.index).indices.size() > 1)
                               out << summary_line(only->at(d.index), style.markdown);
                             out << render::kernel_text(d, style);
+                            if (a.calibrated) out << calibrated_text(a, k, d);
                           });
   if (!run || !rt) return run;
   out.flush();
@@ -254,7 +275,20 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   return run;
 }
 
-ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
+Result<void> load_calibration(Context& ctx, AnalyzeArgs& a) {
+  if (a.format == "json" || a.format == "html")
+    return fail(ExitCode::BadInput, "--calibrated: shown in text and markdown output only");
+  auto db = open_history(ctx, a.db);
+  if (!db) return std::unexpected(db.error());
+  auto points = (*db)->calibration_points();
+  if (!points) return std::unexpected(points.error());
+  a.calibration = std::move(*points);
+  return {};
+}
+
+ExitCode run_analyze(Context& ctx, AnalyzeArgs& a) {
+  if (a.calibrated)
+    if (auto c = load_calibration(ctx, a); !c) return report_error(ctx, c.error());
   std::unique_ptr<LlmRuntime> rt;
   if (!a.llm.spec.empty() || !ctx.getenv("KEET_LLM").empty()) {
     auto created = LlmRuntime::create(ctx, a.llm);
@@ -289,6 +323,10 @@ Command analyze_command() {
                            "count and duration spread (as ncu's --print-summary)")
                 ->check(CLI::IsMember({"none", "per-kernel"}))
                 ->capture_default_str();
+            sub.add_flag("--calibrated", a->calibrated,
+                         "beside each estimated speedup, the estimate corrected by the history's measured/predicted "
+                         "ratio for that rule and architecture (keet calibrate; text and markdown)");
+            add_db_option(sub, a->db);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_analyze(ctx, *a); }; });
           }};
 }

@@ -13,6 +13,7 @@ namespace {
 struct DiffArgs {
   ReportArgs before, after;
   std::string format, output, threshold = "2%", min_delta = "0";
+  std::string db;  // --db: store the pairs' calibration points there
   std::vector<std::string> pairs;  // "I:J"
 };
 
@@ -47,6 +48,11 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (auto ok = render::check_forced_pairs(before->kernels, after->kernels, opt->forced); !ok)
     return report_error(ctx, ok.error());
   auto result = render::diff(std::move(before->kernels), std::move(after->kernels), *opt);
+  if (!a.db.empty()) {
+    auto db = store::open_store(a.db);
+    if (!db) return report_error(ctx, db.error());
+    if (auto r = (*db)->add_calibration(calibration_points(result, "diff", unix_now())); !r) return report_error(ctx, r.error());
+  }
   if (a.format != "json") return emit(ctx, a.output, render_diff(a.format, result));
   auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
   if (!target) return report_error(ctx, target.error());
@@ -70,6 +76,8 @@ Command diff_command() {
                 ->capture_default_str();
             sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
             sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
+            sub.add_option("--db", a->db,
+                           "store each resolved finding's predicted and measured speedup in this history (keet calibrate)");
             sub.callback([a, &action] {
               a->after.allow_partial = a->before.allow_partial;
               action = [a](Context& ctx) { return run_diff(ctx, *a); };

@@ -21,6 +21,8 @@ const std::vector<Command>& commands() {
       profile_command(),
       ask_command(),
       chat_command(),
+      tune_command(),
+      calibrate_command(),
   };
   return table;
 }

@@ -21,5 +21,7 @@ Command gate_command();
 Command profile_command();
 Command ask_command();
 Command chat_command();
+Command tune_command();
+Command calibrate_command();
 
 }  // namespace keet::app
