@@ -379,6 +379,11 @@ Result<void> sweep_variants(Loop& L, const Reference& ref, TuneResult& result) {
     progress(L, c.id, candidate_line(c));
     result.candidates.push_back(std::move(c));
   }
+  // Ranked by measured time, fastest first; variants with no time after them.
+  std::ranges::stable_sort(result.candidates, [](const Candidate& a, const Candidate& b) {
+    if (a.duration_ns && b.duration_ns) return *a.duration_ns < *b.duration_ns;
+    return a.duration_ns.has_value() && !b.duration_ns.has_value();
+  });
   result.winner = best_of(result.candidates, 0);
   return {};
 }
