@@ -11,7 +11,7 @@ Command tune_command() {
           [](CLI::App& sub, Action& action) {
             auto r = std::make_shared<TuneRequest>();
             sub.add_option("--root", r->root, "project tree, copied for every attempt")->capture_default_str();
-            sub.add_option("--file", r->files, "a file a change may touch, relative to --root (repeatable)")->required();
+            sub.add_option("--file", r->files, "a file a change may touch, relative to --root (repeatable; needed without --sweep)");
             sub.add_option("--build", r->build, "build command, run with /bin/sh in the copy ({defines}: the -D flags of --sweep)")
                 ->required();
             sub.add_option("--run", r->run, "run command (what ncu profiles); its output must match the baseline's")->required();

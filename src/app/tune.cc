@@ -241,8 +241,7 @@ Result<std::vector<Candidate>> llm_candidates(Loop& L, LlmRuntime& rt, const Ref
     } else {
       for (const auto& fp : *patches) c.diff += format_unified_diff(fp);
       io::write_text_file((fs::path(c.dir) / "candidate.diff").string(), c.diff);
-      c.outcome = Outcome::Unchanged;  // not yet measured
-      c.reason = "pending";
+      c.pending = true;
     }
     out.push_back(std::move(c));
   }
@@ -298,13 +297,13 @@ Result<void> llm_rounds(Loop& L, Reference ref, TuneResult& result) {
     if (L.req.llm.dry_run) return {};
     size_t first = result.candidates.size();
     for (auto& c : *cs) {
-      if (c.reason == "pending" && !tune_interrupted()) {
-        c.reason.clear();
+      if (c.pending && !tune_interrupted()) {
         try_candidate(L, c, ref);
-      } else if (c.reason == "pending") {
+      } else if (c.pending) {
         c.outcome = Outcome::RunFailed;
         c.reason = "not tried: interrupted";
       }
+      c.pending = false;
       progress(L, c.id, candidate_line(c));
       result.candidates.push_back(std::move(c));
     }
@@ -390,7 +389,8 @@ Result<void> sweep_variants(Loop& L, const Reference& ref, TuneResult& result) {
 
 Result<void> check_request(const TuneRequest& r) {
   if (r.build.empty() || r.run.empty()) return fail(ExitCode::BadInput, "keet tune needs --build and --run");
-  if (r.files.empty()) return fail(ExitCode::BadInput, "keet tune needs --file: the files a change may touch");
+  if (r.files.empty() && r.sweeps.empty())
+    return fail(ExitCode::BadInput, "keet tune needs --file: the files a change may touch (or --sweep)");
   for (const auto& f : r.files)
     if (!safe_relative_path(f)) return fail(ExitCode::BadInput, fmt::format("--file {}: give a path relative to --root, inside it", f));
   if (!r.sweeps.empty() && r.build.find("{defines}") == std::string::npos)

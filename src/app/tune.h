@@ -55,6 +55,7 @@ struct Candidate {
   std::optional<double> predicted_speedup;  // the target finding's estimate in the reference
   std::string dir;       // artefacts
   std::map<std::string, std::string> files;  // allowed files after the change (kept for the next round)
+  bool pending = false;  // checked and applied in memory, not yet built
 };
 
 struct TuneResult {
