@@ -2,7 +2,7 @@
 // kernel whose block size is a compile-time parameter. Known problem: the
 // default of 32 threads per block leaves most warp slots of an SM empty (the
 // hardware's cap on resident blocks binds first: low theoretical occupancy;
-// KEET: occupancy findings). Build with -DBLOCK_SIZE=N to try other sizes;
+// KEET: occupancy.block_size). Build with -DBLOCK_SIZE=N to try other sizes;
 // the output (a checksum) does not depend on it.
 #include <cstdio>
 #include <cstdlib>
