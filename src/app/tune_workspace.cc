@@ -69,7 +69,8 @@ Result<void> copy_tree(const fs::path& root, const fs::path& dest, const std::ve
       if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
       continue;
     }
-    if (auto r = copy_entry(*it, dest / fs::relative(it->path(), root, ec)); !r) return r;
+    // Lexically: fs::relative() resolves links, and a link's copy would land where it points.
+    if (auto r = copy_entry(*it, dest / it->path().lexically_relative(root)); !r) return r;
   }
   return {};
 }

@@ -103,8 +103,9 @@ std::string unified(const std::string& before, const std::string& after, const s
   fs::path a = temp_path("tune-diff-a"), b = temp_path("tune-diff-b");
   write(a, before);
   write(b, after);
-  auto r = run_command("diff -u " + shell_quote(a.string()) + " " + shell_quote(b.string()) + " | sed '1s|^--- .*|--- a/" +
-                       path + "|;2s|^+++ .*|+++ b/" + path + "|'");
+  // In braces: run_command's redirections then apply to the whole pipeline.
+  auto r = run_command("{ diff -u " + shell_quote(a.string()) + " " + shell_quote(b.string()) + " | sed '1s|^--- .*|--- a/" +
+                       path + "|;2s|^+++ .*|+++ b/" + path + "|'; }");
   return r.out;
 }
 
@@ -132,6 +133,7 @@ void writer_report(const fs::path& path, const std::string& name, double ns, boo
     }
   ReportWriter w;
   w.add(one_kernel(w, name, m));
+  fs::create_directories(path.parent_path());
   w.write(path.string());
 }
 
@@ -143,7 +145,7 @@ struct Project {
 
 // A project holding examples/uncoalesced/add_const.cu, its stand-in build, and
 // the stand-in ncu with the reports it hands out.
-Project make_project(const std::string& name) {
+Project make_project(const std::string& name, bool nvidia_reports = true) {
   Project p;
   fs::path base = temp_path("tune-" + name);
   fs::remove_all(base);
@@ -155,7 +157,7 @@ Project make_project(const std::string& name) {
   write(p.ncu, kStandInNcu, true);
   fs::path reports = base / "tools" / "reports";
   fs::create_directories(reports);
-  if (auto dir = oracle_examples_2024()) {
+  if (auto dir = oracle_examples_2024(); dir && nvidia_reports) {
     fs::copy_file(*dir + "/uncoalescedGlobalAccesses/addConstDouble3.ncu-rep", reports / "addConstDouble3.ncu-rep");
     fs::copy_file(*dir + "/uncoalescedGlobalAccesses/addConstDouble.ncu-rep", reports / "addConstDouble.ncu-rep");
     p.real_reports = true;
@@ -227,7 +229,11 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
   ASSERT_EQ(r.rc, 0) << r.err;
   auto doc = json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out;
-  std::map<std::string, std::string> want = {{"r1-c1", "faster"},   {"r1-c2", "build_failed"}, {"r1-c3", "wrong_result"},
+  // NVIDIA's real pair (RTX A4500) measures 89.86 us before and 89.73 us after:
+  // the fix predicted a gain that did not come, and keet keeps nothing. The
+  // writer's reports (no ../shared) make the fix 2.5x faster.
+  std::string fix_outcome = p.real_reports ? "unchanged" : "faster";
+  std::map<std::string, std::string> want = {{"r1-c1", fix_outcome},   {"r1-c2", "build_failed"}, {"r1-c3", "wrong_result"},
                                              {"r1-c4", "timeout"},  {"r1-c5", "rejected"},     {"r1-c6", "rejected"},
                                              {"r1-c7", "unchanged"}};
   for (const auto& [id, outcome] : want) {
@@ -236,10 +242,17 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
     EXPECT_EQ((*c)["outcome"], outcome) << id << ": " << (*c)["reason"];
   }
   const auto& fix = *candidate(doc, "r1-c1");
-  EXPECT_GT(fix["measured_speedup"].get<double>(), 1.02);
   EXPECT_EQ(fix["target_finding"], finding);
-  EXPECT_EQ(doc["winner"]["id"], "r1-c1");
-  EXPECT_NE(doc["winner"]["diff"].get<std::string>().find("+__global__ void addConstDouble(int n"), std::string::npos);
+  EXPECT_TRUE(fix["predicted_speedup"].is_number() || fix["predicted_speedup"].is_null());
+  if (p.real_reports) {
+    EXPECT_NEAR(fix["measured_speedup"].get<double>(), 89.86 / 89.73, 0.002);
+    EXPECT_TRUE(doc["winner"].is_null());
+  } else {
+    EXPECT_GT(fix["measured_speedup"].get<double>(), 1.02);
+    EXPECT_EQ(doc["winner"]["id"], "r1-c1");
+    EXPECT_NE(doc["winner"]["diff"].get<std::string>().find("+__global__ void addConstDouble(int n"), std::string::npos);
+    EXPECT_TRUE(fs::exists(p.out / "winner.diff"));
+  }
   EXPECT_NE((*candidate(doc, "r1-c5"))["reason"].get<std::string>().find("build.sh"), std::string::npos);
   EXPECT_FALSE(doc["applied"]);
   // The user's tree and everything outside it are untouched; the artefacts are there.
@@ -247,13 +260,12 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
   EXPECT_EQ(read(p.outside), "x\n");
   EXPECT_EQ(read(p.root / "build.sh"), kStandInBuild);
   EXPECT_FALSE(fs::exists(p.root / "app"));  // nothing was built in the user's tree
-  EXPECT_TRUE(fs::exists(p.out / "winner.diff"));
   EXPECT_TRUE(fs::exists(p.out / "baseline/report.ncu-rep"));
   EXPECT_TRUE(fs::exists(p.out / "r1-c1/report.ncu-rep"));
   EXPECT_NE(read(p.out / "r1-c2/build.log").find("error: expected '}'"), std::string::npos);
   EXPECT_TRUE(fs::exists(p.out / "r1-c1/diff.json"));
   EXPECT_FALSE(fs::exists(p.out / "scratch"));
-  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " tune " + shell_quote((p.out / "tune.json").string()));
+  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " + shell_quote(source_dir() + "/schemas/tune.schema.json") + " " + shell_quote((p.out / "tune.json").string()));
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   // Source was shared, as asked: the request holds the file.
   auto sent = server.received();
@@ -262,7 +274,7 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
 }
 
 TEST(TuneE2E, ApplyWritesTheWinnerAndTheNextRoundStartsFromIt) {
-  auto p = make_project("apply");
+  auto p = make_project("apply", false);  // the writer's reports: the fix is 2.5x faster
   std::string fixed = read(example("uncoalesced/add_const_fixed.cu"));
   FakeLlmServer server;
   server.script({200, openai_text_reply(fence("x", unified(p.source, fixed, "add_const.cu")))});
@@ -314,7 +326,7 @@ TEST(TuneE2E, CtrlCStopsTheLoopAndLeavesTheTreeIntact) {
   FakeLlmServer server;
   std::string db = temp_path("tune-interrupt.sqlite");
   std::string cmd = llm_env(server, "interrupt") + KEET_BINARY + tune_args(p, db, "--share-source --apply", "sh build.sh", "sleep 30");
-  auto r = run_command(cmd + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?");
+  auto r = run_command("{ " + cmd + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?; }");
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
   EXPECT_EQ(read(p.root / "add_const.cu"), p.source);
@@ -347,7 +359,7 @@ TEST(TuneE2E, SweepRanksBlockSizesByMeasuredTime) {
   EXPECT_EQ(doc["winner"]["defines"], "-DBLOCK_SIZE=128");
   EXPECT_DOUBLE_EQ(doc["winner"]["total_speedup"].get<double>(), 90000.0 / 40000.0);
   EXPECT_EQ((*candidate(doc, "BLOCK_SIZE=512"))["outcome"], "faster");  // 70 us beats the 90 us baseline too
-  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " tune " + shell_quote((base / "out/tune.json").string()));
+  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " + shell_quote(source_dir() + "/schemas/tune.schema.json") + " " + shell_quote((base / "out/tune.json").string()));
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   auto bad = run_keet("tune --root " + shell_quote((base / "project").string()) +
                       " --file scale.cu --build 'sh build.sh' --run ./app --sweep BLOCK_SIZE=64 --ncu " +
@@ -409,11 +421,14 @@ TEST(CalibrationE2E, NvidiaSamplePairsThroughDiffAndCalibrate) {
   EXPECT_GT(doc["points"].get<int>(), 0);
   ASSERT_FALSE(doc["rows"].empty());
   for (const auto& row : doc["rows"]) {
-    EXPECT_EQ(row["arch"], "8.6");  // the samples were profiled on an RTX A2000
+    // An RTX A4500 (8.6), which the GPU tables do not list: the device name stands in.
+    EXPECT_EQ(row["arch"], "NVIDIA RTX A4500");
     EXPECT_LE(row["min_ratio"].get<double>(), row["median_ratio"].get<double>());
     EXPECT_LE(row["median_ratio"].get<double>(), row["max_ratio"].get<double>());
   }
-  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " calibration - <<'EOF'\n" + j.out + "EOF\n");
+  std::string saved = temp_path("calibration-e2e.json");
+  write(saved, j.out);
+  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " + shell_quote(source_dir() + "/schemas/calibration.schema.json") + " " + shell_quote(saved));
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   auto text = run_keet("calibrate --db " + shell_quote(db));
   EXPECT_NE(text.out.find("ratio"), std::string::npos) << text.out;

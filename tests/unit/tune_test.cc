@@ -170,7 +170,8 @@ TEST(TuneWorkspace, WritesStayInTheTreeAndNeverFollowLinks) {
   fs::create_directories(root / "keet-tune");
   fs::path copy = testing::temp_path("tune-ws-copy");
   fs::remove_all(copy);
-  ASSERT_TRUE(app::copy_tree(root, copy, {root / "keet-tune"}));
+  auto copied = app::copy_tree(root, copy, {root / "keet-tune"});
+  ASSERT_TRUE(copied) << copied.error().message;
   EXPECT_TRUE(fs::is_symlink(copy / "src/link.cu"));
   EXPECT_FALSE(fs::exists(copy / ".git"));
   EXPECT_FALSE(fs::exists(copy / "keet-tune"));
