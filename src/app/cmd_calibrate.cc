@@ -29,10 +29,10 @@ std::string calibration_text(const std::vector<store::CalibrationRow>& rows, siz
     return fmt::format("no calibration points in {}: keet tune, keet diff --db and keet record store them\n", db);
   std::string out = fmt::format("{} point(s) in {}; ratio = measured / predicted speedup (1.00: the estimate came true)\n",
                                 points, db);
-  out += fmt::format("{:<36} {:<10} {:>5} {:>8} {:>15} {:>10} {:>10}\n", "rule", "arch", "pairs", "ratio", "spread",
+  out += fmt::format("{:<36} {:<18} {:>5} {:>8} {:>15} {:>10} {:>10}\n", "rule", "arch", "pairs", "ratio", "spread",
                      "predicted", "measured");
   for (const auto& r : rows)
-    out += fmt::format("{:<36} {:<10} {:>5} {:>8.2f} {:>15} {:>9.2f}x {:>9.2f}x\n", r.rule, r.arch, r.count, r.median_ratio,
+    out += fmt::format("{:<36} {:<18} {:>5} {:>8.2f} {:>15} {:>9.2f}x {:>9.2f}x\n", r.rule, r.arch, r.count, r.median_ratio,
                        fmt::format("{:.2f}-{:.2f}", r.min_ratio, r.max_ratio), r.median_predicted, r.median_measured);
   return out;
 }
