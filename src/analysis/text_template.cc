@@ -4,7 +4,21 @@
 
 #include <fmt/format.h>
 
+#include "model/units.h"
+
 namespace keet::analysis {
+namespace {
+
+// {name:auto}: durations and sizes carry their (scaled) unit; other values
+// are written as plain numbers, the sentence names what they count.
+std::string readable_unit(SymbolId symbol) {
+  if (symbol >= quantity_count()) return "";
+  const std::string& unit = quantity_unit(static_cast<QuantityId>(symbol));
+  bool scaled = unit == "nsecond" || unit == "ns" || unit == "byte" || unit == "byte/second";
+  return scaled ? unit : "";
+}
+
+}  // namespace
 
 // A '{' opens a placeholder only when a '}' follows somewhere; the body runs
 // to the first '}' (so "{a{b}" names "a{b"), as the engine always read them.
@@ -23,6 +37,7 @@ TextTemplate::TextTemplate(std::string_view text, SymbolTable& symbols) : text_(
     piece.symbol = symbols.intern(name);
     piece.word = text_var(name);
     piece.spec = colon == std::string_view::npos ? "{:.4g}" : "{" + std::string(body.substr(colon)) + "}";
+    if (piece.spec == "{:auto}") piece.unit = readable_unit(piece.symbol);
     pieces_.push_back(std::move(piece));
     piece = Piece{};
     i = close;
@@ -38,6 +53,10 @@ bool TextTemplate::append_value(const Piece& p, std::span<const std::optional<do
   }
   const auto& v = values[p.symbol];
   if (!v) return false;
+  if (p.unit) {
+    out += model::readable(*v, *p.unit);
+    return true;
+  }
   fmt::format_to(std::back_inserter(out), fmt::runtime(p.spec), *v);
   return true;
 }

@@ -16,9 +16,13 @@
 #include "analysis/derived.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
+#include "app/analyze.h"
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/compare.h"
 #include "app/llm_flags.h"
+#include "app/timeline_input.h"
+#include "analysis/timeline_join.h"
 #include "llm/explain.h"
 #include "readers/reader.h"
 #include "render/analysis_json.h"
@@ -27,19 +31,35 @@
 #include "render/html_parts.h"
 #include "render/llm_markdown.h"
 #include "render/markdown.h"
+#include "render/timeline.h"
+#include "store/calibration.h"
 #include "util/json.h"
 
 namespace keet::app {
 namespace {
 
-struct AnalyzeArgs {
-  ReportArgs report;
-  int top = 5;
-  std::string format;
-  std::string output;
-  std::string summary = "none";  // --print-summary
-  LlmArgs llm;
+// The timeline of the run and what the analysed kernels were (for the join).
+struct AppView {
+  model::TimelineSummary timeline;
+  double threshold = 0.5;
+  std::vector<analysis::ProfiledKernel> profiled;
+  analysis::TimelineJoin join() const { return analysis::join_timeline(timeline, profiled, threshold); }
 };
+
+// "calibrated: 1.42x (formula 1.80x x median ratio 0.79 over 3 pair(s) on 8.6)", per finding with an estimate.
+std::string calibrated_text(const AnalyzeArgs& a, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
+  std::string arch = arch_of_device(device_of(k)), out;
+  for (const auto& f : d.findings) {
+    if (!f.estimated_speedup) continue;
+    auto row = store::calibration_for(a.calibration, f.id, arch);
+    if (!row) continue;
+    out += fmt::format("  {}: formula {:.2f}x, calibrated {:.2f}x (median measured/predicted {:.2f} over {} pair(s) on {})\n",
+                       f.id, *f.estimated_speedup, *f.estimated_speedup * row->median_ratio, row->median_ratio,
+                       row->count, row->arch);
+  }
+  if (out.empty()) return "calibrated estimates: the history has no measured pair for these findings\n\n";
+  return "calibrated estimates (from the history's before/after pairs):\n" + out + "\n";
+}
 
 bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
 
@@ -141,7 +161,8 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
                          const std::map<int, analysis::LaunchSummary>* only, bool keep_for_llm,
                          const std::function<void(const model::Report&)>& begin,
                          const std::function<void(const model::Report&, const model::Kernel&,
-                                                  const analysis::KernelDiagnosis&)>& write) {
+                                                  const analysis::KernelDiagnosis&)>& write,
+                         AppView* app_view) {
   Run run;
   model::Report head;
   analysis::AnalyzeOptions opt{a.top};
@@ -150,6 +171,7 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
                           {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
                              if (only && !only->contains(k.index)) return true;
                              auto d = analysis::analyze_kernel(h, k, opt);
+                             if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
                              write(h, k, d);
                              if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
                              return true;
@@ -162,7 +184,7 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
 }
 
 Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives) {
+                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
   render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown"};
@@ -172,11 +194,13 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   };
   const auto* only = per_kernel(a) ? &ranking->summaries : nullptr;
   auto run = analyse_pass(ctx, a, ranking->head, only, rt != nullptr, begin,
-                          [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
+                          [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
                             if (only && only->at(d.index).indices.size() > 1)
                               out << summary_line(only->at(d.index), style.markdown);
                             out << render::kernel_text(d, style);
-                          });
+                            if (a.calibrated) out << calibrated_text(a, k, d);
+                          },
+                          app_view);
   if (!run || !rt) return run;
   out.flush();
   narratives = narrate(ctx, *rt, run->pending);
@@ -188,7 +212,7 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 }
 
 Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives) {
+                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
   auto begin = [&](const model::Report&) { out << render::html_report_begin(ranking->meta, ranking->groups); };
@@ -198,7 +222,8 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
                             if (only && only->at(d.index).indices.size() > 1)
                               out << "<p class='meta'>" << render::html::esc(summary_line(only->at(d.index), false)) << "</p>";
                             out << render::html_kernel(head, &k, d);
-                          });
+                          },
+                          app_view);
   if (!run) return run;
   if (rt) {
     out.flush();
@@ -206,6 +231,9 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
     for (size_t i = 0; i < narratives.size(); ++i)
       out << render::html_narrative(run->pending[i].diagnosis, narratives[i]);
   }
+  if (app_view)
+    out << render::join_html(app_view->join())
+        << render::timeline_html_section(app_view->timeline, render::TimelineStyle{});
   out << render::html_report_end();
   return run;
 }
@@ -213,7 +241,7 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 // keet.analysis/1, member by member in the order json_text() sorts them, so
 // the bytes are those of the whole document dumped at once.
 Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives) {
+                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   // A per-kernel summary needs every launch's duration first (the ranking pass).
   std::optional<Ranked> ranked;
   if (per_kernel(a)) {
@@ -237,7 +265,8 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   auto run = analyse_pass(ctx, a, ranked->head, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
                             if (!rt) kernels->add(kernel_json(d));
-                          });
+                          },
+                          app_view);
   if (!run) return run;
   if (rt) {
     narratives = narrate(ctx, *rt, run->pending);
@@ -249,38 +278,81 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   }
   kernels->close();
   auto rest = render::analysis_json(run->meta);  // everything but the kernels
+  if (app_view) rest["timeline"] = render::join_json(app_view->join());
   for (const auto& [key, value] : rest.items())
     if (key != "kernels") doc.member(key, value);
   doc.close();
   return run;
 }
 
-ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a) {
+Result<std::vector<store::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a) {
+  if (a.format == "json" || a.format == "html")
+    return fail(ExitCode::BadInput, "--calibrated: shown in text and markdown output only");
+  auto db = open_history(ctx, a.db);
+  if (!db) return std::unexpected(db.error());
+  return (*db)->calibration_points();
+}
+
+}  // namespace
+
+ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
+  AnalyzeArgs a = given;
+  if (a.calibrated) {
+    auto points = load_calibration(ctx, a);
+    if (!points) return report_error(ctx, points.error());
+    a.calibration = std::move(*points);
+  }
   std::unique_ptr<LlmRuntime> rt;
   if (!a.llm.spec.empty() || !ctx.getenv("KEET_LLM").empty()) {
     auto created = LlmRuntime::create(ctx, a.llm);
     if (!created) return report_error(ctx, created.error());
     rt = std::move(*created);
   }
+  auto reports = each_report(a.report);
+  if (reports.size() > 1 && (a.format == "json" || a.format == "html"))
+    return report_error(ctx, Error{ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give "
+                                                                   "one report per call (text and markdown take several)",
+                                                                   a.format)});
+  std::optional<AppView> app_view;
+  if (!a.timeline.path.empty()) {  // read first: an unreadable timeline fails before any output
+    auto t = load_timeline(ctx, a.timeline, system_runner());
+    if (!t) return report_error(ctx, t.error());
+    app_view = AppView{std::move(*t), a.coverage_threshold, {}};
+  }
+  auto* view = app_view ? &*app_view : nullptr;
   auto target = OutputTarget::open(ctx, a.output);
   if (!target) return report_error(ctx, target.error());
   std::vector<llm::LlmResult> narratives;
-  Result<Run> run = a.format == "json"   ? write_json(ctx, a, target->stream(), rt.get(), narratives)
-                    : a.format == "html" ? write_html(ctx, a, target->stream(), rt.get(), narratives)
-                                         : write_text(ctx, a, target->stream(), rt.get(), narratives);
-  if (!run) return report_error(ctx, run.error());
+  ExitCode partial = ExitCode::Ok;
+  for (const auto& one : reports) {
+    AnalyzeArgs each = a;
+    each.report = one;
+    // Text names each report before its kernels (markdown's heading already does).
+    if (reports.size() > 1 && a.format == "text") target->stream() << "Report: " << one.path << "\n\n";
+    std::vector<llm::LlmResult> told;
+    Result<Run> run = a.format == "json"   ? write_json(ctx, each, target->stream(), rt.get(), told, view)
+                      : a.format == "html" ? write_html(ctx, each, target->stream(), rt.get(), told, view)
+                                           : write_text(ctx, each, target->stream(), rt.get(), told, view);
+    if (!run) return report_error(ctx, run.error());
+    if (run->stats.partial_exit != ExitCode::Ok) partial = run->stats.partial_exit;
+    narratives.insert(narratives.end(), told.begin(), told.end());
+  }
+  if (view) {  // text and markdown: the joined view once, after every report's kernels
+    if (a.format != "json" && a.format != "html")
+      target->stream() << "\n"
+                       << render::join_text(view->join(), {ctx.color() && a.output.empty(), a.format == "markdown"});
+    if (auto w = analysis::coverage_warning(view->join()); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+  }
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
-  if (run->stats.partial_exit != ExitCode::Ok) return run->stats.partial_exit;
+  if (partial != ExitCode::Ok) return partial;
   return rt ? llm_exit(a.llm, narratives) : ExitCode::Ok;
 }
-
-}  // namespace
 
 Command analyze_command() {
   return {"analyze", "diagnose kernels: bottleneck, findings with evidence, fixes and expected gains",
           [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<AnalyzeArgs>();
-            add_report_args(sub, a->report);
+            add_reports_args(sub, a->report);
             sub.add_option("--top", a->top, "findings shown per kernel (0 = all)")->capture_default_str();
             add_format(sub, a->format, {"text", "markdown", "json", "html"});
             add_llm_args(sub, a->llm);
@@ -290,6 +362,11 @@ Command analyze_command() {
                            "count and duration spread (as ncu's --print-summary)")
                 ->check(CLI::IsMember({"none", "per-kernel"}))
                 ->capture_default_str();
+            add_app_view_flags(sub, a->timeline, a->coverage_threshold);
+            sub.add_flag("--calibrated", a->calibrated,
+                         "beside each estimated speedup, the estimate corrected by the history's measured/predicted "
+                         "ratio for that rule and architecture (keet calibrate; text and markdown)");
+            add_db_option(sub, a->db);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_analyze(ctx, *a); }; });
           }};
 }

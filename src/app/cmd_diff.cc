@@ -4,7 +4,9 @@
 #include "app/ci_flags.h"
 #include "app/commands.h"
 #include "app/compare.h"
+#include "app/timeline_input.h"
 #include "render/html.h"
+#include "render/timeline.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -13,7 +15,10 @@ namespace {
 struct DiffArgs {
   ReportArgs before, after;
   std::string format, output, threshold = "2%", min_delta = "0";
+  std::string db;  // --db: store the pairs' calibration points there
   std::vector<std::string> pairs;  // "I:J"
+  TimelineArgs timeline;           // --timeline: weigh the changes by the run
+  double coverage_threshold = 0.5;
 };
 
 Result<render::DiffOptions> diff_options(const DiffArgs& a) {
@@ -40,6 +45,8 @@ std::string render_diff(const std::string& format, const render::DiffResult& d) 
 ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   auto opt = diff_options(a);
   if (!opt) return report_error(ctx, opt.error());
+  auto timeline = load_optional_timeline(ctx, a.timeline);
+  if (!timeline) return report_error(ctx, timeline.error());
   auto before = load_and_analyse(ctx, a.before);
   if (!before) return report_error(ctx, before.error());
   auto after = load_and_analyse(ctx, a.after);
@@ -47,7 +54,18 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (auto ok = render::check_forced_pairs(before->kernels, after->kernels, opt->forced); !ok)
     return report_error(ctx, ok.error());
   auto result = render::diff(std::move(before->kernels), std::move(after->kernels), *opt);
-  if (a.format != "json") return emit(ctx, a.output, render_diff(a.format, result));
+  if (!a.db.empty()) {
+    auto db = store::open_store(a.db);
+    if (!db) return report_error(ctx, db.error());
+    if (auto r = (*db)->add_calibration(calibration_points(result, "diff", unix_now())); !r) return report_error(ctx, r.error());
+  }
+  std::string app_view;
+  if (*timeline) {
+    auto v = analysis::weigh_changes(**timeline, changes_of(result), a.coverage_threshold);
+    if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+    if (a.format == "text" || a.format == "markdown") app_view = render::change_view_text(v, a.format == "markdown");
+  }
+  if (a.format != "json") return emit(ctx, a.output, render_diff(a.format, result) + app_view);
   auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
   if (!target) return report_error(ctx, target.error());
   render::write_diff_json(target->stream(), result);
@@ -70,6 +88,9 @@ Command diff_command() {
                 ->capture_default_str();
             sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
             sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
+            add_app_view_flags(sub, a->timeline, a->coverage_threshold);
+            sub.add_option("--db", a->db,
+                           "store each resolved finding's predicted and measured speedup in this history (keet calibrate)");
             sub.callback([a, &action] {
               a->after.allow_partial = a->before.allow_partial;
               action = [a](Context& ctx) { return run_diff(ctx, *a); };

@@ -2,6 +2,8 @@
 // --csv --print-units base`, or the whole model as JSON.
 #include <algorithm>
 #include <optional>
+#include <cmath>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -21,6 +23,7 @@ struct ExportArgs {
   ReportArgs report;
   std::string format;
   std::vector<std::string> metrics;  // --metrics: names or regex:<pattern>, as ncu's
+  std::string units = "base";        // --print-units
 };
 
 // --metrics, as ncu's: metric names, or regex:<pattern> searched in names.
@@ -58,7 +61,22 @@ struct Columns {
   std::vector<std::string> names;    // sorted once, at the end of the pass
   std::vector<model::Kernel> first;  // zero or one kernel
   size_t seen = 0, selected = 0;
+  bool lacked_nvtx = false;  // an NVTX filter on a report without NVTX data
+  // --print-units auto: each column's largest magnitude (ncu scales a column by it).
+  std::map<std::string, double, std::less<>> magnitude;
 };
+
+model::PrintUnits print_units(const ExportArgs& a) {
+  return model::parse_print_units(a.units).value_or(model::PrintUnits::Base);
+}
+
+void note_magnitudes(const model::Kernel& k, std::map<std::string, double, std::less<>>& magnitude) {
+  for (const auto& m : k.metrics)
+    if (auto v = m.value.as_number(); v && std::isfinite(*v)) {
+      auto [it, added] = magnitude.try_emplace(m.name, 0.0);
+      it->second = std::max(it->second, std::fabs(*v));
+    }
+}
 
 bool decides_units(std::string_view metric) {
   return metric.starts_with("device__attribute_compute_capability_");
@@ -96,7 +114,9 @@ class ColumnMarks {
 
 // The reader keeps only the metrics that may be columns (its filter is asked
 // once per name), and the kernel is dropped unless it is the first selected.
-Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick) {
+// With `magnitudes`, each column's largest value is noted (--print-units auto).
+Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick,
+                             bool magnitudes) {
   Columns c;
   ColumnMarks marks(pick);
   readers::ReadOptions opt;
@@ -108,21 +128,29 @@ Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel,
     ++c.seen;
     if (sel.take(k)) {
       marks.add(k);
+      if (magnitudes) note_magnitudes(k, c.magnitude);
       if (c.selected++ == 0) c.first.push_back(std::move(k));
     }
     return true;
   });
   if (!ok) return fail(ExitCode::BadInput, ok.error().message());
   c.names = marks.sorted();
+  c.lacked_nvtx = sel.lacked_nvtx();
   return c;
 }
 
-render::RawCsvWriter make_writer(const Columns& c) {
+render::RawCsvWriter make_writer(const Columns& c, model::PrintUnits print_units) {
   std::vector<const model::Kernel*> first;
   if (!c.first.empty()) first.push_back(&c.first.front());
   std::vector<std::string> units;
   for (const auto& n : c.names) units.push_back(render::raw_csv_unit(n, first));
-  return render::RawCsvWriter({c.names.begin(), c.names.end()}, std::move(units));
+  render::RawCsvWriter writer({c.names.begin(), c.names.end()}, std::move(units));
+  if (print_units == model::PrintUnits::Auto) {
+    std::vector<double> magnitudes;
+    for (const auto& n : c.names) magnitudes.push_back(c.magnitude.contains(n) ? c.magnitude.at(n) : 0.0);
+    writer.scale_columns(magnitudes);
+  }
+  return writer;
 }
 
 // Second pass: each selected kernel becomes a row as it is read and is then
@@ -130,7 +158,7 @@ render::RawCsvWriter make_writer(const Columns& c) {
 ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src,
                      model::KernelFilter sel, const Columns& c) {
   for (const auto& w : c.head.warnings) ctx.err << "keet: warning: " << w << "\n";
-  auto writer = make_writer(c);
+  auto writer = make_writer(c, print_units(a));
   std::string out;
   writer.append_header(out);
   readers::ReadOptions opt;
@@ -159,8 +187,10 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   if (!sel) return report_error(ctx, sel.error());
   auto pick = MetricPick::parse(a.metrics);
   if (!pick) return report_error(ctx, pick.error());
-  auto cols = scan_columns(src, *sel, *pick);  // each pass counts -s/-c afresh (the filter is copied)
+  auto cols = scan_columns(src, *sel, *pick, print_units(a) == model::PrintUnits::Auto);  // each pass counts -s/-c afresh (the filter is copied)
   if (!cols) return report_error(ctx, cols.error());
+  if (cols->lacked_nvtx)
+    return report_error(ctx, no_nvtx_error(a.report));
   if (cols->selected == 0 && cols->seen > 0 && !sel->all())
     return report_error(ctx, Error{ExitCode::BadInput,
                                    fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel)});
@@ -194,6 +224,8 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
 }
 
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
+  if (a.format == "json" && a.units != "base")
+    return report_error(ctx, Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
   if (a.format == "json") return export_json(ctx, a);
   auto src = open_report(a.report.path);
   if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
@@ -207,7 +239,7 @@ ExitCode run_export(Context& ctx, const ExportArgs& a) {
   if (!pick->all()) opt.metric_filter = *pick;
   auto loaded = load_report(ctx, a.report, opt);
   if (!loaded) return report_error(ctx, loaded.error());
-  ctx.out << render::raw_csv(loaded->report, loaded->selected);
+  ctx.out << render::raw_csv(loaded->report, loaded->selected, print_units(a));
   return loaded->partial_exit;
 }
 
@@ -221,6 +253,10 @@ Command export_command() {
             sub.add_option("--metrics", a->metrics,
                            "only these metrics: names or regex:<pattern>, comma-separated or repeated (as ncu)")
                 ->delimiter(',');
+            sub.add_option("--print-units", a->units,
+                           "csv: base (as ncu --print-units base) or auto (scaled with SI prefixes, as ncu's auto)")
+                ->check(CLI::IsMember({"base", "auto"}))
+                ->capture_default_str();
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_export(ctx, *a); }; });
           }};
 }

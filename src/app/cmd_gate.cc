@@ -4,7 +4,9 @@
 #include "app/ci_flags.h"
 #include "app/commands.h"
 #include "app/compare.h"
+#include "app/timeline_input.h"
 #include "render/diff_gate.h"
+#include "render/timeline.h"
 
 namespace keet::app {
 namespace {
@@ -13,6 +15,8 @@ struct GateArgs {
   ReportArgs report;
   std::string baseline = "latest", max_slowdown = "5%", min_delta = "0", format, output, db, source_root;
   std::vector<std::string> pairs;  // "I:J": baseline kernel I with report kernel J
+  TimelineArgs timeline;           // --timeline: weigh the changes by the run
+  double coverage_threshold = 0.5;
 };
 
 std::string describe(const store::Run& run) {
@@ -40,6 +44,8 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   if (!min_delta) return report_error(ctx, min_delta.error());
   auto forced = pair_flags(a.pairs);
   if (!forced) return report_error(ctx, forced.error());
+  auto timeline = load_optional_timeline(ctx, a.timeline);
+  if (!timeline) return report_error(ctx, timeline.error());
   auto current = load_and_analyse(ctx, a.report);
   if (!current) return report_error(ctx, current.error());
   if (current->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels"});
@@ -48,13 +54,20 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   base->kernels = render::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
   if (auto ok = render::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
     return report_error(ctx, ok.error());
-  auto g = render::gate(render::diff(std::move(base->kernels), std::move(current->kernels), {*limit, *forced, *min_delta}), *limit, *min_delta);
+  auto d = render::diff(std::move(base->kernels), std::move(current->kernels), {*limit, *forced, *min_delta});
+  std::string app_view;
+  if (*timeline) {
+    auto v = analysis::weigh_changes(**timeline, changes_of(d), a.coverage_threshold);
+    if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+    if (a.format == "text" || a.format == "markdown") app_view = render::change_view_text(v, a.format == "markdown");
+  }
+  auto g = render::gate(std::move(d), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(*base);
   g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout
   g.timestamp = utc_timestamp();
   g.hostname = host_name();
-  return emit(ctx, a.output, render_gate(a.format, g), g.failed() ? ExitCode::Failed : ExitCode::Ok);
+  return emit(ctx, a.output, render_gate(a.format, g) + app_view, g.failed() ? ExitCode::Failed : ExitCode::Ok);
 }
 
 }  // namespace
@@ -73,6 +86,7 @@ Command gate_command() {
             sub.add_option("--source-root", a->source_root, "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
             sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
             add_db_option(sub, a->db);
+            add_app_view_flags(sub, a->timeline, a->coverage_threshold);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });
           }};
 }

@@ -19,15 +19,26 @@ struct ListArgs {
   std::string summary = "none";  // --print-summary
 };
 
+// With several reports every row says which report it comes from: a leading
+// "report" column, a "report" member in JSON. One report: as before.
+struct Listed {
+  std::string path;
+  Loaded loaded;
+};
+
+void with_report(std::vector<std::string>& row, const std::string* report) {
+  if (report) row.insert(row.begin(), *report);
+}
+
 // --print-summary per-kernel: one row per kernel and launch configuration.
-std::string summary_table(const std::vector<analysis::LaunchSummary>& groups) {
-  render::Table t({"kernel", "grid", "block", "launches", "total", "mean", "min", "max"});
-  t.right_align({3, 4, 5, 6, 7});
+void summary_rows(render::Table& t, const std::vector<analysis::LaunchSummary>& groups, const std::string* report) {
   auto ns = [](const analysis::LaunchSummary& g, double v) { return g.timed ? duration_text(v) : "-"; };
-  for (const auto& g : groups)
-    t.add({g.name, dim_text(g.grid), dim_text(g.block), std::to_string(g.indices.size()), ns(g, g.total_ns),
-           ns(g, g.mean_ns()), ns(g, g.min_ns), ns(g, g.max_ns)});
-  return t.str(60);
+  for (const auto& g : groups) {
+    std::vector<std::string> row = {g.name, dim_text(g.grid), dim_text(g.block), std::to_string(g.indices.size()),
+                                    ns(g, g.total_ns), ns(g, g.mean_ns()), ns(g, g.min_ns), ns(g, g.max_ns)};
+    with_report(row, report);
+    t.add(row);
+  }
 }
 
 nlohmann::json summary_json(const analysis::LaunchSummary& g) {
@@ -50,46 +61,81 @@ nlohmann::json kernel_json(const model::Kernel& k) {
           {"device", device_of(k)}};
 }
 
-// nvprof summaries stand for several launches each: a "calls" column then.
-std::string table(const std::vector<const model::Kernel*>& kernels) {
-  bool summaries = std::any_of(kernels.begin(), kernels.end(), [](const auto* k) { return k->invocations != 0; });
-  std::vector<std::string> head = {"#", "kernel", "grid", "block", "duration", "device"};
-  if (summaries) head.insert(head.begin() + 4, "calls");
-  render::Table t(head);
-  t.right_align(summaries ? std::vector<size_t>{0, 4, 5} : std::vector<size_t>{0, 4});
-  for (const auto* k : kernels) {
-    std::vector<std::string> row = {std::to_string(k->index), k->display_name(), dim_text(k->grid),
-                                    dim_text(k->block), duration_text(analysis::kernel_duration_ns(*k)),
-                                    device_of(*k)};
-    if (summaries) row.insert(row.begin() + 4, std::to_string(k->launches()));
-    t.add(row);
+std::vector<analysis::LaunchSummary> summaries(const Loaded& l) {
+  analysis::LaunchGroups groups;
+  for (const auto* k : l.selected) groups.add(*k);
+  return groups.summaries();
+}
+
+std::string summary_table(const std::vector<Listed>& reports) {
+  bool several = reports.size() > 1;
+  std::vector<std::string> head = {"kernel", "grid", "block", "launches", "total", "mean", "min", "max"};
+  std::vector<size_t> right = {3, 4, 5, 6, 7};
+  if (several) {
+    head.insert(head.begin(), "report");
+    for (auto& c : right) ++c;
   }
+  render::Table t(head);
+  t.right_align(right);
+  for (const auto& r : reports) summary_rows(t, summaries(r.loaded), several ? &r.path : nullptr);
+  return t.str(60);
+}
+
+// nvprof summaries stand for several launches each: a "calls" column then.
+std::string table(const std::vector<Listed>& reports) {
+  bool several = reports.size() > 1, calls = false;
+  for (const auto& r : reports)
+    for (const auto* k : r.loaded.selected) calls = calls || k->invocations != 0;
+  std::vector<std::string> head = {"#", "kernel", "grid", "block", "duration", "device"};
+  std::vector<size_t> right = {0, 4};
+  if (calls) head.insert(head.begin() + 4, "calls"), right = {0, 4, 5};
+  if (several) {
+    head.insert(head.begin(), "report");
+    for (auto& c : right) ++c;
+  }
+  render::Table t(head);
+  t.right_align(right);
+  for (const auto& r : reports)
+    for (const auto* k : r.loaded.selected) {
+      std::vector<std::string> row = {std::to_string(k->index), k->display_name(), dim_text(k->grid),
+                                      dim_text(k->block), duration_text(analysis::kernel_duration_ns(*k)),
+                                      device_of(*k)};
+      if (calls) row.insert(row.begin() + 4, std::to_string(k->launches()));
+      with_report(row, several ? &r.path : nullptr);
+      t.add(row);
+    }
   return t.str(72);
 }
 
-ExitCode run_list(Context& ctx, const ListArgs& a) {
-  auto loaded = load_report(ctx, a.report, light_options());
-  if (!loaded) return report_error(ctx, loaded.error());
-  if (a.summary == "per-kernel") {
-    analysis::LaunchGroups groups;
-    for (const auto* k : loaded->selected) groups.add(*k);
-    if (a.format == "json") {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& g : groups.summaries()) arr.push_back(summary_json(g));
-      ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
-    } else {
-      ctx.out << summary_table(groups.summaries());
+std::string list_json(const std::vector<Listed>& reports, bool per_kernel) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : reports) {
+    std::vector<nlohmann::json> items;
+    if (per_kernel)
+      for (const auto& g : summaries(r.loaded)) items.push_back(summary_json(g));
+    else
+      for (const auto* k : r.loaded.selected) items.push_back(kernel_json(*k));
+    for (auto& j : items) {
+      if (reports.size() > 1) j["report"] = r.path;
+      arr.push_back(std::move(j));
     }
-    return loaded->partial_exit;
   }
-  if (a.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto* k : loaded->selected) arr.push_back(kernel_json(*k));
-    ctx.out << json_text(nlohmann::json{{"kernels", arr}}, 2) << "\n";
-  } else {
-    ctx.out << table(loaded->selected);
+  return json_text(nlohmann::json{{"kernels", arr}}, 2) + "\n";
+}
+
+ExitCode run_list(Context& ctx, const ListArgs& a) {
+  std::vector<Listed> reports;
+  ExitCode rc = ExitCode::Ok;
+  for (const auto& one : each_report(a.report)) {
+    auto loaded = load_report(ctx, one, light_options());
+    if (!loaded) return report_error(ctx, loaded.error());
+    if (loaded->partial_exit != ExitCode::Ok) rc = loaded->partial_exit;
+    reports.push_back({one.path, std::move(*loaded)});
   }
-  return loaded->partial_exit;
+  bool per_kernel = a.summary == "per-kernel";
+  if (a.format == "json") ctx.out << list_json(reports, per_kernel);
+  else ctx.out << (per_kernel ? summary_table(reports) : table(reports));
+  return rc;
 }
 
 }  // namespace
@@ -97,7 +143,7 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
 Command list_command() {
   return {"list", "list the profiled kernel launches", [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<ListArgs>();
-            add_report_args(sub, a->report);
+            add_reports_args(sub, a->report);
             add_format(sub, a->format, {"table", "json"});
             sub.add_option("--print-summary", a->summary,
                            "per-kernel: one row per kernel and launch configuration with the launches' count and "

@@ -34,8 +34,16 @@ ExitCode run_record(Context& ctx, const RecordArgs& a) {
   if (!db) return report_error(ctx, db.error());
   store::Run run{0, a.tag, a.commit.empty() ? commit_from_env(ctx) : a.commit, now_seconds(), a.report.path,
                  std::move(analysed->kernels)};
+  // The previous run of this tag on this device and this one are a
+  // before/after pair: its resolved findings are calibration points.
+  auto previous = (*db)->baseline(run.tag.empty() ? "latest" : run.tag, run.device());
   auto id = (*db)->record(run);
   if (!id) return report_error(ctx, id.error());
+  if (previous && *previous) {
+    auto d = render::diff(std::move((*previous)->kernels), run.kernels, render::DiffOptions{});
+    if (auto c = (*db)->add_calibration(calibration_points(d, "record", run.recorded_at)); !c)
+      ctx.err << "keet: warning: calibration not stored: " << c.error().message << "\n";
+  }
   ctx.out << fmt::format("recorded run #{}: {} kernel(s) on {}{} into {}\n", *id, run.kernels.size(),
                          run.device().empty() ? "unknown device" : run.device(),
                          run.tag.empty() ? "" : " (tag " + run.tag + ")", (*db)->describe());

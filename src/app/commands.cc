@@ -24,6 +24,9 @@ const std::vector<Command>& commands() {
       serve_command(),
       worker_command(),
       mcp_command(),
+      timeline_command(),
+      tune_command(),
+      calibrate_command(),
   };
   return table;
 }

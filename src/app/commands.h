@@ -24,5 +24,8 @@ Command chat_command();
 Command serve_command();
 Command worker_command();
 Command mcp_command();
+Command timeline_command();
+Command tune_command();
+Command calibrate_command();
 
 }  // namespace keet::app

@@ -1,19 +1,52 @@
 #include "app/common.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "analysis/derived.h"
+#include "model/units.h"
 
 namespace keet::app {
+
+namespace {
+void add_selection_args(CLI::App& sub, ReportArgs& a, bool with_kernel);
+}
 
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
   sub.add_option("report", a.path,
                  "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV); - reads standard input")
       ->required();
+  add_selection_args(sub, a, with_kernel);
+}
+
+void add_reports_args(CLI::App& sub, ReportArgs& a) {
+  sub.add_option("report", a.paths,
+                 "one or more report files (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV), taken "
+                 "in order; - reads standard input")
+      ->required();
+  add_selection_args(sub, a, true);
+}
+
+std::vector<ReportArgs> each_report(const ReportArgs& a) {
+  if (a.paths.empty()) return {a};
+  std::vector<ReportArgs> out;
+  for (const auto& p : a.paths) {
+    out.push_back(a);
+    out.back().path = p;
+    out.back().paths.clear();
+  }
+  return out;
+}
+
+namespace {
+void add_selection_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
   if (with_kernel) {
     sub.add_option("-k,--kernel", a.kernel,
                    "kernel: index, exact name, or regex:<pattern> searched in the --kernel-name-base name");
@@ -23,16 +56,33 @@ void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
     sub.add_option("-s,--launch-skip", a.skip, "skip this many of the kernels -k selects (as ncu)");
     sub.add_option("-c,--launch-count", a.count, "take at most this many of the kernels -k selects (as ncu)")
         ->check(CLI::PositiveNumber);
+    sub.add_option("--nvtx-include", a.nvtx_include,
+                   "only kernels in this NVTX range (as ncu: Range, Domain@Range, Range/, [Range, Range], A/*/B); "
+                   "repeatable, all must match");
+    sub.add_option("--nvtx-exclude", a.nvtx_exclude, "leave out kernels in this NVTX range (same syntax; repeatable)");
   }
   sub.add_flag("--allow-partial", a.allow_partial, "accept a truncated report (exit 0 with a warning)");
 }
+}  // namespace
 
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
   auto base = model::parse_name_base(a.name_base);
   if (!base) return fail(ExitCode::BadInput, "--kernel-name-base " + a.name_base + ": expected function, demangled or mangled");
   auto sel = model::KernelSelector::parse(a.kernel, *base);
   if (!sel) return std::unexpected(sel.error());
-  return model::KernelFilter(std::move(*sel), a.skip, a.count);
+  auto nvtx = model::NvtxFilter::parse(a.nvtx_include, a.nvtx_exclude);
+  if (!nvtx) return std::unexpected(nvtx.error());
+  return model::KernelFilter(std::move(*sel), a.skip, a.count, std::move(*nvtx));
+}
+
+Error no_nvtx_error(const ReportArgs& a) {
+  return {ExitCode::BadInput, fmt::format("{}: the report holds no NVTX data (profile with ncu --nvtx), so "
+                                          "--nvtx-include/--nvtx-exclude cannot select kernels", a.path)};
+}
+
+Result<void> check_nvtx(const ReportArgs& a, const model::KernelFilter& f) {
+  if (!f.lacked_nvtx()) return {};
+  return std::unexpected(no_nvtx_error(a));
 }
 
 Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& path) {
@@ -71,6 +121,7 @@ Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::Rea
   if (l.report.partial && !a.allow_partial) l.partial_exit = ExitCode::BadInput;
   for (const auto& k : l.report.kernels)
     if (filter->take(k)) l.selected.push_back(&k);
+  if (auto ok = check_nvtx(a, *filter); !ok) return std::unexpected(ok.error());
   if (l.selected.empty() && !l.report.kernels.empty() && !filter->all()) return fail(ExitCode::BadInput, no_match(a));
   return l;
 }
@@ -90,6 +141,7 @@ Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const reade
     return stream.visit(std::move(k), context) && !filter->done();
   });
   if (!ok) return fail(ExitCode::BadInput, ok.error().message());
+  if (auto nv = check_nvtx(a, *filter); !nv) return std::unexpected(nv.error());
   if (!stream.quiet)
     for (const auto& w : head.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (head.partial && !a.allow_partial) stats.partial_exit = ExitCode::BadInput;
@@ -108,6 +160,8 @@ Result<model::Report> read_head(Context& ctx, const ReportArgs& a) {
   all.kernel.clear();  // no kernel reaches the selector in this pass
   all.skip = 0;
   all.count.reset();
+  all.nvtx_include.clear();
+  all.nvtx_exclude.clear();
   auto ok = stream_report(ctx, all, opt, head, {.visit = [](model::Kernel&&, const model::Report&) { return true; },
                                                  .quiet = true});
   if (!ok) return std::unexpected(ok.error());
@@ -173,16 +227,23 @@ CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::stri
   return sub.add_option("--format,-f", value, "output format")->check(CLI::IsMember(allowed))->capture_default_str();
 }
 
+size_t output_width(const Context& ctx) {
+  auto columns = ctx.getenv("COLUMNS");
+  size_t n = 0;
+  if (auto [p, ec] = std::from_chars(columns.data(), columns.data() + columns.size(), n); ec == std::errc() && n >= 40)
+    return n;
+  winsize ws{};
+  if (ctx.out_is_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return 100;
+}
+
 // (0, 0, 0) is "not in the input" (nvprof tables have no launch shape).
 std::string dim_text(const model::Dim3& d) {
   return d.product() == 0 ? "-" : fmt::format("({}, {}, {})", d.x, d.y, d.z);
 }
 
 std::string duration_text(std::optional<double> ns) {
-  if (!ns) return "-";
-  if (*ns >= 1e6) return fmt::format("{:.3f} ms", *ns / 1e6);
-  if (*ns >= 1e3) return fmt::format("{:.2f} us", *ns / 1e3);
-  return fmt::format("{:.0f} ns", *ns);
+  return ns ? model::readable_duration(*ns) : "-";
 }
 
 std::string device_of(const model::Kernel& k) {

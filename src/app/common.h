@@ -21,15 +21,27 @@ struct ReportArgs {
   std::string name_base = "function";  // --kernel-name-base (ncu's default)
   uint64_t skip = 0;                    // -s/--launch-skip
   std::optional<uint64_t> count;        // -c/--launch-count
+  std::vector<std::string> nvtx_include, nvtx_exclude;  // --nvtx-include/--nvtx-exclude (as ncu)
   bool allow_partial = false;
+  // Commands that take several reports (list, metrics, analyze text and
+  // markdown) receive them here; `path` is then set to each in turn.
+  std::vector<std::string> paths;
 };
 // The report at `path`; "-" is standard input, read once and kept in memory
 // (commands read a report in several passes).
 Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& path);
 
-// -k, --kernel-name-base, -s and -c as one filter (a fresh one per pass).
+// -k, --kernel-name-base, NVTX filters, -s and -c as one filter (a fresh one per pass).
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a);
+// After a pass: an NVTX filter on a report without NVTX data is an error, not
+// an empty (or unfiltered) answer.
+Result<void> check_nvtx(const ReportArgs& a, const model::KernelFilter& f);
+Error no_nvtx_error(const ReportArgs& a);
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel = true);
+// The same, taking one or more reports (ReportArgs::paths).
+void add_reports_args(CLI::App& sub, ReportArgs& a);
+// One ReportArgs per report given, in order, each with the shared flags.
+std::vector<ReportArgs> each_report(const ReportArgs& a);
 
 // Loads the report; prints warnings on err. A partial report is returned with
 // `partial_exit` set to BadInput unless --allow-partial was given.
@@ -95,6 +107,10 @@ class OutputTarget {
 
 // Validates --format against the allowed names (first is the default).
 CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::string> allowed);
+
+// How wide a table on stdout may be: $COLUMNS, else the terminal's width when
+// stdout is one, else 100.
+size_t output_width(const Context& ctx);
 
 std::string dim_text(const model::Dim3& d);
 std::string duration_text(std::optional<double> ns);

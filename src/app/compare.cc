@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
+#include "analysis/arch.h"
 #include "analysis/engine.h"
 #include "io/file.h"
 
@@ -22,6 +25,26 @@ Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
   if (ok->partial_exit != ExitCode::Ok)
     return fail(ok->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));
   return out;
+}
+
+std::string arch_of_device(const std::string& device) {
+  if (const auto* gpu = analysis::find_gpu(device)) return gpu->cc;
+  return device.empty() ? "unknown" : device;
+}
+
+std::vector<store::CalibrationPoint> calibration_points(const render::DiffResult& d, const std::string& source,
+                                                        int64_t recorded_at) {
+  std::vector<store::CalibrationPoint> out;
+  for (const auto& p : d.pairs)
+    for (const auto& g : p.predicted)
+      out.push_back({source, g.finding, arch_of_device(p.before.device), p.before.name, g.predicted, g.measured,
+                     recorded_at});
+  return out;
+}
+
+int64_t unix_now() {
+  using namespace std::chrono;
+  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
 }
 
 void add_db_option(CLI::App& sub, std::string& db) {

@@ -9,9 +9,13 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "util/embedded_data.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -56,13 +60,53 @@ std::optional<std::string> in_cuda_dirs() {
 
 bool is_index(const std::string& s) { return !s.empty() && std::ranges::all_of(s, ::isdigit); }
 
-void kernel_filter(std::vector<std::string>& args, const std::string& kernel) {
-  if (kernel.empty()) return;
-  if (is_index(kernel)) {  // keet's index counts launches, as ncu's launch-skip does
-    args.insert(args.end(), {"--launch-skip", kernel, "--launch-count", "1"});
-    return;
+Result<void> kernel_filter(std::vector<std::string>& args, const ProfileRequest& r) {
+  if (is_index(r.kernel)) {  // keet's index counts launches, as ncu's launch-skip does
+    if (r.skip || r.count)
+      return fail(ExitCode::BadInput, "-k " + r.kernel + " is a launch index: it cannot be combined with -s or -c");
+    args.insert(args.end(), {"--launch-skip", r.kernel, "--launch-count", "1"});
+    return {};
   }
-  args.insert(args.end(), {"--kernel-name-base", "demangled", "--kernel-name", kernel});
+  if (!r.name_base.empty()) args.insert(args.end(), {"--kernel-name-base", r.name_base});
+  if (!r.kernel.empty()) args.insert(args.end(), {"--kernel-name", r.kernel});
+  if (r.skip) args.insert(args.end(), {"--launch-skip", std::to_string(*r.skip)});
+  if (r.count) args.insert(args.end(), {"--launch-count", std::to_string(*r.count)});
+  return {};
+}
+
+// What ncu collects: keet's default is everything (with source counters and
+// the source files), unless --set or --section choose.
+void collection(std::vector<std::string>& args, const ProfileRequest& r, const CommandTail& tail) {
+  bool chosen = !r.set.empty() || !r.sections.empty();
+  if (!chosen || !r.set.empty()) args.insert(args.end(), {"--set", chosen ? r.set : "full"});
+  for (const auto& s : r.sections) args.insert(args.end(), {"--section", s});
+  if (!chosen) args.insert(args.end(), {"--section", "SourceCounters"});
+  bool source_given = std::ranges::any_of(tail.ncu_options, [](const std::string& o) {
+    return o == "--import-source" || o.starts_with("--import-source=");
+  });
+  if (!source_given) args.insert(args.end(), {"--import-source", "yes"});
+}
+
+struct NcuOptionTable {
+  std::set<std::string, std::less<>> flags;
+  std::map<std::string, std::string, std::less<>> owned;  // ncu option -> the keet flag that sets it
+};
+
+const NcuOptionTable& ncu_options() {
+  static const NcuOptionTable table = [] {
+    NcuOptionTable t;
+    auto j = nlohmann::json::parse(embedded_file("ncu/options.json").value_or("{}"), nullptr, false);
+    if (!j.is_object()) return t;
+    // Named copies: items() of a temporary would outlive the object it walks.
+    const auto flags = j.value("flags", nlohmann::json::array());
+    const auto owned = j.value("owned", nlohmann::json::object());
+    for (const auto& f : flags)
+      if (f.is_string()) t.flags.insert(f.get<std::string>());
+    for (const auto& [k, v] : owned.items())
+      if (v.is_string()) t.owned.emplace(k, v.get<std::string>());
+    return t;
+  }();
+  return table;
 }
 
 // ncu's process group, for the signal handler that passes Ctrl-C on to it (a
@@ -153,6 +197,37 @@ Result<std::string> find_ncu(const std::string& flag, const GetEnv& getenv) {
   return fail(ExitCode::Dependency, std::string(kMissing));
 }
 
+Result<CommandTail> split_tail(const std::vector<std::string>& tail) {
+  const auto& table = ncu_options();
+  CommandTail out;
+  size_t i = 0;
+  for (; i < tail.size() && tail[i].starts_with('-'); ++i) {
+    std::string_view word = tail[i];
+    std::string_view name = word.substr(0, word.find('='));
+    if (auto owned = table.owned.find(name); owned != table.owned.end())
+      return fail(ExitCode::BadInput, fmt::format("ncu option {} after --: give it to keet before -- ({}), keet passes "
+                                                  "it to ncu", name, owned->second));
+    out.ncu_options.emplace_back(word);
+    bool takes_value = name.size() == word.size() && !table.flags.contains(name);
+    if (takes_value && i + 1 < tail.size()) out.ncu_options.push_back(tail[++i]);
+  }
+  out.app.assign(tail.begin() + static_cast<std::ptrdiff_t>(i), tail.end());
+  if (out.app.empty())
+    return fail(ExitCode::BadInput, "no application to profile: give it after -- (keet profile [options] -- "
+                                    "[ncu options] ./app [args])");
+  return out;
+}
+
+Result<void> prepare_report_path(const std::string& report, bool force) {
+  std::error_code ec;
+  if (!fs::exists(report, ec)) return {};
+  if (!force)
+    return fail(ExitCode::BadInput, fmt::format("{} exists: pass -f (--force-overwrite) to replace it, as ncu", report));
+  if (!fs::remove(report, ec) && ec)
+    return fail(ExitCode::BadInput, fmt::format("{}: cannot remove the old report: {}", report, ec.message()));
+  return {};
+}
+
 std::string default_report_path(const std::vector<std::string>& app) {
   std::string base = app.empty() ? "keet-profile" : fs::path(app.front()).filename().string();
   return (base.empty() ? "keet-profile" : base) + ".ncu-rep";
@@ -162,16 +237,19 @@ std::string ncu_report_file(const std::string& output) {
   return output.ends_with(".ncu-rep") ? output : output + ".ncu-rep";
 }
 
-std::vector<std::string> ncu_arguments(const std::string& ncu, const ProfileRequest& r, const std::string& report) {
-  std::vector<std::string> args = {ncu,          "--set", "full", "--import-source", "yes", "--section", "SourceCounters",
-                                   "--force-overwrite", "-o", report};
-  kernel_filter(args, r.kernel);
+Result<std::vector<std::string>> ncu_arguments(const std::string& ncu, const ProfileRequest& r,
+                                               const std::string& report) {
+  auto tail = split_tail(r.tail);
+  if (!tail) return std::unexpected(tail.error());
+  std::vector<std::string> args = {ncu};
+  collection(args, r, *tail);
+  if (r.force) args.push_back("--force-overwrite");
+  args.insert(args.end(), {"-o", report});
+  if (auto ok = kernel_filter(args, r); !ok) return std::unexpected(ok.error());
   // ncu takes its first non-option word as the application and passes the
-  // rest to it, and it rejects "--" (2022.3 and 2024.1: "option is
-  // ambiguous"), so only an application whose own name starts with '-' could
-  // be taken for an option: it is given as ./-name.
-  for (size_t i = 0; i < r.app.size(); ++i)
-    args.push_back(i == 0 && r.app[i].starts_with('-') ? "./" + r.app[i] : r.app[i]);
+  // rest to it; it rejects "--" (2022.3 and 2024.1: "option is ambiguous").
+  args.insert(args.end(), tail->ncu_options.begin(), tail->ncu_options.end());
+  args.insert(args.end(), tail->app.begin(), tail->app.end());
   return args;
 }
 

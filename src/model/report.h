@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "model/nvtx.h"
+
 namespace keet::model {
 
 // One metric value as stored: ncu writes exactly one of these (or none).
@@ -171,6 +173,8 @@ struct Kernel {
   // every ncu result is.
   uint64_t invocations = 0;
   uint64_t launches() const { return invocations == 0 ? 1 : invocations; }
+  // The NVTX ranges open at the launch, when the report holds them (ncu --nvtx).
+  std::optional<NvtxState> nvtx;
 
   std::vector<Metric> metrics;
   std::vector<RuleResult> rules;

@@ -42,6 +42,8 @@ bool KernelSelector::matches(const Kernel& k) const {
 
 bool KernelFilter::take(const Kernel& k) {
   if (done() || !sel_.matches(k)) return false;
+  if (nvtx_.active() && !k.nvtx) lacked_nvtx_ = true;
+  if (nvtx_.active() && (!k.nvtx || !nvtx_.matches(*k.nvtx))) return false;
   if (skipped_ < skip_) {
     ++skipped_;
     return false;

@@ -17,7 +17,7 @@ namespace keet::model {
 namespace {
 
 using namespace units_data;  // generated from data/metrics/units.json at build time
-using Scale = std::pair<std::string, double>;  // base unit, factor
+using BaseScale = std::pair<std::string, double>;  // base unit, factor
 
 // The generator sorts keyed tables, so lookups are binary searches.
 template <typename Entry, size_t N>
@@ -57,13 +57,13 @@ void append_double_text(std::string& out, double d) {
 }
 
 // "Mbyte" -> byte x 1e6; "Kinst" -> inst x 1e3; base words map to themselves.
-Scale scale_numerator(std::string_view u) {
-  if (const auto* n = find_key(kNumerator, u)) return Scale{std::string(n->base), n->factor};
+BaseScale scale_numerator(std::string_view u) {
+  if (const auto* n = find_key(kNumerator, u)) return BaseScale{std::string(n->base), n->factor};
   if (u.size() > 1) {
     const auto* p = find_key(kCountPrefixes, u.substr(0, 1));
-    if (p && std::islower(static_cast<unsigned char>(u[1]))) return Scale{std::string(u.substr(1)), p->factor};
+    if (p && std::islower(static_cast<unsigned char>(u[1]))) return BaseScale{std::string(u.substr(1)), p->factor};
   }
-  return Scale{std::string(u), 1.0};  // a base unit, or one KEET does not scale
+  return BaseScale{std::string(u), 1.0};  // a base unit, or one KEET does not scale
 }
 
 }  // namespace
@@ -146,6 +146,105 @@ BaseValue to_base_unit(double value, std::string_view unit) {
   out.value /= den->factor;
   out.unit += "/" + std::string(den->base);
   return out;
+}
+
+}  // namespace keet::model
+
+namespace keet::model {
+namespace {
+
+struct Prefix {
+  std::string_view name;
+  double factor;
+};
+constexpr Prefix kBytePrefixes[] = {{"", 1}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+constexpr Prefix kDurations[] = {{"nsecond", 1}, {"usecond", 1e3}, {"msecond", 1e6}, {"second", 1e9}};
+// Per-second rates of counts: ncu moves to a shorter time instead of a prefix.
+constexpr Prefix kPerTime[] = {{"second", 1}, {"msecond", 1e3}, {"usecond", 1e6}, {"nsecond", 1e9}};
+
+// The largest step the magnitude reaches (at least the first).
+template <size_t N>
+const Prefix& step_for(const Prefix (&steps)[N], double magnitude) {
+  const Prefix* best = &steps[0];
+  for (const auto& s : steps)
+    if (magnitude >= s.factor) best = &s;
+  return *best;
+}
+
+std::string with_thousands(double integral) {
+  std::string digits = fmt::format("{:.0f}", std::fabs(integral)), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (integral < 0 ? "-" : "") + out;
+}
+
+}  // namespace
+
+std::optional<PrintUnits> parse_print_units(std::string_view name) {
+  if (name == "base") return PrintUnits::Base;
+  if (name == "auto") return PrintUnits::Auto;
+  return std::nullopt;
+}
+
+Scale auto_scale(std::string_view unit, double magnitude) {
+  magnitude = std::fabs(magnitude);
+  if (magnitude == 0) return {std::string(unit), 1, true};
+  if (std::isnan(magnitude) || std::isinf(magnitude)) return {std::string(unit), 1};
+  if (unit == "nsecond") {
+    const auto& d = step_for(kDurations, magnitude);
+    return {std::string(d.name), d.factor};
+  }
+  if (auto at = unit.find("byte"); at != std::string_view::npos && (at == 0 || unit[at - 1] == '/')) {
+    const auto& p = step_for(kBytePrefixes, magnitude);  // ncu prefixes the byte word, wherever it is
+    return {std::string(unit.substr(0, at)) + std::string(p.name) + std::string(unit.substr(at)), p.factor};
+  }
+  if (unit.ends_with("/second")) {
+    const auto& t = step_for(kPerTime, magnitude);
+    return {std::string(unit.substr(0, unit.size() - 6)) + std::string(t.name), t.factor};
+  }
+  return {std::string(unit), 1};
+}
+
+std::string auto_value_text(double base_value, const Scale& s) {
+  double v = base_value / s.factor;
+  // NaN counters as ncu 2022.3 --print-units auto prints them (seen on the
+  // fixtures): "0.000000" in a column whose other values are all 0, printf's
+  // "%f" of the NaN (sign included: "-nan") in a scaled column, else "nan".
+  if (std::isnan(v)) {
+    if (s.zero_column) return "0.000000";
+    if (s.factor != 1) return std::signbit(v) ? "-nan" : "nan";
+    return "nan";
+  }
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6f}", v);
+}
+
+std::string readable_duration(double ns) {
+  double a = std::fabs(ns);
+  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string readable(double v, std::string_view unit) {
+  if (std::isnan(v)) return "nan";
+  if (unit == "nsecond" || unit == "ns") return readable_duration(v);  // "ns": the quantity catalogue's spelling
+  if (unit == "usecond") return readable_duration(v * 1e3);
+  if (unit == "msecond") return readable_duration(v * 1e6);
+  if (unit == "second") return readable_duration(v * 1e9);
+  if (unit == "%") return fmt::format("{:.2f}%", v);
+  if (unit == "byte" || unit == "byte/second") {
+    const auto& p = step_for(kBytePrefixes, std::fabs(v));
+    std::string number = p.factor == 1 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v / p.factor);
+    return number + " " + std::string(p.name) + (unit == "byte" ? "B" : "B/s");
+  }
+  // Never an exponent: large values in full, others to four significant digits.
+  bool integral = std::fabs(v - std::round(v)) < 1e-9 || std::fabs(v) >= 1000;
+  std::string number = integral && std::fabs(v) < 1e18 ? with_thousands(std::round(v)) : fmt::format("{:.4g}", v);
+  return unit.empty() ? number : number + " " + std::string(unit);
 }
 
 }  // namespace keet::model

@@ -40,4 +40,32 @@ struct BaseValue {
 // Units KEET does not know to scale come back unchanged, factor 1.
 BaseValue to_base_unit(double value, std::string_view unit);
 
+// --print-units: base prints values as the report stores them (ncu's
+// `--print-units base`); auto scales them with SI prefixes as ncu's
+// `--print-units auto` does.
+enum class PrintUnits { Base, Auto };
+std::optional<PrintUnits> parse_print_units(std::string_view name);
+
+// The unit ncu's auto mode shows a value of `base_unit` in, for the largest
+// magnitude among the values shown in it (ncu scales a CSV column by its
+// largest value): bytes by their numerator ("Mbyte", "Gbyte/second"),
+// durations up to seconds ("msecond"), other rates by their denominator
+// ("cycle/nsecond"). A unit ncu does not scale comes back with factor 1.
+struct Scale {
+  std::string unit;
+  double factor = 1;  // divide a base value by it
+  bool zero_column = false;  // every finite value of the column is 0 (ncu then prints a NaN as 0)
+};
+Scale auto_scale(std::string_view base_unit, double magnitude);
+// A number in an auto-scaled unit as ncu prints it: six decimals.
+std::string auto_value_text(double base_value, const Scale& s);
+
+// The one formatter for numbers KEET shows to people (text, markdown, HTML,
+// tables; machine formats keep base units): durations as ns, us, ms or s;
+// bytes as B, KB, MB, GB or TB (1000s, as ncu's Kbyte and Mbyte) and byte
+// rates per second; any other unit after the number, integral values in
+// full with thousands separators.
+std::string readable(double value, std::string_view base_unit);
+std::string readable_duration(double ns);  // readable(ns, "nsecond")
+
 }  // namespace keet::model

@@ -303,6 +303,30 @@ struct FileState {
   int kernels = 0;
 };
 
+// The NVTX state of a launch: the launching thread's push/pop stacks (the
+// only thread, when none has the result's thread id) and the open start/end
+// ranges, with domain ids turned into names ("" for the default domain).
+model::NvtxState to_nvtx(const pb::NvtxState& s, uint64_t thread_id) {
+  auto domain = [&](uint64_t id) {
+    if (s.has_default_domain() && id == s.default_domain()) return std::string();
+    for (const auto& d : s.domains())
+      if (d.id() == id) return d.name();
+    return std::string();
+  };
+  model::NvtxState out;
+  for (const auto& t : s.threads()) {
+    if (t.tid() != thread_id && s.threads_size() > 1) continue;
+    for (const auto& d : t.push_pop_domains()) {
+      model::NvtxState::Stack st{domain(d.id()), {}};
+      for (const auto& r : d.stack()) st.ranges.push_back(r.name());
+      out.push_pop.push_back(std::move(st));
+    }
+  }
+  for (const auto& d : s.start_end_domains())
+    for (const auto& r : d.ranges()) out.start_end.push_back({domain(d.id()), r.name()});
+  return out;
+}
+
 class KernelDecoder {
  public:
   KernelDecoder(FileState& st, const ReadOptions& opt) : st_(st), opt_(opt) {}
@@ -533,6 +557,7 @@ class KernelDecoder {
     k.host_name = process.hostname();
     k.source_ref = h.has_source() && h.source().has_reference() ? std::optional<uint64_t>(h.source().reference())
                                                                 : std::nullopt;
+    k.nvtx = h.has_nvtx() ? to_nvtx(h.nvtx(), h.thread_id()) : decltype(k.nvtx){};
     k.invocations = 0;
   }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "model/units.h"
 #include "render/table.h"
 #include "util/strings.h"
 #include "render/markdown.h"
@@ -157,21 +158,9 @@ std::string finding_block(size_t i, const analysis::Finding& f, const TextStyle&
 
 }  // namespace
 
-std::string human_duration(double ns) {
-  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
-  if (ns >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
-  return fmt::format("{:.0f} ns", ns);
-}
+std::string human_duration(double ns) { return model::readable_duration(ns); }
 
-std::string evidence_value(const analysis::Evidence& e) {
-  double v = e.value;
-  if (e.unit == "%") return fmt::format("{:.2f}%", v);
-  if (e.unit == "byte" && std::fabs(v) >= 1e6) return fmt::format("{:.2f} MB ({:.0f} bytes)", v / 1e6, v);
-  if (e.unit == "nsecond") return human_duration(v);
-  std::string num = std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v)
-                                                                              : fmt::format("{:.4g}", v);
-  return e.unit.empty() ? num : num + " " + e.unit;
-}
+std::string evidence_value(const analysis::Evidence& e) { return model::readable(e.value, e.unit); }
 
 std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const TextStyle& s, size_t max_rows) {
   Table t({"rank", "kernel", "launches", "total time", "share"});

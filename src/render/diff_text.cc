@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "model/units.h"
 #include "render/diff.h"
 #include "render/diff_format.h"
 #include "render/markdown.h"
@@ -10,16 +11,12 @@
 namespace keet::render {
 
 std::string format_duration(std::optional<double> ns) {
-  if (!ns) return "-";
-  if (*ns >= 1e6) return fmt::format("{:.3f} ms", *ns / 1e6);
-  if (*ns >= 1e3) return fmt::format("{:.2f} us", *ns / 1e3);
-  return fmt::format("{:.0f} ns", *ns);
+  return ns ? model::readable_duration(*ns) : "-";
 }
 
 std::string format_value(double v, const std::string& unit) {
   if (unit == "%") return fmt::format("{:.1f}%", v);
-  if (std::fabs(v) >= 1000 || v == std::floor(v)) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.3g}", v);
+  return model::readable(v, unit);
 }
 
 std::string format_change(std::optional<double> change) {

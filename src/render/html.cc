@@ -8,6 +8,7 @@
 
 #include "analysis/hotspots.h"
 #include "analysis/ranking.h"
+#include "render/analysis_text.h"
 #include "render/diff_format.h"
 #include "render/html_parts.h"
 
@@ -40,8 +41,8 @@ std::string evidence_table(const std::vector<analysis::Evidence>& ev) {
   if (ev.empty()) return "";
   std::string rows;
   for (const auto& e : ev)
-    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{:.4g} {}</td><td>{}</td></tr>", esc(e.metric),
-                        e.value, esc(e.unit), esc(e.formula.empty() ? e.threshold : e.formula));
+    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td>{}</td></tr>", esc(e.metric),
+                        esc(evidence_value(e)), esc(e.formula.empty() ? e.threshold : e.formula));
   return "<table><tr><th>evidence</th><th>value</th><th>threshold / formula</th></tr>" + rows + "</table>";
 }
 

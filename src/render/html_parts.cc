@@ -1,5 +1,7 @@
 #include "render/html_parts.h"
 
+#include "model/units.h"
+
 #include "util/strings.h"
 
 #include <algorithm>
@@ -180,15 +182,16 @@ std::string roofline_svg(const Roofline& r) {
     if (!s.peak) continue;
     out += fmt::format("<path d='{}' fill='none' stroke='{}' stroke-width='2'/>", roof_path(x, y, *r.peak_bandwidth, *s.peak),
                        s.color);
-    out += fmt::format("<text x='{}' y='{}' fill='{}'>{} peak {:.3g} GFLOP/s</text>", 300, 28 + 14 * legend++, s.color,
-                       s.name, *s.peak / 1e9);
+    out += fmt::format("<text x='{}' y='{}' fill='{}'>{} peak {} GFLOP/s</text>", 300, 28 + 14 * legend++, s.color,
+                       s.name, model::readable(*s.peak / 1e9, ""));
     if (!s.achieved || *s.achieved <= 0) continue;
     double ai = *s.achieved / *r.dram_rate;
-    out += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='5' fill='{}' stroke='#fff'><title>{} achieved {:.3g} GFLOP/s at "
-                       "{:.3g} FLOP/byte</title></circle>",
-                       x.at(ai), y.at(*s.achieved), s.color, s.name, *s.achieved / 1e9, ai);
-    out += fmt::format("<text x='{:.1f}' y='{:.1f}'>{} {:.3g} GFLOP/s</text>", x.at(ai) + 8, y.at(*s.achieved) + 4,
-                       s.name, *s.achieved / 1e9);
+    out += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='5' fill='{}' stroke='#fff'><title>{} achieved {} GFLOP/s at "
+                       "{} FLOP/byte</title></circle>",
+                       x.at(ai), y.at(*s.achieved), s.color, s.name, model::readable(*s.achieved / 1e9, ""),
+                       model::readable(ai, ""));
+    out += fmt::format("<text x='{:.1f}' y='{:.1f}'>{} {} GFLOP/s</text>", x.at(ai) + 8, y.at(*s.achieved) + 4,
+                       s.name, model::readable(*s.achieved / 1e9, ""));
   }
   return out + "</svg>";
 }

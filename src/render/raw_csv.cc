@@ -1,5 +1,7 @@
 #include "render/raw_csv.h"
 
+#include <cmath>
+
 #include <ctime>
 #include <iterator>
 #include <set>
@@ -83,7 +85,7 @@ void RawCsvWriter::append_header(std::string& out) const {
   for (const auto& c : columns_) append_cell(out, c);
   out += '\n';
   for (const char* id : kIdColumns) append_cell(out, "", id == kIdColumns[0]);
-  for (const auto& u : units_) append_cell(out, u);
+  for (size_t i = 0; i < units_.size(); ++i) append_cell(out, scales_.empty() ? units_[i] : scales_[i].unit);
   out += '\n';
 }
 
@@ -99,6 +101,13 @@ int64_t RawCsvWriter::column(const model::Metric& m) const {
   return c;
 }
 
+void RawCsvWriter::scale_columns(const std::vector<double>& magnitudes) {
+  scales_.clear();
+  for (size_t i = 0; i < units_.size(); ++i)
+    scales_.push_back(units_[i].empty() ? model::Scale{"", 1}
+                                        : model::auto_scale(units_[i], i < magnitudes.size() ? magnitudes[i] : 0));
+}
+
 // One array read (or, for a name not seen yet, one hash lookup) per metric
 // the kernel has, not one search per column.
 void RawCsvWriter::append_row(const model::Report& r, const model::Kernel& k, std::string& out) const {
@@ -107,9 +116,13 @@ void RawCsvWriter::append_row(const model::Report& r, const model::Kernel& k, st
   for (const auto& m : k.metrics)
     if (int64_t c = column(m); c >= 0 && !cells[c]) cells[c] = &m;
   append_id_cells(r, k, out);
-  for (const auto* m : cells) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const auto* m = cells[i];
     out += ",\"";
-    if (m) model::append_csv_cell(out, *m);
+    if (m && !scales_.empty() && !units_[i].empty() && m->value.is_number())
+      out += model::auto_value_text(*m->value.as_number(), scales_[i]);
+    else if (m)
+      model::append_csv_cell(out, *m);
     out += '"';
   }
   out += '\n';
@@ -122,12 +135,19 @@ std::string raw_csv_unit(const std::string& name, const std::vector<const model:
   return model::unit_of(name, *kernels.front());
 }
 
-std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels) {
+std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels,
+                    model::PrintUnits print_units) {
   auto names = columns(kernels);
   std::vector<std::string> units;
   units.reserve(names.size());
   for (const auto& n : names) units.push_back(raw_csv_unit(n, kernels));
+  std::vector<double> magnitudes(names.size(), 0);
+  if (print_units == model::PrintUnits::Auto)
+    for (size_t i = 0; i < names.size(); ++i)
+      for (const auto* k : kernels)
+        if (auto v = k->number(names[i]); v && std::isfinite(*v)) magnitudes[i] = std::max(magnitudes[i], std::fabs(*v));
   RawCsvWriter writer(std::move(names), std::move(units));
+  if (print_units == model::PrintUnits::Auto) writer.scale_columns(magnitudes);
   std::string out;
   writer.append_header(out);
   for (const auto* k : kernels) writer.append_row(r, *k, out);

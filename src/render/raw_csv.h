@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/report.h"
+#include "model/units.h"
 
 namespace keet::render {
 
@@ -25,6 +26,11 @@ class RawCsvWriter {
   // The header row and the units row.
   void append_header(std::string& out) const;
   void append_row(const model::Report& r, const model::Kernel& k, std::string& out) const;
+  // --print-units auto: a column's unit is scaled by its largest magnitude
+  // among the kernels written (one per column, 0: nothing to scale), as ncu
+  // scales it, and its numbers are written with six decimals.
+  void scale_columns(const std::vector<double>& magnitudes);
+  const std::vector<std::string>& columns() const { return columns_; }
 
  private:
   // The column of a metric: by its string-table id once that id was seen
@@ -33,6 +39,7 @@ class RawCsvWriter {
 
   std::vector<std::string> columns_;
   std::vector<std::string> units_;
+  std::vector<model::Scale> scales_;  // empty: base units
   std::unordered_map<std::string_view, size_t> column_of_;
   static constexpr int64_t kUnseen = -2, kNoColumn = -1;
   mutable std::vector<int64_t> column_by_id_;  // kUnseen, kNoColumn or the column
@@ -43,6 +50,7 @@ class RawCsvWriter {
 // unit, else the metric database for the first kernel's chip.
 std::string raw_csv_unit(const std::string& metric, const std::vector<const model::Kernel*>& kernels);
 
-std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels);
+std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels,
+                    model::PrintUnits units = model::PrintUnits::Base);
 
 }  // namespace keet::render

@@ -13,6 +13,10 @@ class Table {
   void right_align(std::vector<size_t> cols) { right_ = std::move(cols); }
   // Cells wider than max_width are cut with "...".
   std::string str(size_t max_width = 80) const;
+  // At most `total` columns wide: every column but `wrap` is cut at
+  // `max_cell`, and `wrap` gets what is left (at least 16), its long cells
+  // continued on further lines rather than cut.
+  std::string str_fit(size_t total, size_t wrap, size_t max_cell) const;
   size_t size() const { return rows_.size(); }
 
  private:

@@ -26,6 +26,19 @@ struct Run {
   std::string device() const;
 };
 
+// One resolved finding of a measured before/after pair (keet tune, keet diff
+// --db, keet record): what the engine predicted its fix would gain and what
+// the pair measured. `keet calibrate` summarises them per rule and architecture.
+struct CalibrationPoint {
+  std::string source;  // "tune" | "diff" | "record"
+  std::string rule;    // finding id
+  std::string arch;    // compute capability ("8.6") when the tables know the device, else its name
+  std::string kernel;
+  double predicted = 1;  // the finding's estimated speedup in BEFORE
+  double measured = 1;   // the pair's measured speedup (before / after duration)
+  int64_t recorded_at = 0;
+};
+
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
@@ -35,6 +48,10 @@ class HistoryStore {
   virtual Result<std::vector<Run>> runs(size_t limit = 0) = 0;
   // The newest run with `tag` ("latest": any tag) that has a kernel on `device`.
   virtual Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) = 0;
+  // Stores the points atomically; all of them or none.
+  virtual Result<void> add_calibration(const std::vector<CalibrationPoint>& points) = 0;
+  // Every stored point, oldest first (none for a history written before they were kept).
+  virtual Result<std::vector<CalibrationPoint>> calibration_points() = 0;
   virtual std::string describe() const = 0;  // for messages: "sqlite:/path" or "postgresql://host/db"
 };
 

@@ -27,6 +27,14 @@ CREATE TABLE IF NOT EXISTS keet_kernels (
 CREATE INDEX IF NOT EXISTS keet_kernels_run ON keet_kernels(run_id);
 CREATE INDEX IF NOT EXISTS keet_runs_tag ON keet_runs(tag, recorded_at);
 )sql";
+// Added after the first schema: histories created before it get it on their
+// first calibration write.
+constexpr const char* kCalibrationSchema = R"sql(
+CREATE TABLE IF NOT EXISTS keet_calibration (
+  id BIGSERIAL PRIMARY KEY,
+  source TEXT NOT NULL, rule TEXT NOT NULL, arch TEXT NOT NULL, kernel TEXT NOT NULL,
+  predicted DOUBLE PRECISION NOT NULL, measured DOUBLE PRECISION NOT NULL, recorded_at BIGINT NOT NULL);
+)sql";
 
 // A query result, cleared on scope exit.
 struct PgResult {
@@ -80,10 +88,12 @@ class PgStore final : public SqlStore<PgStore> {
   // the answer of the check made before the lock (an advisory lock does not
   // refresh it), and a second writer would then run the DDL, whose CREATE
   // INDEX deadlocks with other writers' inserts.
-  Result<bool> schema_exists() {
-    PgResult exists(pq().exec(conn_, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
-                                     "ON n.oid = c.relnamespace WHERE c.relname = 'keet_kernels' "
-                                     "AND n.nspname = current_schema())"));
+  Result<bool> schema_exists(std::string_view table = "keet_kernels") {
+    std::string sql = fmt::format(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+        "ON n.oid = c.relnamespace WHERE c.relname = '{}' AND n.nspname = current_schema())",
+        table);
+    PgResult exists(pq().exec(conn_, sql.c_str()));
     if (!exists.ok()) return std::unexpected(error("schema check"));
     return exists.rows() == 1 && exists.text(0, 0) == "t";
   }
@@ -161,6 +171,41 @@ class PgStore final : public SqlStore<PgStore> {
       if (!k) return fail(ExitCode::BadInput, fmt::format("{}: run #{} holds a damaged kernel record", url_, r.text(i, 0)));
       by_id[r.integer(i, 0)]->kernels.push_back(std::move(*k));
     }
+    return {};
+  }
+
+  // Runs inside the caller's transaction: the table is created under the
+  // schema lock, re-checked once the lock is held.
+  Result<void> insert_calibration(const std::vector<CalibrationPoint>& points) {
+    auto exists = schema_exists("keet_calibration");
+    if (!exists) return std::unexpected(exists.error());
+    if (!*exists) {
+      if (auto r = exec(kLock); !r) return r;
+      auto again = schema_exists("keet_calibration");
+      if (!again) return std::unexpected(again.error());
+      if (!*again)
+        if (auto r = exec(kCalibrationSchema); !r) return r;
+    }
+    for (const auto& p : points) {
+      auto r = query("INSERT INTO keet_calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
+                     "VALUES($1,$2,$3,$4,$5,$6,$7)",
+                     {p.source, p.rule, p.arch, p.kernel, fmt::format("{}", p.predicted), fmt::format("{}", p.measured),
+                      std::to_string(p.recorded_at)});
+      if (!r.ok()) return std::unexpected(error("insert calibration"));
+    }
+    return {};
+  }
+
+  Result<void> read_calibration(std::vector<CalibrationPoint>& out) {
+    auto exists = schema_exists("keet_calibration");
+    if (!exists) return std::unexpected(exists.error());
+    if (!*exists) return {};
+    PgResult r(pq().exec(conn_, "SELECT source, rule, arch, kernel, predicted, measured, recorded_at "
+                                "FROM keet_calibration ORDER BY id"));
+    if (!r.ok()) return std::unexpected(error("read calibration"));
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3), parse_number(r.text(i, 4)).value_or(0),
+                     parse_number(r.text(i, 5)).value_or(0), r.integer(i, 6)});
     return {};
   }
 

@@ -1,7 +1,7 @@
 // What the SQL history stores (SQLite, PostgreSQL) share: a run and its kernels
 // are written in one transaction, runs are read in one consistent snapshot, and
 // the baseline is picked from them. A backend supplies exec(sql), insert_run,
-// insert_kernels and read_runs, and the BEGIN statements that give those
+// insert_kernels, read_runs, insert_calibration and read_calibration, and the BEGIN statements that give those
 // guarantees on its database (kWriteBegin, kReadBegin).
 #pragma once
 #include <optional>
@@ -30,6 +30,18 @@ class SqlStore : public HistoryStore {
   Result<std::vector<Run>> runs(size_t limit) override {
     std::vector<Run> out;
     auto r = in_transaction([&]() -> Result<void> { return self().read_runs(limit, out); }, Backend::kReadBegin);
+    if (!r) return std::unexpected(r.error());
+    return out;
+  }
+
+  Result<void> add_calibration(const std::vector<CalibrationPoint>& points) override {
+    if (points.empty()) return {};
+    return in_transaction([&]() -> Result<void> { return self().insert_calibration(points); });
+  }
+
+  Result<std::vector<CalibrationPoint>> calibration_points() override {
+    std::vector<CalibrationPoint> out;
+    auto r = in_transaction([&]() -> Result<void> { return self().read_calibration(out); }, Backend::kReadBegin);
     if (!r) return std::unexpected(r.error());
     return out;
   }

@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS kernels (
   ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL, duration_ns REAL, payload TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS kernels_run ON kernels(run_id);
 CREATE INDEX IF NOT EXISTS runs_tag ON runs(tag, recorded_at);
+CREATE TABLE IF NOT EXISTS calibration (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  source TEXT NOT NULL, rule TEXT NOT NULL, arch TEXT NOT NULL, kernel TEXT NOT NULL,
+  predicted REAL NOT NULL, measured REAL NOT NULL, recorded_at INTEGER NOT NULL);
 )sql";
 
 // A prepared statement, finalized on scope exit.
@@ -41,12 +45,14 @@ class Statement {
   bool ok() const { return rc_ == SQLITE_OK; }
   void bind(int i, const std::string& s) { sqlite3_bind_text(stmt_, i, s.c_str(), -1, SQLITE_TRANSIENT); }
   void bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
   void bind(int i, std::optional<double> v) {
     v ? sqlite3_bind_double(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
   }
   int step() { return sqlite3_step(stmt_); }
   void reset() { sqlite3_reset(stmt_); }
   int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string text(int col) const {
     auto* p = sqlite3_column_text(stmt_, col);
     return p ? reinterpret_cast<const char*>(p) : "";
@@ -158,6 +164,38 @@ class SqliteStore final : public SqlStore<SqliteStore> {
       run.kernels.push_back(std::move(*k));
     }
     if (rc != SQLITE_DONE) return std::unexpected(error("read kernels"));
+    return {};
+  }
+
+  Result<void> insert_calibration(const std::vector<CalibrationPoint>& points) {
+    Statement s(db_, "INSERT INTO calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
+                     "VALUES(?,?,?,?,?,?,?)");
+    if (!s.ok()) return std::unexpected(error("prepare"));
+    for (const auto& p : points) {
+      s.bind(1, p.source);
+      s.bind(2, p.rule);
+      s.bind(3, p.arch);
+      s.bind(4, p.kernel);
+      s.bind(5, p.predicted);
+      s.bind(6, p.measured);
+      s.bind(7, p.recorded_at);
+      if (s.step() != SQLITE_DONE) return std::unexpected(error("insert calibration"));
+      s.reset();
+    }
+    return {};
+  }
+
+  // A read-only history written before calibration was kept has no table: no points.
+  Result<void> read_calibration(std::vector<CalibrationPoint>& out) {
+    Statement exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'calibration'");
+    if (!exists.ok()) return std::unexpected(error("prepare"));
+    if (exists.step() != SQLITE_ROW) return {};
+    Statement s(db_, "SELECT source, rule, arch, kernel, predicted, measured, recorded_at FROM calibration ORDER BY id");
+    if (!s.ok()) return std::unexpected(error("prepare"));
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW)
+      out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), s.real(4), s.real(5), s.integer(6)});
+    if (rc != SQLITE_DONE) return std::unexpected(error("read calibration"));
     return {};
   }
 

@@ -375,7 +375,8 @@ TEST(AnalyzeE2E, EveryNcuWarningIsCoveredOrExplained) {
   for (const auto& f : fixture_reports()) {
     auto r = run_keet("coverage --allow-partial --format json " + shell_quote(f));
     ASSERT_EQ(r.rc, 0) << f << ": " << r.err;
-    for (const auto& w : json::parse(r.out)["warnings"])
+    const auto doc = json::parse(r.out);  // named: a range over a temporary's member dangles (GCC 12)
+    for (const auto& w : doc["warnings"])
       if (w["status"] == "uncovered")
         gaps += f + " kernel " + std::to_string(w["kernel"].get<int>()) + ": " + w["rule"].get<std::string>() + "\n";
   }

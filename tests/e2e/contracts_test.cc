@@ -88,6 +88,10 @@ TEST(Contracts, WriterReportOutputsConform) {
   expect_conforms("doctor", run_keet("doctor --format json " + before));
   expect_conforms("list", run_keet("list --format json " + before));
   expect_conforms("metrics", run_keet("metrics --format json " + before));
+  // Several reports (each kernel names its report) and auto-scaled units.
+  expect_conforms("list", run_keet("list --format json " + before + " " + after));
+  expect_conforms("list", run_keet("list --format json --print-summary per-kernel " + before + " " + after));
+  expect_conforms("metrics", run_keet("metrics --format json --print-units auto " + before + " " + after));
   expect_conforms("export", run_keet("export --format json " + before));
   expect_conforms("coverage", run_keet("coverage --format json " + before));
   expect_conforms("source", run_keet("source --format json " + before));

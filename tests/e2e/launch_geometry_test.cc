@@ -152,7 +152,8 @@ TEST(LaunchGeometry, NcuRawCsvShowsTheBinaryReportsGeometry) {
       }
       auto analysis = run_keet("analyze --format json " + shell_quote(csv));
       ASSERT_EQ(analysis.rc, 0) << analysis.err;
-      for (const auto& k : nlohmann::json::parse(analysis.out)["kernels"]) {
+      const auto doc = nlohmann::json::parse(analysis.out);  // named: a range over a temporary's member dangles
+      for (const auto& k : doc["kernels"]) {
         size_t i = k["index"].get<size_t>();
         ASSERT_LT(i, want.size());
         EXPECT_EQ(k["grid"], want[i]["grid"]) << "analyze, kernel " << i;

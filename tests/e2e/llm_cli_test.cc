@@ -383,3 +383,63 @@ TEST(LlmCliOrder, HtmlCarriesTheNarrative) {
 
 }  // namespace
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+
+// The model chooses get_metrics' pattern: a pathological one over a 100 KB
+// metric name is answered at once through RE2 (std::regex took minutes or
+// crashed), and the conversation goes on.
+TEST(LlmCliTools, ModelSuppliedPatternIsBounded) {
+  std::string name = "k" + std::string(100000, ',') + "x";
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel("longNames", 1, 32, {{"gpu__time_duration.sum", 1000}, {name, 1}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path("llm-long-names.ncu-rep");
+  w.write(path);
+  FakeLlmServer server;
+  server.script({200, openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "(a|,)*>"}}, "c1")});
+  server.script({200, openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "(.*)*(.*)*zq"}}, "c2")});
+  server.script({200, openai_text_reply("It takes 1000 ns.")});
+  auto r = run_command("timeout 60 env " + env_for("openai", server) + std::string(KEET_BINARY) + " ask " +
+                       shell_quote(path) + " 'which metrics?' --no-cache --llm openai:m");
+  ASSERT_EQ(r.rc, 0) << r.err;  // 124 would be the timeout
+  ASSERT_EQ(server.received().size(), 3u);
+  EXPECT_NE(r.out.find("1000 ns"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+using namespace keet::testing;
+
+// The real binary on a pseudo-terminal (util-linux script): a retry is
+// announced as it happens; with stderr not a terminal, only the answer.
+TEST(LlmCliRetry, ATerminalSeesTheRetriesAPipeDoesNot) {
+  if (run_command("command -v script").rc != 0) GTEST_SKIP() << "script (util-linux) is not installed";
+  auto ask = [&](bool tty) {
+    FakeLlmServer server;
+    server.script({503, R"({"error":{"message":"overloaded"}})", {{"Retry-After", "0.1"}}});
+    server.script({200, openai_text_reply("vecAdd takes 5120 ns.")});
+    std::string cmd = env_for("openai", server) + std::string(KEET_BINARY) + " ask " +
+                      shell_quote(two_kernel_report_path()) + " 'how long?' --no-cache --llm openai:m";
+    return tty ? run_command("script -qec " + shell_quote(cmd) + " /dev/null") : run_command(cmd);
+  };
+  auto on_tty = ask(true);
+  ASSERT_EQ(on_tty.rc, 0) << on_tty.out << on_tty.err;
+  EXPECT_NE(on_tty.out.find("retrying (2/"), std::string::npos) << on_tty.out;  // the pty carries stderr too
+  auto piped = ask(false);
+  ASSERT_EQ(piped.rc, 0) << piped.err;
+  EXPECT_EQ(piped.err.find("retrying"), std::string::npos) << piped.err;
+}
+
+}  // namespace
+}  // namespace keet

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 
 #include "support/report_writer.h"
@@ -209,14 +210,89 @@ TEST(LoopCliProfile, ReadsTheFileNcuWritesNotAStaleOne) {
                                     "cp " + shell_quote(fresh) + " \"$out\"\n");
   std::string out = temp_path("p_named");
   fs::copy_file(stale, out, fs::copy_options::overwrite_existing);
+  fs::remove(out + ".ncu-rep");
   auto r = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(out) + " -- ./myapp");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("freshKernel"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("staleKernel"), std::string::npos) << r.out;
-  // An ncu that writes nothing: a stale NAME.ncu-rep is not analysed either.
+  // An ncu that writes nothing: with -f the stale NAME.ncu-rep is removed
+  // first, so it is not analysed either.
   auto silent = fake_ncu("ncu-silent", "exit 0\n");
-  auto none = run_keet("profile --ncu " + shell_quote(silent) + " -o " + shell_quote(out) + " -- ./myapp");
+  auto none = run_keet("profile -f --ncu " + shell_quote(silent) + " -o " + shell_quote(out) + " -- ./myapp");
   EXPECT_EQ(none.rc, 3) << none.out;
+}
+
+// A stand-in ncu that records its argv, one word a line, and copies `src` to
+// the file ncu would write for -o.
+std::string recording_ncu(const std::string& name, const std::string& src) {
+  return fake_ncu(name, "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$0.args\"\n"
+                        "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                        "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep;; esac\n"
+                        "cp " + shell_quote(src) + " \"$out\"\n");
+}
+
+std::vector<std::string> recorded_args(const std::string& ncu) {
+  std::ifstream in(ncu + ".args");
+  std::vector<std::string> words;
+  for (std::string w; std::getline(in, w);) words.push_back(w);
+  return words;
+}
+
+bool has_run(const std::vector<std::string>& a, const std::vector<std::string>& seq) {
+  return std::ranges::search(a, seq).begin() != a.end();
+}
+
+TEST(LoopCliProfile, NoSilentOverwriteOfAnExistingReport) {
+  auto old = report("p_old.ncu-rep", "oldKernel", 4096);
+  auto fresh = report("p_new_src.ncu-rep", "newKernel", 4096);
+  auto ncu = recording_ncu("ncu-overwrite", fresh);
+  std::string out = temp_path("p_keep");
+  fs::copy_file(old, out + ".ncu-rep", fs::copy_options::overwrite_existing);
+  fs::remove(ncu + ".args");
+  auto refused = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(out) + " -- ./myapp");
+  EXPECT_EQ(refused.rc, 2) << refused.err;
+  EXPECT_NE(refused.err.find("exists: pass -f (--force-overwrite)"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(ncu + ".args"));  // ncu never ran
+  auto kept = run_keet("list " + shell_quote(out + ".ncu-rep"));
+  EXPECT_NE(kept.out.find("oldKernel"), std::string::npos);
+  auto forced = run_keet("profile --ncu " + shell_quote(ncu) + " --force-overwrite -o " + shell_quote(out) + " -- ./myapp");
+  ASSERT_EQ(forced.rc, 0) << forced.err;
+  EXPECT_NE(forced.out.find("newKernel"), std::string::npos) << forced.out;
+  EXPECT_TRUE(has_run(recorded_args(ncu), {"--force-overwrite"}));
+}
+
+TEST(LoopCliProfile, NcuFlagsPassThroughAndAnalysisFlagsAsAnalyze) {
+  auto src = report("p_flags_src.ncu-rep", "flagKernel", 4096,
+                    {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 10}});
+  auto ncu = recording_ncu("ncu-flags", src);
+  std::string out = temp_path("p_flags"), analysis = temp_path("p_flags.json");
+  fs::remove(out + ".ncu-rep");
+  fs::remove(analysis);
+  auto r = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(out) +
+                    " --set detailed --section Occupancy --section LaunchStats -k regex:flag --kernel-name-base "
+                    "demangled -s 2 -c 3 --format json --top 1 --analysis-output " + shell_quote(analysis) +
+                    " -- --nvtx --nvtx-include 'Train step/' --replay-mode application ./myapp --set 7");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");  // the analysis went to its file
+  auto a = recorded_args(ncu);
+  EXPECT_TRUE(has_run(a, {"--set", "detailed", "--section", "Occupancy", "--section", "LaunchStats"})) << r.err;
+  EXPECT_FALSE(has_run(a, {"--set", "full"}));
+  EXPECT_TRUE(has_run(a, {"-o", out}));
+  EXPECT_TRUE(has_run(a, {"--kernel-name-base", "demangled", "--kernel-name", "regex:flag"}));
+  EXPECT_TRUE(has_run(a, {"--launch-skip", "2", "--launch-count", "3"}));
+  EXPECT_TRUE(has_run(a, {"--nvtx", "--nvtx-include", "Train step/", "--replay-mode", "application", "./myapp",
+                          "--set", "7"}));
+  ASSERT_GE(a.size(), 2u);
+  EXPECT_EQ(a[a.size() - 3], "./myapp");  // the application and its own arguments last
+  std::ifstream in(analysis);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["schema"], "keet.analysis/1");
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  EXPECT_LE(j["kernels"][0]["findings"].size(), 1u);
+  // An option keet sets itself, given after --, is refused with the keet flag.
+  auto owned = run_keet("profile --ncu " + shell_quote(ncu) + " -- --launch-count 1 ./myapp");
+  EXPECT_EQ(owned.rc, 2);
+  EXPECT_NE(owned.err.find("give it to keet before -- (-c)"), std::string::npos) << owned.err;
 }
 
 TEST(LoopCliProfile, TimeoutStopsAHungNcu) {

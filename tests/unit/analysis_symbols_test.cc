@@ -88,6 +88,17 @@ TEST(AnalysisTextTemplate, PlaceholdersTakeValuesWithTheirFormat) {
   EXPECT_EQ(r(""), "");
 }
 
+// {name:auto}: the one readable formatter, in the quantity's catalogue unit.
+TEST(AnalysisTextTemplate, AutoWritesValuesReadablyInTheirUnit) {
+  Rendered r;
+  r.set("global_excess_sectors", 3145728);  // sector: a count, in full
+  r.set("local_bytes", 3145728);            // byte: scaled, with its unit
+  r.set("duration_ns", 10411204000.0);      // a duration
+  EXPECT_EQ(r("({global_excess_sectors:auto} sectors)"), "(3,145,728 sectors)");
+  EXPECT_EQ(r("moved {local_bytes:auto}"), "moved 3.15 MB");
+  EXPECT_EQ(r("took {duration_ns:auto}"), "took 10.41 s");
+}
+
 TEST(AnalysisTextTemplate, SentencesWithUnknownValuesAreLeftOut) {
   Rendered r;
   EXPECT_EQ(r("at {memory_sol:.1f}% of peak"), "");

@@ -55,32 +55,81 @@ TEST(LoopProfileFind, MissingIsDependencyErrorWithGuidance) {
   EXPECT_NE(bad_flag.error().message.find("/nonexistent/ncu"), std::string::npos);
 }
 
+bool has_run(const std::vector<std::string>& a, std::vector<std::string> seq) {
+  return std::ranges::search(a, seq).begin() != a.end();
+}
+
 TEST(LoopProfileArgs, FullCollectionAndKernelFilters) {
-  ProfileRequest r{"", "regex:gemm", "", {"./app", "-n", "3"}};
-  auto a = ncu_arguments("ncu", r, "out.ncu-rep");
-  auto has = [&](std::vector<std::string> seq) { return std::ranges::search(a, seq).begin() != a.end(); };
-  EXPECT_TRUE(has({"--set", "full"}));
-  EXPECT_TRUE(has({"--import-source", "yes"}));
-  EXPECT_TRUE(has({"--section", "SourceCounters"}));
-  EXPECT_TRUE(has({"-o", "out.ncu-rep"}));
-  EXPECT_TRUE(has({"--kernel-name", "regex:gemm"}));
-  EXPECT_TRUE(has({"./app", "-n", "3"}));
+  ProfileRequest r{.kernel = "regex:gemm", .tail = {"./app", "-n", "3"}};
+  auto a = *ncu_arguments("ncu", r, "out.ncu-rep");
+  EXPECT_TRUE(has_run(a, {"--set", "full"}));
+  EXPECT_TRUE(has_run(a, {"--import-source", "yes"}));
+  EXPECT_TRUE(has_run(a, {"--section", "SourceCounters"}));
+  EXPECT_TRUE(has_run(a, {"-o", "out.ncu-rep"}));
+  EXPECT_TRUE(has_run(a, {"--kernel-name", "regex:gemm"}));
+  EXPECT_EQ(std::ranges::count(a, "--kernel-name-base"), 0);  // ncu's own default (function), as the reading commands
+  EXPECT_EQ(std::ranges::count(a, "--force-overwrite"), 0);   // never without -f
+  EXPECT_TRUE(has_run(a, {"./app", "-n", "3"}));
   EXPECT_EQ(a.back(), "3");  // the application's own arguments come last
   r.kernel = "4";
-  a = ncu_arguments("ncu", r, "o");
-  EXPECT_TRUE(has({"--launch-skip", "4", "--launch-count", "1"}));
+  a = *ncu_arguments("ncu", r, "o");
+  EXPECT_TRUE(has_run(a, {"--launch-skip", "4", "--launch-count", "1"}));
+  r.skip = 2;
+  EXPECT_FALSE(ncu_arguments("ncu", r, "o"));  // an index and -s together say two things
   EXPECT_EQ(default_report_path({"./build/bench", "x"}), "bench.ncu-rep");
 }
 
-TEST(LoopProfileArgs, NcuNamingRuleAndAppsThatLookLikeOptions) {
+TEST(LoopProfileArgs, SetSectionsSelectionAndOverwrite) {
+  ProfileRequest r{.tail = {"./app"}, .force = true, .set = "basic", .sections = {"MemoryWorkloadAnalysis", "Occupancy"},
+                   .name_base = "demangled", .skip = 5, .count = 2};
+  r.kernel = "regex:^gemm";
+  auto a = *ncu_arguments("ncu", r, "o");
+  EXPECT_TRUE(has_run(a, {"--set", "basic"}));
+  EXPECT_EQ(std::ranges::count(a, "full"), 0);
+  EXPECT_TRUE(has_run(a, {"--section", "MemoryWorkloadAnalysis", "--section", "Occupancy"}));
+  EXPECT_EQ(std::ranges::count(a, "SourceCounters"), 0);  // the user chose the collection
+  EXPECT_TRUE(has_run(a, {"--force-overwrite"}));
+  EXPECT_TRUE(has_run(a, {"--kernel-name-base", "demangled", "--kernel-name", "regex:^gemm"}));
+  EXPECT_TRUE(has_run(a, {"--launch-skip", "5", "--launch-count", "2"}));
+  r.set.clear();  // sections alone: only them, as ncu
+  a = *ncu_arguments("ncu", r, "o");
+  EXPECT_EQ(std::ranges::count(a, "--set"), 0);
+}
+
+TEST(LoopProfileArgs, NcuOptionsAfterTheSeparatorPassThrough) {
+  auto t = *split_tail({"--nvtx", "--nvtx-include", "Train/", "--metrics=a,b", "--replay-mode", "application",
+                        "./app", "--set", "x"});
+  EXPECT_EQ(t.ncu_options, (std::vector<std::string>{"--nvtx", "--nvtx-include", "Train/", "--metrics=a,b",
+                                                     "--replay-mode", "application"}));
+  EXPECT_EQ(t.app, (std::vector<std::string>{"./app", "--set", "x"}));  // the application's own --set
+  ProfileRequest r{.tail = {"--import-source", "no", "--cache-control", "none", "./app"}};
+  auto a = *ncu_arguments("ncu", r, "o");
+  EXPECT_TRUE(has_run(a, {"--import-source", "no", "--cache-control", "none", "./app"}));
+  EXPECT_EQ(std::ranges::count(a, "--import-source"), 1);  // keet's default gives way
+  EXPECT_EQ(std::ranges::count(a, "--"), 0);  // ncu rejects "--" as an ambiguous option
+  auto owned = split_tail({"--set", "full", "./app"});
+  ASSERT_FALSE(owned);
+  EXPECT_NE(owned.error().message.find("before --"), std::string::npos) << owned.error().message;
+  EXPECT_FALSE(split_tail({"-o=x", "./app"}));
+  auto none = split_tail({"--nvtx"});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no application"), std::string::npos);
+}
+
+TEST(LoopProfileArgs, NcuNamingRuleAndNoSilentOverwrite) {
   EXPECT_EQ(ncu_report_file("out"), "out.ncu-rep");
   EXPECT_EQ(ncu_report_file("dir/out.ncu-rep"), "dir/out.ncu-rep");
   EXPECT_EQ(ncu_report_file("out.rep"), "out.rep.ncu-rep");
-  ProfileRequest r{"", "", "", {"-app", "--set", "x"}};
-  auto a = ncu_arguments("ncu", r, "o");
-  ASSERT_GE(a.size(), 3u);
-  EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()), (std::vector<std::string>{"./-app", "--set", "x"}));
-  EXPECT_EQ(std::ranges::count(a, "--"), 0);  // ncu rejects "--" as an ambiguous option
+  std::string old = testing::temp_path("overwrite.ncu-rep");
+  std::ofstream(old) << "x";
+  auto refused = prepare_report_path(old, false);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::BadInput);
+  EXPECT_NE(refused.error().message.find("--force-overwrite"), std::string::npos);
+  EXPECT_TRUE(fs::exists(old));
+  EXPECT_TRUE(prepare_report_path(old, true));
+  EXPECT_FALSE(fs::exists(old));  // removed, so a failed run cannot analyse it
+  EXPECT_TRUE(prepare_report_path(old, false));
 }
 
 TEST(LoopProfileOutcome, OutputTailKeepsMarkersNotEverything) {

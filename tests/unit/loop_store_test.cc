@@ -263,3 +263,42 @@ TEST(LoopStoreBaseline, PicksNewestOnDevice) {
 
 }  // namespace
 }  // namespace keet::store
+
+namespace keet::store {
+namespace {
+
+// Calibration points live beside the runs, in both backends; a history made
+// before they were kept (runs only) takes them on its first write.
+TEST_P(LoopStore, CalibrationPointsRoundTripBesideRuns) {
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    auto none = store->calibration_points();
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_TRUE(none->empty());
+    ASSERT_TRUE(store->record(run("main", 100, {kernel("a", "GPU0", 10)})));
+    std::vector<CalibrationPoint> points = {{"diff", "memory.uncoalesced_global", "8.6", "addConstDouble3", 1.75, 2.5, 100},
+                                            {"tune", "occupancy.low", "9.0", "k", 1.2, 0.95, 101}};
+    auto added = store->add_calibration(points);
+    ASSERT_TRUE(added) << added.error().message;
+    ASSERT_TRUE(store->add_calibration({}));
+  }
+  auto store = open();  // reopened: nothing was held in memory
+  ASSERT_TRUE(store);
+  auto back = store->calibration_points();
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].source, "diff");
+  EXPECT_EQ((*back)[0].rule, "memory.uncoalesced_global");
+  EXPECT_EQ((*back)[0].arch, "8.6");
+  EXPECT_EQ((*back)[0].kernel, "addConstDouble3");
+  EXPECT_DOUBLE_EQ((*back)[0].predicted, 1.75);
+  EXPECT_DOUBLE_EQ((*back)[0].measured, 2.5);
+  EXPECT_EQ((*back)[1].recorded_at, 101);
+  auto runs = store->runs();
+  ASSERT_TRUE(runs);
+  EXPECT_EQ(runs->size(), 1u);  // the runs are untouched
+}
+
+}  // namespace
+}  // namespace keet::store

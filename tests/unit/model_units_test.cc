@@ -2,6 +2,8 @@
 // build time (tools/codegen/units_table.cc); every entry of the JSON must come
 // back through the lookups exactly as written.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "model/units.h"
@@ -62,6 +64,56 @@ TEST(ModelUnits, NamingRulesCoverUnlistedMetrics) {
   EXPECT_EQ(model::unit_by_rules("zz__bytes_moved.sum.per_second"), "byte/second");
   EXPECT_EQ(model::unit_by_rules("zz__cycles_active.avg"), "cycle");
   EXPECT_EQ(model::unit_by_rules("zz__mystery.sum"), "");
+}
+
+}  // namespace
+}  // namespace keet
+
+namespace keet {
+namespace {
+
+// --print-units auto, as ncu 2022.3/2024.1 write it on the fixtures' raw pages.
+TEST(ModelUnitsAuto, ScalesAsNcuAuto) {
+  auto s = model::auto_scale("nsecond", 10776576);
+  EXPECT_EQ(s.unit, "msecond");
+  EXPECT_EQ(model::auto_value_text(10776576, s), "10.776576");
+  EXPECT_EQ(model::auto_scale("nsecond", 131136).unit, "usecond");
+  EXPECT_EQ(model::auto_scale("byte", 20972589).unit, "Mbyte");
+  EXPECT_EQ(model::auto_scale("byte/block", 1024).unit, "Kbyte/block");
+  EXPECT_EQ(model::auto_scale("byte/second", 784294547817.71).unit, "Gbyte/second");
+  EXPECT_EQ(model::auto_scale("%/byte", 2006).unit, "%/Kbyte");  // ncu scales the byte word wherever it is
+  EXPECT_EQ(model::auto_scale("cycle/second", 6245375649.31).unit, "cycle/nsecond");
+  EXPECT_EQ(model::auto_scale("sector/second", 24508165854.95).unit, "sector/nsecond");
+  EXPECT_EQ(model::auto_scale("byte/block", 0).unit, "byte/block");  // nothing to scale by
+  EXPECT_EQ(model::auto_scale("inst", 1e9).unit, "inst");             // counts keep their unit
+  EXPECT_EQ(model::auto_value_text(32, model::auto_scale("block", 32)), "32.000000");
+}
+
+// One formatter for people: no "10411.204 ms", no "3.146e+06 byte".
+// What ncu 2022.3's auto page prints for a NaN counter (AveryClapp ESMM
+// fixture, kernel 5): it depends on the column, not only on the value.
+TEST(ModelUnitsAuto, NanCellsAsNcuAuto) {
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("%", 0)), "0.000000");   // the column is all zeros
+  EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("%", 42.5)), "nan");
+  EXPECT_EQ(model::auto_value_text(-nan, model::auto_scale("nsecond", 10776576)), "-nan");  // scaled: printf's %f
+  EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("nsecond", 10776576)), "nan");
+}
+
+TEST(ModelUnitsReadable, DurationsSizesAndCounts) {
+  EXPECT_EQ(model::readable_duration(10411204000), "10.41 s");
+  EXPECT_EQ(model::readable_duration(1397024), "1.397 ms");
+  EXPECT_EQ(model::readable_duration(12340), "12.34 us");
+  EXPECT_EQ(model::readable_duration(850), "850 ns");
+  EXPECT_EQ(model::readable(3145728, "byte"), "3.15 MB");
+  EXPECT_EQ(model::readable(512, "byte"), "512 B");
+  EXPECT_EQ(model::readable(49152, "byte"), "49.15 KB");
+  EXPECT_EQ(model::readable(7.84e11, "byte/second"), "784.00 GB/s");
+  EXPECT_EQ(model::readable(3145728, "sector"), "3,145,728 sector");
+  EXPECT_EQ(model::readable(-1234, ""), "-1,234");
+  EXPECT_EQ(model::readable(66.666, "%"), "66.67%");
+  EXPECT_EQ(model::readable(0.125, "inst/cycle"), "0.125 inst/cycle");
+  EXPECT_EQ(model::readable(2.5, "usecond"), "2.50 us");
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+// Joining an ncu report with an Nsight Systems timeline of the same program:
+// how much of the application's GPU time each profiled kernel carries, what
+// each finding's kernel speedup is worth for the whole application (Amdahl),
+// and which hot kernels the ncu capture missed.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/diagnosis.h"
+#include "model/timeline.h"
+
+namespace keet::analysis {
+
+// A kernel whose launches grow slower over the run: the mean duration of its
+// last quarter of launches over that of its first quarter, minus one.
+// Kernels with fewer than kMinDriftLaunches launches are never judged.
+inline constexpr uint64_t kMinDriftLaunches = 8;
+std::optional<double> drift_growth(const model::KernelSummary& k);
+bool drifting(const model::KernelSummary& k, double threshold);
+
+// What the join needs of one profiled kernel (taken while the analysis streams).
+struct ProfiledKernel {
+  int index = 0;
+  std::string mangled, function, demangled;
+  struct Gain {
+    std::string finding;  // id
+    std::string title;
+    double kernel_speedup = 1;
+  };
+  std::vector<Gain> gains;  // findings with an estimate
+};
+ProfiledKernel profiled_kernel(const model::Kernel& k, const KernelDiagnosis& d);
+
+struct JoinedGain {
+  std::string finding, title;
+  double kernel_speedup = 1;
+  double app_speedup = 1;  // of the application's GPU time: 1 / ((1 - share) + share / kernel_speedup)
+};
+
+struct JoinedKernel {
+  int index = 0;
+  std::string name;
+  bool in_timeline = false;
+  double gpu_share = 0;   // of the timeline's kernel time
+  uint64_t launches = 0;  // in the timeline
+  int64_t total_ns = 0;
+  std::vector<JoinedGain> gains;  // largest application gain first
+};
+
+struct HotKernel {
+  std::string name, short_name;
+  double gpu_share = 0;
+  uint64_t launches = 0;
+  std::vector<std::string> ncu_options;  // e.g. {"-k", "hist", "--launch-skip", "1", "--launch-count", "1"}
+};
+
+struct TimelineJoin {
+  std::string timeline;  // path
+  double coverage = 0;   // share of GPU time of the timeline kernels profiled
+  double threshold = 0;
+  bool low_coverage = false;
+  std::vector<JoinedKernel> kernels;  // by share, largest first
+  std::vector<HotKernel> not_profiled;  // hottest first (at most kMaxHot)
+  static constexpr size_t kMaxHot = 5;
+};
+
+TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<ProfiledKernel>& profiled,
+                           double threshold);
+// Amdahl's law over the application's GPU time.
+double app_speedup(double share, double kernel_speedup);
+// The one-line warning of a low coverage, naming the hot kernels and the ncu
+// options that would capture them; "" when coverage is enough.
+std::string coverage_warning(const TimelineJoin& j);
+
+// The base function name of a demangled name, as ncu's "function" name base
+// gives it: "void ns::f<int>(float *)" -> "f".
+std::string function_of(std::string_view demangled);
+
+// diff and gate --timeline: each compared kernel's duration change weighed by
+// its share of the timeline's GPU time. `app_change` is the change of the
+// application's GPU time if each kernel's change held for all its launches.
+struct WeightedChange {
+  std::string name;
+  double gpu_share = 0;
+  double change = 0;      // after / before - 1, mean over the kernel's pairs
+  double app_change = 0;  // gpu_share * change
+};
+struct ChangeView {
+  TimelineJoin join;  // coverage of the compared (after) kernels
+  std::vector<WeightedChange> kernels;  // largest |app_change| first
+  double app_change = 0;
+};
+ChangeView weigh_changes(const model::TimelineSummary& t,
+                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change, double threshold);
+
+}  // namespace keet::analysis

@@ -1,0 +1,30 @@
+// keet analyze's run, shared with keet profile (which analyses the report it
+// has just written with the same flags).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/common.h"
+#include "app/llm_flags.h"
+#include "app/timeline_input.h"
+#include "store/calibration.h"
+
+namespace keet::app {
+
+struct AnalyzeArgs {
+  ReportArgs report;
+  int top = 5;
+  std::string format;
+  std::string output;
+  std::string summary = "none";  // --print-summary
+  LlmArgs llm;
+  TimelineArgs timeline;  // --timeline: weigh the diagnosis by the whole run
+  double coverage_threshold = 0.5;
+  bool calibrated = false;  // --calibrated: the history's measured/predicted ratio beside each estimate
+  std::string db;
+  std::vector<store::CalibrationPoint> calibration;  // loaded when --calibrated
+};
+
+ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a);
+
+}  // namespace keet::app

@@ -1,0 +1,212 @@
+#include "app/timeline_input.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "io/file.h"
+#include "readers/nsys_export.h"
+#include "util/strings.h"
+
+namespace fs = std::filesystem;
+
+namespace keet::app {
+namespace {
+
+bool executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+std::optional<std::string> newest_installed() {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const char* root : {"/usr/local", "/opt/nvidia/nsight-systems"})
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      auto name = e.path().filename().string();
+      if (std::string_view(root) == "/usr/local" && !name.starts_with("cuda")) continue;
+      if (executable(e.path() / "bin/nsys")) found.push_back(e.path() / "bin/nsys");
+    }
+  if (found.empty()) return std::nullopt;
+  std::ranges::sort(found);
+  return found.back().string();
+}
+
+std::string shell_word(const std::string& s) {
+  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.,/+=:@", c); });
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string how_to_export(const std::string& report) {
+  auto out = export_path_for(report);
+  return fmt::format("run `nsys export --type sqlite -o {} {}`, then `keet timeline {}`", shell_word(out), shell_word(report),
+                     shell_word(out));
+}
+
+std::string read_head(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(128, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return head;
+}
+
+// An export beside the report, newer than it, is the one nsys made before.
+bool fresh_export(const std::string& report, const std::string& out) {
+  std::error_code e1, e2;
+  auto r = fs::last_write_time(report, e1), o = fs::last_write_time(out, e2);
+  return !e1 && !e2 && o >= r && readers::sniff_timeline(read_head(out)) == readers::TimelineFile::NsysExport;
+}
+
+bool writable_dir(const fs::path& dir) { return access((dir.empty() ? fs::path(".") : dir).c_str(), W_OK) == 0; }
+
+// What nsys said when it refused, turned into what to do about it.
+Error export_failure(const std::string& nsys, const std::string& report, int status, const std::string& output) {
+  std::string version = readers::nsys_report_version(read_head(report));
+  if (output.find("newer than your current version") != std::string::npos)
+    return {ExitCode::Dependency,
+            fmt::format("{}: written by Nsight Systems {}, newer than {}, which refuses to export it: with nsys {} or "
+                        "later, {}",
+                        report, version.empty() ? "(a newer version)" : version, nsys,
+                        version.empty() ? "of that version" : version, how_to_export(report))};
+  auto last = output.find_last_not_of("\r\n ");
+  std::string tail = last == std::string::npos ? "" : output.substr(0, last + 1);
+  if (auto nl = tail.find_last_of("\r\n"); nl != std::string::npos) tail = tail.substr(nl + 1);
+  return {ExitCode::Dependency, fmt::format("{}: {} export exited with status {} and wrote no SQLite export{}", report,
+                                            nsys, status, tail.empty() ? "" : ": " + tail)};
+}
+
+// Exports `report`; returns the SQLite file and whether it is a temporary.
+Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
+  std::string out = export_path_for(a.path);
+  if (fresh_export(a.path, out)) {
+    ctx.err << "keet: reading " << out << ", the export beside the report\n";
+    return std::pair{out, false};
+  }
+  auto nsys = find_nsys(a.nsys, ctx.getenv);
+  if (!nsys) {
+    std::string version = readers::nsys_report_version(read_head(a.path));
+    return fail(ExitCode::Dependency,
+                fmt::format("{} is an Nsight Systems report{}; keet reads its SQLite export, and no nsys was found "
+                            "(--nsys, $NSYS, PATH): {}",
+                            a.path, version.empty() ? "" : " (nsys " + version + ")", how_to_export(a.path)));
+  }
+  bool temporary = !writable_dir(fs::path(out).parent_path());
+  if (temporary) out = (fs::temp_directory_path() / fmt::format("keet-{}-{}", getpid(), fs::path(out).filename().string())).string();
+  std::error_code ec;
+  fs::remove(out, ec);
+  auto args = nsys_export_arguments(*nsys, a.path, out);
+  ctx.err << "keet: running " << fmt::format("{}", fmt::join(args, " ")) << "\n";
+  OutputTail output;
+  auto status = runner.run(args, [&](std::string_view chunk) { output.add(chunk); });
+  if (!status) return std::unexpected(status.error());
+  if (!fs::is_regular_file(out, ec)) return std::unexpected(export_failure(*nsys, a.path, *status, output.text()));
+  return std::pair{out, temporary};
+}
+
+Result<model::TimelineSummary> read_export(const std::string& path, const std::string& shown) {
+  model::TimelineBuilder builder;
+  auto ok = readers::read_nsys_export(path, builder);
+  if (!ok) {
+    auto e = ok.error();
+    e.file = shown;
+    return fail(ExitCode::BadInput, readers::timeline_error_message(e));
+  }
+  auto t = std::move(builder).finish();
+  t.meta.path = shown;
+  return t;
+}
+
+}  // namespace
+
+Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv) {
+  for (const auto& explicit_path : {flag, getenv("NSYS")}) {
+    if (explicit_path.empty()) continue;
+    if (executable(explicit_path)) return explicit_path;
+    return fail(ExitCode::Dependency, fmt::format("{}: not an executable nsys", explicit_path));
+  }
+  for (auto dir : split(getenv("PATH"), ':'))
+    if (!dir.empty() && executable(fs::path(dir) / "nsys")) return (fs::path(dir) / "nsys").string();
+  if (auto p = newest_installed()) return *p;
+  return fail(ExitCode::Dependency, "nsys (Nsight Systems) was not found");
+}
+
+std::string export_path_for(const std::string& report) {
+  fs::path p(report);
+  auto ext = p.extension().string();
+  if (ext == ".nsys-rep" || ext == ".qdrep") p.replace_extension(".sqlite");
+  else p += ".sqlite";
+  return p.string();
+}
+
+std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report, const std::string& out) {
+  return {nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", out, report};
+}
+
+Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
+  if (a.path == "-") {
+    auto bytes = io::read_stdin();
+    if (!bytes) return std::unexpected(bytes.error());
+    model::TimelineBuilder builder;
+    if (auto ok = readers::read_nsys_export_bytes(*bytes, "-", builder); !ok)
+      return fail(ExitCode::BadInput, readers::timeline_error_message(ok.error()));
+    return std::move(builder).finish();
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(a.path, ec)) return fail(ExitCode::BadInput, a.path + ": no such file");
+  switch (readers::sniff_timeline(read_head(a.path))) {
+    case readers::TimelineFile::NsysExport: return read_export(a.path, a.path);
+    case readers::TimelineFile::Other:
+      return fail(ExitCode::BadInput, a.path + ": not an Nsight Systems timeline (expected an .nsys-rep/.qdrep report "
+                                               "or its SQLite export)");
+    case readers::TimelineFile::NsysReport: break;
+  }
+  auto exported = export_report(ctx, a, runner);
+  if (!exported) return std::unexpected(exported.error());
+  auto t = read_export(exported->first, a.path);
+  if (exported->second) fs::remove(exported->first, ec);
+  return t;
+}
+
+Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ctx, const TimelineArgs& a) {
+  if (a.path.empty()) return std::optional<model::TimelineSummary>();
+  auto t = load_timeline(ctx, a, system_runner());
+  if (!t) return std::unexpected(t.error());
+  return std::optional<model::TimelineSummary>(std::move(*t));
+}
+
+std::vector<std::pair<std::string, std::optional<double>>> changes_of(const render::DiffResult& d) {
+  std::vector<std::pair<std::string, std::optional<double>>> out;
+  for (const auto& p : d.pairs) out.emplace_back(p.after.name, p.change);
+  for (const auto& k : d.unmatched_after) out.emplace_back(k.name, std::nullopt);
+  return out;
+}
+
+void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {
+  if (positional)
+    sub.add_option("timeline", a.path, "Nsight Systems report (.nsys-rep, .qdrep) or its SQLite export; - reads an export from standard input")
+        ->required();
+  sub.add_option("--nsys", a.nsys, "nsys executable to export a report with (default: $NSYS, PATH, /usr/local/cuda*/bin)");
+}
+
+void add_app_view_flags(CLI::App& sub, TimelineArgs& a, double& coverage_threshold) {
+  sub.add_option("--timeline", a.path,
+                 "Nsight Systems timeline of the same run (.nsys-rep, .qdrep or SQLite export): rank kernels by their "
+                 "share of the application's GPU time and turn kernel speedups into application gains");
+  add_timeline_flags(sub, a, false);
+  sub.add_option("--coverage-threshold", coverage_threshold,
+                 "warn when the profiled kernels carry less than this share of the timeline's GPU time")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+}
+
+}  // namespace keet::app

@@ -1,0 +1,45 @@
+// Opening a timeline for `keet timeline`, `analyze --timeline` and
+// `profile --nsys`: an nsys SQLite export is read as it is; an .nsys-rep or
+// .qdrep report is first exported by nsys (through ProcessRunner, as
+// `keet profile` runs ncu), or, with no nsys at hand, the error names the
+// exact command to run.
+#pragma once
+#include <string>
+
+#include "app/app.h"
+#include "app/profile.h"
+#include "model/timeline.h"
+#include "render/diff.h"
+
+namespace keet::app {
+
+struct TimelineArgs {
+  std::string path;
+  std::string nsys;  // --nsys: the nsys executable
+};
+
+// --nsys, then $NSYS, then PATH, then /usr/local/cuda*/bin and
+// /opt/nvidia/nsight-systems/*/bin (newest first).
+Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv);
+// The export nsys writes for a report: "run.nsys-rep" -> "run.sqlite".
+std::string export_path_for(const std::string& report);
+// The nsys command line that exports `report` to `out`.
+std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report, const std::string& out);
+
+// Reads the timeline (exporting a report first); errors: 2 bad input, 3 no
+// nsys or nsys failed (a report newer than the nsys at hand included).
+Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a, ProcessRunner& runner);
+
+// The timeline when --timeline was given, else nullopt.
+Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ctx, const TimelineArgs& a);
+
+// diff/gate: (after kernel's name, its duration change) per pair, and the
+// kernels only the after side has (no change).
+std::vector<std::pair<std::string, std::optional<double>>> changes_of(const render::DiffResult& d);
+
+// Flags shared by the commands that read a timeline.
+void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional);
+// --timeline T, --nsys and --coverage-threshold for analyze, diff and gate.
+void add_app_view_flags(CLI::App& sub, TimelineArgs& a, double& coverage_threshold);
+
+}  // namespace keet::app

@@ -1,0 +1,195 @@
+#include "model/timeline.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace keet::model {
+
+void DurationStats::add(int64_t d) {
+  min_ns = count == 0 ? d : std::min(min_ns, d);
+  max_ns = count == 0 ? d : std::max(max_ns, d);
+  total_ns += d;
+  ++count;
+}
+
+void DriftSeries::add(int64_t duration_ns) {
+  if (buckets_.empty() || buckets_.back().launches == width_) {
+    if (buckets_.size() == kBuckets) {  // full: pairs merge, each bucket now holds twice the launches
+      std::vector<Bucket> merged;
+      for (size_t i = 0; i + 1 < buckets_.size(); i += 2)
+        merged.push_back({buckets_[i].first_launch, buckets_[i].launches + buckets_[i + 1].launches,
+                          buckets_[i].total_ns + buckets_[i + 1].total_ns});
+      buckets_ = std::move(merged);
+      width_ *= 2;
+    }
+    if (buckets_.empty() || buckets_.back().launches == width_) buckets_.push_back({seen_, 0, 0});
+  }
+  auto& b = buckets_.back();
+  ++b.launches;
+  b.total_ns += duration_ns;
+  ++seen_;
+}
+
+std::pair<double, double> DriftSeries::early_late_means() const {
+  if (buckets_.empty()) return {0, 0};
+  size_t quarter = std::max<size_t>(1, buckets_.size() / 4);
+  auto mean = [&](size_t from, size_t to) {
+    uint64_t n = 0;
+    int64_t t = 0;
+    for (size_t i = from; i < to; ++i) n += buckets_[i].launches, t += buckets_[i].total_ns;
+    return n ? static_cast<double>(t) / static_cast<double>(n) : 0.0;
+  };
+  return {mean(0, quarter), mean(buckets_.size() - quarter, buckets_.size())};
+}
+
+double TimelineSummary::gpu_share(const KernelSummary& k) const {
+  return kernel_ns > 0 ? static_cast<double>(k.time.total_ns) / static_cast<double>(kernel_ns) : 0;
+}
+
+double TimelineSummary::span_share(const KernelSummary& k) const {
+  return span_ns() > 0 ? static_cast<double>(k.time.total_ns) / static_cast<double>(span_ns()) : 0;
+}
+
+void TimelineBuilder::begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) {
+  s_.meta = meta;
+  span_given_ = span_end > span_start;
+  if (span_given_) {
+    s_.span_start = span_start, s_.span_end = span_end;
+    s_.bins = kBins;
+  }
+}
+
+void TimelineBuilder::widen_span(int64_t start, int64_t end) {
+  if (span_given_) return;
+  s_.span_start = span_seen_ ? std::min(s_.span_start, start) : start;
+  s_.span_end = span_seen_ ? std::max(s_.span_end, end) : end;
+  span_seen_ = true;
+}
+
+KernelSummary& TimelineBuilder::group_of(const KernelLaunch& k) {
+  auto it = kernel_index_.find(k.name_key);
+  if (it != kernel_index_.end()) return s_.kernels[it->second];
+  if (s_.kernels.size() >= kMaxNames) {  // one bucket for the rest, keyed past every real id
+    auto [other, fresh] = kernel_index_.try_emplace(~uint64_t{0}, s_.kernels.size());
+    if (fresh) {
+      s_.kernels.push_back({.name = "(other names)", .short_name = "(other names)"});
+      s_.warnings.push_back(fmt::format("more than {} distinct kernel names: the rest are counted as one", kMaxNames));
+    }
+    return s_.kernels[other->second];
+  }
+  kernel_index_.emplace(k.name_key, s_.kernels.size());
+  s_.kernels.push_back({.name = std::string(k.name), .short_name = std::string(k.short_name)});
+  return s_.kernels.back();
+}
+
+Lane& TimelineBuilder::lane(std::vector<Lane>& lanes, std::unordered_map<uint64_t, size_t>& index, uint64_t key,
+                            uint64_t device, uint64_t stream) {
+  auto [it, fresh] = index.try_emplace(key, lanes.size());
+  if (fresh) lanes.push_back({.device = device, .stream = stream, .bins = std::vector<int64_t>(s_.bins, 0)});
+  return lanes[it->second];
+}
+
+// Adds [start, end) to the lane's busy time; only the part past the lane's
+// cursor is new, so overlapping kernels (concurrent streams on a device) count once.
+void TimelineBuilder::occupy(Lane& l, int64_t start, int64_t end) {
+  if (l.kernels++ == 0) {
+    l.first_start = start;
+    l.cursor = start;
+  } else if (start > l.cursor) {
+    int64_t gap = start - l.cursor;
+    ++l.gaps;
+    l.idle_ns += gap;
+    if (gap > l.max_gap_ns) l.max_gap_ns = gap, l.max_gap_start = l.cursor;
+  }
+  int64_t from = std::max(start, l.cursor);
+  if (end > from) {
+    l.busy_ns += end - from;
+    add_to_bins(l, from, end);
+  }
+  l.cursor = l.last_end = std::max(l.cursor, end);
+}
+
+void TimelineBuilder::add_to_bins(Lane& l, int64_t from, int64_t end) const {
+  if (s_.bins == 0) return;
+  double width = static_cast<double>(s_.span_ns()) / static_cast<double>(s_.bins);
+  auto bin_of = [&](int64_t t) {
+    auto b = static_cast<int64_t>(static_cast<double>(t - s_.span_start) / width);
+    return static_cast<size_t>(std::clamp<int64_t>(b, 0, static_cast<int64_t>(s_.bins) - 1));
+  };
+  for (size_t b = bin_of(from), last = bin_of(end - 1); b <= last; ++b) {
+    auto lo = s_.span_start + static_cast<int64_t>(static_cast<double>(b) * width);
+    auto hi = b + 1 == s_.bins ? s_.span_end : s_.span_start + static_cast<int64_t>(static_cast<double>(b + 1) * width);
+    if (b == 0) lo = std::min(lo, from);  // events outside a given span fall into the edge slices
+    if (b + 1 == s_.bins) hi = std::max(hi, end);
+    l.bins[b] += std::max<int64_t>(0, std::min(end, hi) - std::max(from, lo));
+  }
+}
+
+void TimelineBuilder::kernel(const KernelLaunch& k) {
+  if (k.end < k.start) {
+    ++skipped_negative_;
+    return;
+  }
+  int64_t d = k.end - k.start;
+  widen_span(k.start, k.end);
+  ++s_.launches;
+  s_.kernel_ns += d;
+  auto& g = group_of(k);
+  if (g.time.count == 0) g.first_start = k.start;
+  g.last_end = std::max(g.last_end, k.end);
+  g.time.add(d);
+  g.drift.add(d);
+  auto cfg = std::ranges::find_if(g.configs, [&](const LaunchConfig& c) { return c.grid == k.grid && c.block == k.block; });
+  if (cfg == g.configs.end() && g.configs.size() < 64) cfg = g.configs.insert(g.configs.end(), {k.grid, k.block, {}});
+  if (cfg != g.configs.end()) cfg->time.add(d);
+  if (k.api_start && *k.api_start <= k.start) {
+    g.latency.add(k.start - *k.api_start);
+    s_.latency.add(k.start - *k.api_start);
+  }
+  occupy(lane(s_.streams, stream_index_, (k.device << 32) ^ k.stream, k.device, k.stream), k.start, k.end);
+  occupy(lane(s_.devices, device_index_, k.device, k.device, 0), k.start, k.end);
+}
+
+void TimelineBuilder::memory(const MemoryOp& m) {
+  if (m.end < m.start) {
+    ++skipped_negative_;
+    return;
+  }
+  widen_span(m.start, m.end);
+  std::string key = m.kind == MemoryKind::Set ? "memset" : std::string(m.direction.empty() ? "Unknown" : m.direction);
+  auto [it, fresh] = memory_index_.try_emplace(key, s_.memory.size());
+  if (fresh) s_.memory.push_back({.direction = key});
+  auto& sum = s_.memory[it->second];
+  sum.time.add(m.end - m.start);
+  sum.bytes += m.bytes;
+}
+
+void TimelineBuilder::nvtx(const NvtxRange& r) {
+  if (r.end < r.start) return;  // an unclosed range: no duration to count
+  std::string key(r.name);
+  auto it = nvtx_index_.find(key);
+  if (it == nvtx_index_.end()) {
+    if (s_.nvtx.size() >= kMaxNames) return;
+    it = nvtx_index_.emplace(key, s_.nvtx.size()).first;
+    s_.nvtx.push_back({.name = key});
+  }
+  s_.nvtx[it->second].time.add(r.end - r.start);
+}
+
+TimelineSummary TimelineBuilder::finish() && {
+  auto by_total = [](const auto& a, const auto& b) {
+    return a.time.total_ns != b.time.total_ns ? a.time.total_ns > b.time.total_ns : a.time.count < b.time.count;
+  };
+  std::ranges::stable_sort(s_.kernels, by_total);
+  std::ranges::stable_sort(s_.memory, by_total);
+  std::ranges::stable_sort(s_.nvtx, by_total);
+  auto by_id = [](const Lane& a, const Lane& b) { return std::tie(a.device, a.stream) < std::tie(b.device, b.stream); };
+  std::ranges::sort(s_.streams, by_id);
+  std::ranges::sort(s_.devices, by_id);
+  if (skipped_negative_)
+    s_.warnings.push_back(fmt::format("{} event(s) end before they start and were left out", skipped_negative_));
+  return std::move(s_);
+}
+
+}  // namespace keet::model

@@ -1,0 +1,368 @@
+#include "readers/nsys_export.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace keet::readers {
+namespace {
+
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+constexpr std::string_view kReportMagic = "NVIDIA Tegra Profiler Report ";
+
+constexpr const char* kKernels = "CUPTI_ACTIVITY_KIND_KERNEL";
+constexpr const char* kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
+constexpr const char* kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
+constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+constexpr const char* kNvtx = "NVTX_EVENTS";
+constexpr const char* kStrings = "StringIds";
+constexpr const char* kGpus = "TARGET_INFO_GPU";
+constexpr const char* kCopyKinds = "ENUM_CUDA_MEMCPY_OPER";
+// nsys 2023.1 renamed the export's own metadata table.
+constexpr std::array<const char*, 2> kMetaTables = {"META_DATA_EXPORT", "EXPORT_META_DATA"};
+// NVTX push/pop and start/end ranges (and their NVTX-text forms), as nsys's
+// own reports select them (ENUM_NSYS_EVENT_TYPE).
+constexpr const char* kNvtxRangeTypes = "59, 60, 70, 71";
+
+struct Failure {
+  std::string what;
+};
+
+uint32_t be32(const unsigned char* p) { return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]; }
+
+// The header announces the page count when its "version valid for" field
+// matches the change counter (every writer since SQLite 3.7.0): a file
+// shorter than that lost its tail.
+std::optional<std::string> truncation(std::string_view head, uint64_t file_size) {
+  if (head.size() < 100 || !head.starts_with(kSqliteMagic)) return "not an SQLite database (an nsys export starts with \"SQLite format 3\")";
+  auto* h = reinterpret_cast<const unsigned char*>(head.data());
+  uint32_t page = (uint32_t{h[16]} << 8) | h[17];
+  if (page == 1) page = 65536;
+  if (page < 512 || (page & (page - 1)) != 0) return fmt::format("damaged SQLite header (page size {})", page);
+  uint32_t pages = be32(h + 28);
+  if (be32(h + 24) == be32(h + 92) && pages > 0 && uint64_t{pages} * page > file_size)
+    return fmt::format("truncated: the SQLite header announces {} pages of {} bytes ({} bytes), the file has {}", pages,
+                       page, uint64_t{pages} * page, file_size);
+  return std::nullopt;
+}
+
+class Db {
+ public:
+  explicit Db(sqlite3* db) : db_(db) {}
+  ~Db() { sqlite3_close_v2(db_); }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  sqlite3* get() const { return db_; }
+
+  std::string error() const { return sqlite3_errmsg(db_); }
+
+  // Untrusted file: nothing from it runs (triggers, views), nothing is
+  // written, strings are bounded, and a damaged b-tree is an error.
+  void harden() {
+    int off = 0;
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &off);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, &off);
+    sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, 1 << 24);
+    sqlite3_limit(db_, SQLITE_LIMIT_SQL_LENGTH, 1 << 16);
+    sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_exec(db_, "PRAGMA cell_size_check=ON; PRAGMA mmap_size=0; PRAGMA cache_size=-8192", nullptr, nullptr,
+                 nullptr);
+  }
+
+ private:
+  sqlite3* db_;
+};
+
+class Stmt {
+ public:
+  Stmt(const Db& db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db.get(), sql.c_str(), static_cast<int>(sql.size()), &s_, nullptr) != SQLITE_OK)
+      throw Failure{"SQLite: " + db.error()};
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool step() {
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Failure{"SQLite: " + db_.error() + " (the export is damaged)"};
+  }
+  void reset() { sqlite3_reset(s_); }
+  void bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  bool null(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
+  int64_t i64(int i) const { return sqlite3_column_int64(s_, i); }
+  uint64_t u64(int i) const { return static_cast<uint64_t>(std::max<int64_t>(0, i64(i))); }
+  std::string_view text(int i) const {
+    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s_, i))) : std::string_view();
+  }
+
+ private:
+  const Db& db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+// The tables and columns present: queries are built from them, so an older
+// or sparser schema is read as far as it goes.
+class Schema {
+ public:
+  explicit Schema(const Db& db) {
+    Stmt t(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    while (t.step()) tables_.emplace(t.text(0));
+  }
+  bool has(const std::string& table) const { return tables_.contains(table); }
+  bool has(const Db& db, const std::string& table, const std::string& column) {
+    if (!has(table)) return false;
+    auto it = columns_.find(table);
+    if (it == columns_.end()) {
+      std::set<std::string> cols;
+      Stmt s(db, "SELECT name FROM pragma_table_info('" + table + "')");  // table: one of ours, never the file's
+      while (s.step()) cols.emplace(s.text(0));
+      it = columns_.emplace(table, std::move(cols)).first;
+    }
+    return it->second.contains(column);
+  }
+  void require(const Db& db, const std::string& table, std::initializer_list<const char*> cols) {
+    for (const char* c : cols)
+      if (!has(db, table, c)) throw Failure{fmt::format("table {} has no column {}: not an nsys export this reader knows", table, c)};
+  }
+
+ private:
+  std::set<std::string> tables_;
+  std::map<std::string, std::set<std::string>> columns_;
+};
+
+class ExportReader {
+ public:
+  ExportReader(const Db& db, std::string path, model::TimelineSink& sink) : db_(db), schema_(db), sink_(sink) {
+    meta_.path = std::move(path);
+  }
+
+  void read() {
+    read_meta();
+    auto [lo, hi] = span();
+    sink_.begin(meta_, lo, hi);
+    if (schema_.has(kKernels)) read_kernels();
+    if (schema_.has(kMemcpy)) read_copies();
+    if (schema_.has(kMemset)) read_memsets();
+    if (schema_.has(kNvtx)) read_nvtx();
+  }
+
+ private:
+  void read_meta() {
+    for (const char* t : kMetaTables)
+      if (schema_.has(t)) {
+        meta_.schema = t;
+        Stmt s(db_, fmt::format("SELECT name, value FROM {}", t));
+        while (s.step()) {
+          if (s.text(0) == "EXPORT_PRODUCT_VERSION") meta_.tool_version = s.text(1);
+          if (s.text(0) == "EXPORT_SCHEMA_VERSION") meta_.schema_version = s.text(1);
+        }
+        break;
+      }
+    bool activity = schema_.has(kKernels) || schema_.has(kMemcpy) || schema_.has(kMemset) || schema_.has(kRuntime);
+    if (meta_.schema.empty() && !(schema_.has(kStrings) && activity))
+      throw Failure{"not an Nsight Systems export (no META_DATA_EXPORT or EXPORT_META_DATA table, no CUPTI activity)"};
+    if (!schema_.has(kStrings)) throw Failure{"not an Nsight Systems export this reader knows: no StringIds table"};
+    for (const char* t : {kKernels, kMemcpy, kMemset, kRuntime, kNvtx})
+      if (!schema_.has(t)) meta_.absent_tables.emplace_back(t);
+    if (schema_.has(db_, kGpus, "id") && schema_.has(db_, kGpus, "name")) {
+      Stmt g(db_, "SELECT id, name FROM TARGET_INFO_GPU ORDER BY id");
+      while (g.step() && meta_.gpus.size() < 1024) meta_.gpus.push_back({g.u64(0), std::string(g.text(1))});
+    }
+  }
+
+  std::pair<int64_t, int64_t> span() {
+    std::vector<std::string> parts;
+    for (const char* t : {kKernels, kMemcpy, kMemset})
+      if (schema_.has(t)) {
+        schema_.require(db_, t, {"start", "end"});
+        parts.push_back(fmt::format("SELECT min(start) AS lo, max(end) AS hi FROM {}", t));
+      }
+    if (parts.empty()) return {0, 0};
+    Stmt s(db_, fmt::format("SELECT min(lo), max(hi) FROM ({})", fmt::join(parts, " UNION ALL ")));
+    if (!s.step() || s.null(0) || s.null(1)) return {0, 0};
+    return {s.i64(0), s.i64(1)};
+  }
+
+  // A string id, resolved once per distinct id.
+  std::string_view string_of(int64_t id) {
+    auto it = strings_.find(id);
+    if (it != strings_.end()) return it->second;
+    if (!lookup_) lookup_ = std::make_unique<Stmt>(db_, "SELECT value FROM StringIds WHERE id = ?");
+    lookup_->reset();
+    lookup_->bind(1, id);
+    std::string value = lookup_->step() ? std::string(lookup_->text(0)) : fmt::format("(string {} missing)", id);
+    return strings_.emplace(id, std::move(value)).first->second;
+  }
+
+  // The runtime call of each kernel, through the correlation id within one
+  // process (ids restart per process); grouped so a kernel joins one call.
+  std::string launch_join() {
+    if (!schema_.has(db_, kRuntime, "correlationId") || !schema_.has(db_, kKernels, "correlationId")) return {};
+    schema_.require(db_, kRuntime, {"start"});
+    bool by_process = schema_.has(db_, kRuntime, "globalTid") && schema_.has(db_, kKernels, "globalPid");
+    if (!by_process)
+      return " LEFT JOIN (SELECT correlationId AS c, min(start) AS s FROM CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY 1) r "
+             "ON r.c = k.correlationId";
+    return " LEFT JOIN (SELECT correlationId AS c, globalTid & -16777216 AS p, min(start) AS s FROM "
+           "CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY 1, 2) r ON r.c = k.correlationId AND r.p = k.globalPid";
+  }
+
+  void read_kernels() {
+    schema_.require(db_, kKernels, {"deviceId", "streamId", "demangledName"});
+    bool has_short = schema_.has(db_, kKernels, "shortName");
+    bool has_dims = true;
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"}) has_dims &= schema_.has(db_, kKernels, c);
+    std::string join = launch_join();
+    std::string sql = fmt::format(
+        "SELECT k.start, k.end, k.deviceId, k.streamId, k.demangledName, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_KERNEL k{} "
+        "ORDER BY k.start, k.end",
+        has_short ? "k.shortName" : "k.demangledName",
+        has_dims ? "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ" : "0, 0, 0, 0, 0, 0",
+        join.empty() ? "NULL" : "r.s", join);
+    Stmt s(db_, sql);
+    while (s.step()) {
+      model::KernelLaunch k{.start = s.i64(0), .end = s.i64(1), .device = s.u64(2), .stream = s.u64(3),
+                            .name_key = static_cast<uint64_t>(s.i64(4))};
+      k.name = string_of(s.i64(4));
+      k.short_name = string_of(s.i64(5));
+      k.grid = {s.u64(6), s.u64(7), s.u64(8)};
+      k.block = {s.u64(9), s.u64(10), s.u64(11)};
+      if (!s.null(12)) k.api_start = s.i64(12);
+      sink_.kernel(k);
+    }
+  }
+
+  std::unordered_map<int64_t, std::string> copy_kinds() {
+    std::unordered_map<int64_t, std::string> kinds;
+    if (!schema_.has(db_, kCopyKinds, "id") || !schema_.has(db_, kCopyKinds, "label")) return kinds;
+    Stmt s(db_, "SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER");
+    while (s.step() && kinds.size() < 4096) kinds.emplace(s.i64(0), std::string(s.text(1)));
+    return kinds;
+  }
+
+  void read_copies() {
+    schema_.require(db_, kMemcpy, {"deviceId", "streamId", "bytes", "copyKind"});
+    auto kinds = copy_kinds();
+    Stmt s(db_, "SELECT start, end, deviceId, streamId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    while (s.step()) {
+      auto it = kinds.find(s.i64(5));
+      if (it == kinds.end()) it = kinds.emplace(s.i64(5), fmt::format("copy kind {}", s.i64(5))).first;
+      sink_.memory({model::MemoryKind::Copy, s.i64(0), s.i64(1), s.u64(2), s.u64(3), s.u64(4), it->second});
+    }
+  }
+
+  void read_memsets() {
+    schema_.require(db_, kMemset, {"deviceId", "streamId", "bytes"});
+    Stmt s(db_, "SELECT start, end, deviceId, streamId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET");
+    while (s.step()) sink_.memory({model::MemoryKind::Set, s.i64(0), s.i64(1), s.u64(2), s.u64(3), s.u64(4), {}});
+  }
+
+  void read_nvtx() {
+    schema_.require(db_, kNvtx, {"start", "end", "eventType"});
+    bool text = schema_.has(db_, kNvtx, "text"), text_id = schema_.has(db_, kNvtx, "textId");
+    std::string name = text_id && text ? "COALESCE(s.value, e.text)" : text_id ? "s.value" : text ? "e.text" : "NULL";
+    Stmt s(db_, fmt::format("SELECT e.start, e.end, {} FROM NVTX_EVENTS e{} WHERE e.eventType IN ({}) AND e.end IS NOT NULL",
+                            name, text_id ? " LEFT JOIN StringIds s ON s.id = e.textId" : "", kNvtxRangeTypes));
+    while (s.step()) {
+      auto n = s.text(2);
+      sink_.nvtx({s.i64(0), s.i64(1), n.empty() ? std::string_view("(unnamed)") : n});
+    }
+  }
+
+  const Db& db_;
+  Schema schema_;
+  model::TimelineSink& sink_;
+  model::TimelineMeta meta_;
+  std::unordered_map<int64_t, std::string> strings_;
+  std::unique_ptr<Stmt> lookup_;
+};
+
+ReadResult<void> read_db(sqlite3* raw, const std::string& name, model::TimelineSink& sink) {
+  Db db(raw);
+  db.harden();
+  try {
+    ExportReader(db, name, sink).read();
+  } catch (const Failure& f) {
+    return std::unexpected(ReadError{.file = name, .what = f.what});
+  }
+  return {};
+}
+
+ReadError open_error(const std::string& name, sqlite3* db, const char* what) {
+  std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+  sqlite3_close_v2(db);
+  return ReadError{.file = name, .what = fmt::format("{}: {}", what, msg)};
+}
+
+std::string file_uri(const std::string& path) {
+  std::string out = "file:";
+  for (char c : path) out += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
+  return out + "?mode=ro&immutable=1";
+}
+
+}  // namespace
+
+TimelineFile sniff_timeline(std::string_view head) {
+  if (head.starts_with(kSqliteMagic)) return TimelineFile::NsysExport;
+  if (head.starts_with(kReportMagic)) return TimelineFile::NsysReport;
+  return TimelineFile::Other;
+}
+
+std::string nsys_report_version(std::string_view head) {
+  if (!head.starts_with(kReportMagic)) return {};
+  head.remove_prefix(kReportMagic.size());
+  auto end = head.find_first_of("-\n");
+  std::string version(head.substr(0, end == std::string_view::npos ? 0 : end));
+  if (version.find('@') == std::string::npos) return {};  // "1." before 2024
+  for (char& c : version)
+    if (c == '@') c = '.';
+  return version;
+}
+
+ReadResult<void> read_nsys_export(const std::string& path, model::TimelineSink& sink) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::unexpected(ReadError{.file = path, .what = "cannot open: " + std::string(std::strerror(errno))});
+  auto size = static_cast<uint64_t>(in.tellg());
+  std::string head(100, '\0');
+  in.seekg(0);
+  in.read(head.data(), 100);
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (auto why = truncation(head, size)) return std::unexpected(ReadError{.file = path, .what = *why});
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(file_uri(path).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) != SQLITE_OK)
+    return std::unexpected(open_error(path, db, "cannot open as SQLite"));
+  return read_db(db, path, sink);
+}
+
+ReadResult<void> read_nsys_export_bytes(std::string_view bytes, const std::string& name, model::TimelineSink& sink) {
+  if (auto why = truncation(bytes.substr(0, 100), bytes.size()))
+    return std::unexpected(ReadError{.file = name, .what = *why});
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
+    return std::unexpected(open_error(name, db, "cannot open SQLite"));
+  // Read-only over the caller's bytes: SQLite neither copies nor frees them.
+  auto* data = reinterpret_cast<unsigned char*>(const_cast<char*>(bytes.data()));
+  auto n = static_cast<sqlite3_int64>(bytes.size());
+  if (sqlite3_deserialize(db, "main", data, n, n, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
+    return std::unexpected(open_error(name, db, "cannot open as SQLite"));
+  return read_db(db, name, sink);
+}
+
+std::string timeline_error_message(const ReadError& e) { return fmt::format("{}: {}", e.file, e.what); }
+
+}  // namespace keet::readers

@@ -1,0 +1,382 @@
+#include "render/timeline.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "render/html_parts.h"
+#include "render/markdown.h"
+
+namespace keet::render {
+namespace {
+
+using nlohmann::json;
+
+std::string bold(bool color, const std::string& text) { return color ? "\033[1m" + text + "\033[0m" : text; }
+
+std::string pct(double share) { return fmt::format("{:.1f}%", 100 * share); }
+
+std::string dim(const model::Dim3& d) { return fmt::format("({},{},{})", d.x, d.y, d.z); }
+
+json dim_json(const model::Dim3& d) { return json::array({d.x, d.y, d.z}); }
+
+json stats_json(const model::DurationStats& s) {
+  return {{"count", s.count}, {"total_ns", s.total_ns}, {"mean_ns", s.mean_ns()}, {"min_ns", s.min_ns}, {"max_ns", s.max_ns}};
+}
+
+json latency_json(const model::DurationStats& s) {
+  if (s.count == 0) return nullptr;
+  return {{"launches", s.count}, {"mean_ns", s.mean_ns()}, {"min_ns", s.min_ns}, {"max_ns", s.max_ns}};
+}
+
+json drift_json(const model::KernelSummary& k, double threshold) {
+  auto growth = analysis::drift_growth(k);
+  if (!growth) return nullptr;
+  auto [early, late] = k.drift.early_late_means();
+  json series = json::array();
+  for (const auto& b : k.drift.buckets())
+    series.push_back({{"first_launch", b.first_launch}, {"launches", b.launches}, {"mean_ns", b.mean_ns()}});
+  return {{"early_mean_ns", early}, {"late_mean_ns", late}, {"growth", *growth}, {"drifting", *growth >= threshold},
+          {"series", series}};
+}
+
+json kernel_json(const model::TimelineSummary& t, const model::KernelSummary& k, double threshold) {
+  json configs = json::array();
+  for (const auto& c : k.configs) {
+    json cj = stats_json(c.time);
+    cj.erase("count");
+    cj["launches"] = c.time.count;
+    cj["grid"] = dim_json(c.grid);
+    cj["block"] = dim_json(c.block);
+    configs.push_back(cj);
+  }
+  return {{"name", k.name},
+          {"short_name", k.short_name},
+          {"launches", k.time.count},
+          {"total_ns", k.time.total_ns},
+          {"mean_ns", k.time.mean_ns()},
+          {"min_ns", k.time.min_ns},
+          {"max_ns", k.time.max_ns},
+          {"gpu_share", t.gpu_share(k)},
+          {"span_share", t.span_share(k)},
+          {"configs", configs},
+          {"launch_latency", latency_json(k.latency)},
+          {"drift", drift_json(k, threshold)}};
+}
+
+json lane_json(const model::Lane& l, bool stream) {
+  json j = {{"device", l.device},          {"kernels", l.kernels},         {"first_start_ns", l.first_start},
+            {"last_end_ns", l.last_end},   {"busy_ns", l.busy_ns},         {"idle_ns", l.idle_ns},
+            {"gaps", l.gaps},              {"max_gap_ns", l.max_gap_ns},   {"max_gap_start_ns", l.max_gap_start}};
+  if (stream) j["stream"] = l.stream;
+  return j;
+}
+
+std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s) {
+  size_t n = s.top == 0 ? t.kernels.size() : std::min(s.top, t.kernels.size());
+  std::string out = fmt::format("{}\n", bold(s.color, fmt::format("Kernels by GPU time ({} of {})", n, t.kernels.size())));
+  out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", "GPU%", "span%", "launches", "total", "mean",
+                     "min", "max", "name");
+  for (size_t i = 0; i < n; ++i) {
+    const auto& k = t.kernels[i];
+    out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", pct(t.gpu_share(k)), pct(t.span_share(k)),
+                       k.time.count, human_duration(static_cast<double>(k.time.total_ns)), human_duration(k.time.mean_ns()),
+                       human_duration(static_cast<double>(k.time.min_ns)),
+                       human_duration(static_cast<double>(k.time.max_ns)), k.name);
+    if (k.configs.size() > 1)
+      for (const auto& c : k.configs)
+        out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "", c.time.count,
+                           human_duration(static_cast<double>(c.time.total_ns)), human_duration(c.time.mean_ns()),
+                           human_duration(static_cast<double>(c.time.min_ns)),
+                           human_duration(static_cast<double>(c.time.max_ns)), dim(c.grid), dim(c.block));
+  }
+  return out;
+}
+
+std::string latency_text(const model::TimelineSummary& t) {
+  if (t.latency.count == 0)
+    return t.launches ? "Launch latency: no kernel joins a runtime API call (no CUDA API trace in the export)\n" : "";
+  return fmt::format("Launch latency (runtime API call to kernel start, {} launches): mean {}, min {}, max {}\n",
+                     t.latency.count, human_duration(t.latency.mean_ns()),
+                     human_duration(static_cast<double>(t.latency.min_ns)),
+                     human_duration(static_cast<double>(t.latency.max_ns)));
+}
+
+std::string drift_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  std::string out;
+  for (const auto& k : t.kernels) {
+    if (!analysis::drifting(k, s.drift_threshold)) continue;
+    auto [early, late] = k.drift.early_late_means();
+    out += fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", k.name, k.time.count,
+                       human_duration(early), human_duration(late), 100 * *analysis::drift_growth(k));
+  }
+  std::string head = fmt::format("Drift (launches that grow {:.0f}% or more slower over the run, kernels with {}+ launches)",
+                                 100 * s.drift_threshold, analysis::kMinDriftLaunches);
+  return bold(s.color, head) + "\n" + (out.empty() ? "  none\n" : out);
+}
+
+std::string lane_line(const model::Lane& l, int64_t origin, bool stream) {
+  std::string who = stream ? fmt::format("device {} stream {}", l.device, l.stream) : fmt::format("device {}", l.device);
+  std::string largest = l.gaps ? fmt::format(", largest {} at +{}", human_duration(static_cast<double>(l.max_gap_ns)),
+                                             human_duration(static_cast<double>(l.max_gap_start - origin)))
+                               : "";
+  double active = static_cast<double>(l.last_end - l.first_start);
+  return fmt::format("  {}: {} kernels, busy {}, idle {} ({:.1f}% of its active time) in {} gaps{}\n", who, l.kernels,
+                     human_duration(static_cast<double>(l.busy_ns)), human_duration(static_cast<double>(l.idle_ns)),
+                     active > 0 ? 100 * static_cast<double>(l.idle_ns) / active : 0.0, l.gaps, largest);
+}
+
+std::string idle_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  if (t.devices.empty()) return "";
+  std::string out = bold(s.color, "GPU idle between kernels (first to last kernel of each device and stream)") + "\n";
+  for (const auto& d : t.devices) out += lane_line(d, t.span_start, false);
+  if (t.streams.size() > 1 || t.devices.size() > 1)
+    for (const auto& l : t.streams) out += lane_line(l, t.span_start, true);
+  return out;
+}
+
+std::string memory_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  if (t.memory.empty()) return "";
+  std::string out = bold(s.color, "Memory operations") + "\n";
+  for (const auto& m : t.memory)
+    out += fmt::format("  {}: {} operations, {} ({} mean), {}\n", m.direction, m.time.count,
+                       human_duration(static_cast<double>(m.time.total_ns)), human_duration(m.time.mean_ns()),
+                       human_bytes(m.bytes));
+  return out;
+}
+
+std::string nvtx_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  if (t.nvtx.empty()) return "";
+  size_t n = std::min<size_t>(t.nvtx.size(), s.top == 0 ? t.nvtx.size() : s.top);
+  std::string out = bold(s.color, fmt::format("NVTX ranges ({} of {})", n, t.nvtx.size())) + "\n";
+  for (size_t i = 0; i < n; ++i) {
+    const auto& r = t.nvtx[i];
+    out += fmt::format("  {}: {} ranges, total {}, mean {}, min {}, max {}\n", r.name, r.time.count,
+                       human_duration(static_cast<double>(r.time.total_ns)), human_duration(r.time.mean_ns()),
+                       human_duration(static_cast<double>(r.time.min_ns)), human_duration(static_cast<double>(r.time.max_ns)));
+  }
+  return out;
+}
+
+std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  const auto& m = t.meta;
+  std::string version = m.tool_version.empty() ? "nsys version not recorded" : "nsys " + m.tool_version;
+  std::string schema = m.schema.empty() ? "no export metadata" : m.schema + " " + m.schema_version;
+  std::string out = bold(s.color, "Timeline " + m.path) + fmt::format(" ({}, export schema {})\n", version, schema);
+  for (const auto& g : m.gpus) out += fmt::format("GPU {}: {}\n", g.id, g.name);
+  if (t.span_ns() > 0)
+    out += fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)\n",
+                       human_duration(static_cast<double>(t.span_ns())), human_duration(static_cast<double>(t.kernel_ns)),
+                       t.launches, pct(static_cast<double>(t.kernel_ns) / static_cast<double>(t.span_ns())));
+  if (!m.absent_tables.empty()) out += fmt::format("Not in the export (nothing recorded): {}\n", fmt::join(m.absent_tables, ", "));
+  return out;
+}
+
+// One lane per device and stream, each slice's shade its busy fraction.
+std::string lanes_svg(const model::TimelineSummary& t) {
+  if (t.bins == 0 || t.devices.empty()) return "<p class='empty'>no kernel in the timeline</p>";
+  constexpr int kLabel = 150, kRow = 20, kWidth = 720;
+  std::vector<std::pair<std::string, const model::Lane*>> rows;
+  for (const auto& d : t.devices) rows.emplace_back(fmt::format("device {}", d.device), &d);
+  for (const auto& l : t.streams) rows.emplace_back(fmt::format("dev {} stream {}", l.device, l.stream), &l);
+  double slice = static_cast<double>(t.span_ns()) / static_cast<double>(t.bins);
+  double cell = static_cast<double>(kWidth) / static_cast<double>(t.bins);
+  std::string out = fmt::format("<svg class='timeline' width='{}' height='{}' role='img'>", kLabel + kWidth + 10,
+                                rows.size() * kRow + 24);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    int y = static_cast<int>(r) * kRow + 2;
+    out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel - 6, y + 13, html::esc(rows[r].first));
+    out += fmt::format("<rect x='{}' y='{}' width='{}' height='16' fill='#e4e6eb'/>", kLabel, y, kWidth);
+    for (size_t b = 0; b < t.bins; ++b) {
+      double busy = slice > 0 ? std::clamp(static_cast<double>(rows[r].second->bins[b]) / slice, 0.0, 1.0) : 0;
+      if (busy <= 0) continue;
+      out += fmt::format("<rect x='{:.1f}' y='{}' width='{:.2f}' height='16' fill='#2563eb' fill-opacity='{:.2f}'/>",
+                         kLabel + static_cast<double>(b) * cell, y, cell, 0.15 + 0.85 * busy);
+    }
+  }
+  int axis = static_cast<int>(rows.size()) * kRow + 16;
+  out += fmt::format("<text x='{}' y='{}'>0</text><text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel, axis,
+                     kLabel + kWidth, axis, html::esc(human_duration(static_cast<double>(t.span_ns()))));
+  return out + "</svg>";
+}
+
+std::string kernel_table_html(const model::TimelineSummary& t, const TimelineStyle& s) {
+  size_t n = s.top == 0 ? t.kernels.size() : std::min(s.top, t.kernels.size());
+  std::vector<html::Bar> bars;
+  for (size_t i = 0; i < n; ++i)
+    bars.push_back({t.kernels[i].short_name.empty() ? t.kernels[i].name : t.kernels[i].short_name,
+                    t.gpu_share(t.kernels[i]), pct(t.gpu_share(t.kernels[i]))});
+  std::string out = "<h3>Kernels by share of GPU time</h3>" + html::bar_chart(bars, 1.0, "share");
+  out += "<table><tr><th>GPU %</th><th>span %</th><th>launches</th><th>total</th><th>mean</th><th>min</th><th>max</th>"
+         "<th>drift</th><th>name</th></tr>";
+  for (size_t i = 0; i < n; ++i) {
+    const auto& k = t.kernels[i];
+    auto g = analysis::drift_growth(k);
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td><code>{}</code></td></tr>",
+                       pct(t.gpu_share(k)), pct(t.span_share(k)), k.time.count,
+                       human_duration(static_cast<double>(k.time.total_ns)), human_duration(k.time.mean_ns()),
+                       human_duration(static_cast<double>(k.time.min_ns)), human_duration(static_cast<double>(k.time.max_ns)),
+                       g ? html::esc(fmt::format("{:+.0f}%", 100 * *g)) : "", html::esc(k.name));
+  }
+  return out + "</table>";
+}
+
+}  // namespace
+
+std::string human_bytes(uint64_t bytes) {
+  auto b = static_cast<double>(bytes);
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.2f} kB", b / 1e3);
+  return fmt::format("{} B", bytes);
+}
+
+std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  std::string out = header_text(t, s) + "\n";
+  if (t.kernels.empty()) out += "No kernel ran in this timeline.\n";
+  else out += kernel_rows(t, s) + "\n" + latency_text(t) + "\n" + drift_text(t, s) + "\n" + idle_text(t, s);
+  for (const auto& part : {memory_text(t, s), nvtx_text(t, s)})
+    if (!part.empty()) out += "\n" + part;
+  return out;
+}
+
+nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyle& s) {
+  json gpus = json::array(), kernels = json::array(), streams = json::array(), devices = json::array(),
+       memory = json::array(), nvtx = json::array();
+  for (const auto& g : t.meta.gpus) gpus.push_back({{"id", g.id}, {"name", g.name}});
+  for (const auto& k : t.kernels) kernels.push_back(kernel_json(t, k, s.drift_threshold));
+  for (const auto& l : t.streams) streams.push_back(lane_json(l, true));
+  for (const auto& d : t.devices) devices.push_back(lane_json(d, false));
+  for (const auto& m : t.memory) {
+    json mj = stats_json(m.time);
+    mj["direction"] = m.direction;
+    mj["bytes"] = m.bytes;
+    memory.push_back(mj);
+  }
+  for (const auto& r : t.nvtx) {
+    json rj = stats_json(r.time);
+    rj["name"] = r.name;
+    nvtx.push_back(rj);
+  }
+  auto opt = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+  return {{"schema", "keet.timeline/1"},
+          {"timeline", t.meta.path},
+          {"nsys_version", opt(t.meta.tool_version)},
+          {"export_schema", opt(t.meta.schema)},
+          {"export_schema_version", opt(t.meta.schema_version)},
+          {"gpus", gpus},
+          {"absent_tables", t.meta.absent_tables},
+          {"span", {{"start_ns", t.span_start}, {"end_ns", t.span_end}, {"duration_ns", t.span_ns()}}},
+          {"gpu_time_ns", t.kernel_ns},
+          {"launches", t.launches},
+          {"kernels", kernels},
+          {"launch_latency", latency_json(t.latency)},
+          {"drift_threshold", s.drift_threshold},
+          {"devices", devices},
+          {"streams", streams},
+          {"memory", memory},
+          {"nvtx", nvtx},
+          {"warnings", t.warnings}};
+}
+
+std::string timeline_html_section(const model::TimelineSummary& t, const TimelineStyle& s) {
+  std::string out = "<section class='timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
+  out += "<pre>" + html::esc(header_text(t, TimelineStyle{s.top, s.drift_threshold, false})) + "</pre>";
+  out += "<h3>GPU activity over the run</h3>" + lanes_svg(t);
+  if (!t.kernels.empty()) out += kernel_table_html(t, s);
+  TimelineStyle plain{s.top, s.drift_threshold, false};
+  std::string rest = t.kernels.empty() ? "" : latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
+  for (const auto& part : {memory_text(t, plain), nvtx_text(t, plain)})
+    if (!part.empty()) rest += "\n" + part;
+  if (!rest.empty()) out += "<pre>" + html::esc(rest) + "</pre>";
+  return out + "</section>";
+}
+
+std::string timeline_html(const model::TimelineSummary& t, const TimelineStyle& s) {
+  return html::page("KEET timeline " + t.meta.path, "<h1>KEET timeline</h1>" + timeline_html_section(t, s));
+}
+
+std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s) {
+  std::string out;
+  if (s.markdown) out += "## Application view (timeline " + md_code(j.timeline) + ")\n\n";
+  else out += bold(s.color, "Application view (timeline " + j.timeline + ")") + "\n";
+  std::string cover = fmt::format("The profiled kernels carry {} of the application's GPU time.", pct(j.coverage));
+  out += (s.markdown ? md_text(cover) + "\n\n" : "  " + cover + "\n");
+  for (const auto& k : j.kernels) {
+    std::string where = k.in_timeline ? fmt::format("{} of GPU time, {} launches, {} in the timeline", pct(k.gpu_share),
+                                                    k.launches, human_duration(static_cast<double>(k.total_ns)))
+                                      : "not in the timeline";
+    out += s.markdown ? fmt::format("- #{} {}: {}\n", k.index, md_code(k.name), md_text(where))
+                      : fmt::format("  [{}] {}: {}\n", k.index, k.name, where);
+    for (const auto& g : k.gains) {
+      std::string gain = fmt::format("{}: kernel x{:.2f} -> application GPU time x{:.3f}", g.title, g.kernel_speedup,
+                                     g.app_speedup);
+      out += s.markdown ? fmt::format("  - {} ({})\n", md_text(gain), md_code(g.finding))
+                        : fmt::format("      {} ({})\n", gain, g.finding);
+    }
+  }
+  if (j.low_coverage) {
+    std::string w = "warning: " + analysis::coverage_warning(j);
+    out += s.markdown ? "\n> " + md_text(w) + "\n" : "  " + w + "\n";
+  }
+  return out + (s.markdown ? "\n" : "");
+}
+
+nlohmann::json join_json(const analysis::TimelineJoin& j) {
+  json kernels = json::array(), hot = json::array();
+  for (const auto& k : j.kernels) {
+    json gains = json::array();
+    for (const auto& g : k.gains)
+      gains.push_back({{"finding", g.finding}, {"title", g.title}, {"kernel_speedup", g.kernel_speedup},
+                       {"app_speedup", g.app_speedup}});
+    kernels.push_back({{"index", k.index}, {"name", k.name}, {"in_timeline", k.in_timeline}, {"gpu_share", k.gpu_share},
+                       {"launches", k.launches}, {"total_ns", k.total_ns}, {"gains", gains}});
+  }
+  for (const auto& h : j.not_profiled)
+    hot.push_back({{"name", h.name}, {"short_name", h.short_name}, {"gpu_share", h.gpu_share}, {"launches", h.launches},
+                   {"ncu_options", h.ncu_options}});
+  std::string w = analysis::coverage_warning(j);
+  return {{"path", j.timeline},       {"coverage", j.coverage}, {"threshold", j.threshold},
+          {"low_coverage", j.low_coverage}, {"kernels", kernels}, {"not_profiled", hot},
+          {"warning", w.empty() ? json(nullptr) : json(w)}};
+}
+
+std::string join_html(const analysis::TimelineJoin& j) {
+  std::string out = "<section class='app-view'><h2>Application view</h2><p>" +
+                    html::esc(fmt::format("The profiled kernels carry {} of the application's GPU time in ", pct(j.coverage))) +
+                    "<code>" + html::esc(j.timeline) + "</code>.</p>";
+  if (j.low_coverage) out += "<p class='warn'>" + html::esc("Warning: " + analysis::coverage_warning(j)) + "</p>";
+  out += "<table><tr><th>#</th><th>kernel</th><th>GPU %</th><th>best finding</th><th>kernel gain</th><th>application gain</th></tr>";
+  for (const auto& k : j.kernels) {
+    const auto* g = k.gains.empty() ? nullptr : &k.gains.front();
+    out += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", k.index,
+                       html::esc(k.name), k.in_timeline ? pct(k.gpu_share) : "not in the timeline",
+                       g ? html::esc(g->title) : "", g ? fmt::format("x{:.2f}", g->kernel_speedup) : "",
+                       g ? fmt::format("x{:.3f}", g->app_speedup) : "");
+  }
+  return out + "</table></section>";
+}
+
+std::string change_view_text(const analysis::ChangeView& v, bool markdown) {
+  std::string head = "Application view (timeline " + v.join.timeline + ")";
+  std::string out = markdown ? "\n## " + md_text(head) + "\n\n" : "\n" + head + "\n";
+  std::string summary = fmt::format(
+      "The compared kernels carry {} of the application's GPU time; if each kernel's change holds for all its "
+      "launches, the application's GPU time changes by {:+.1f}%.",
+      pct(v.join.coverage), 100 * v.app_change);
+  out += markdown ? md_text(summary) + "\n\n" : "  " + summary + "\n";
+  for (const auto& k : v.kernels) {
+    std::string line = fmt::format("{:+.1f}% on a kernel with {} of GPU time: {:+.2f}% of the application", 100 * k.change,
+                                   pct(k.gpu_share), 100 * k.app_change);
+    out += markdown ? fmt::format("- {}: {}\n", md_code(k.name), md_text(line)) : fmt::format("  {}: {}\n", k.name, line);
+  }
+  if (v.join.low_coverage) {
+    std::string w = "warning: " + analysis::coverage_warning(v.join);
+    out += markdown ? "\n> " + md_text(w) + "\n" : "  " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace keet::render

@@ -1,0 +1,421 @@
+// End-to-end: `keet timeline` on every Nsight Systems fixture against the
+// oracle's `nsys stats --report cuda_gpu_kern_sum` (per-kernel totals and
+// launch counts exact), reports nsys refuses, no nsys at all, damaged
+// exports; the keet.timeline/1 contract; `analyze --timeline` on the fixture
+// pair with both report kinds and on test-made timelines where the profiled
+// kernel is and is not the hot one; `profile --nsys` with stand-in tools.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "support/report_writer.h"
+#include "support/testing.h"
+#include "support/timeline_writer.h"
+
+namespace keet {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace keet::testing;
+using json = nlohmann::json;
+
+std::string nsys_fixtures() { return *shared_dir() + "/fixtures/nsys"; }
+std::string oracle() { return *shared_dir() + "/tools/nsys-oracle"; }
+
+std::vector<std::string> manifest_paths() {
+  std::ifstream in(nsys_fixtures() + "/MANIFEST.tsv");
+  std::vector<std::string> paths;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    auto path = line.substr(0, line.find('\t'));
+    if (path.ends_with(".nsys-rep") || path.ends_with(".qdrep") || path.ends_with(".sqlite"))
+      paths.push_back(nsys_fixtures() + "/" + path);
+  }
+  return paths;
+}
+
+std::vector<std::string> csv_cells(std::string_view line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += line[++i];
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
+    else cell += c;
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+struct Totals {
+  int64_t total = 0;
+  uint64_t launches = 0;
+  bool operator==(const Totals&) const = default;
+};
+
+// name -> (Total Time, Instances) from the oracle's cuda_gpu_kern_sum CSV.
+std::map<std::string, Totals> oracle_kernels(const std::string& sqlite, std::string* why) {
+  auto r = run_command(shell_quote(oracle()) + " stats --report cuda_gpu_kern_sum --format csv -o - " +
+                       shell_quote(sqlite) + " 2>&1");
+  std::map<std::string, Totals> out;
+  std::istringstream in(r.out);
+  std::string line;
+  bool header = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("Time (%)")) {
+      header = true;
+      continue;
+    }
+    if (!header) {
+      if (line.find("does not contain") != std::string::npos) *why = line;
+      continue;
+    }
+    auto c = csv_cells(line);
+    if (c.size() < 9) continue;
+    out[c[8]] = {std::stoll(c[1]), std::stoull(c[2])};
+  }
+  if (!header && why->empty()) *why = "oracle gave no table: " + r.out.substr(0, 300);
+  return out;
+}
+
+std::map<std::string, Totals> keet_kernels(const json& doc) {
+  std::map<std::string, Totals> out;
+  for (const auto& k : doc["kernels"])
+    out[k["name"].get<std::string>()] = {k["total_ns"].get<int64_t>(), k["launches"].get<uint64_t>()};
+  return out;
+}
+
+// The oracle's SQLite export of a report, kept between runs (it is a pure
+// function of the fixture and the oracle's version).
+std::string oracle_export(const std::string& report, std::string* refused) {
+  fs::path cache = fs::temp_directory_path() / "keet-nsys-oracle-exports";
+  fs::create_directories(cache);
+  std::string key = report.substr(nsys_fixtures().size() + 1);
+  for (char& c : key)
+    if (c == '/' || c == ' ') c = '_';
+  std::string out = (cache / (key + ".sqlite")).string();
+  if (fs::exists(out)) return out;
+  std::string partial = out + ".partial.sqlite";
+  auto r = run_command(shell_quote(oracle()) + " export --type sqlite --force-overwrite true -o " + shell_quote(partial) +
+                       " " + shell_quote(report));
+  std::string said = r.out + r.err;  // nsys writes its refusal on stderr
+  if (said.find("newer than your current version") != std::string::npos) {
+    *refused = said;
+    return "";
+  }
+  if (!fs::exists(partial)) {
+    *refused = "oracle export failed: " + said.substr(0, 300);
+    return "";
+  }
+  fs::rename(partial, out);
+  return out;
+}
+
+std::string last_line(const std::string& s) {
+  auto end = s.find_last_not_of('\n');
+  if (end == std::string::npos) return "";
+  auto start = s.rfind('\n', end);
+  return s.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
+  KEET_REQUIRE_SHARED();
+  auto paths = manifest_paths();
+  ASSERT_GE(paths.size(), 30u);
+  size_t read = 0, refused = 0, kernels = 0, launches = 0;
+  for (const auto& f : paths) {
+    SCOPED_TRACE(f);
+    std::string sqlite = f, why_refused;
+    if (!f.ends_with(".sqlite")) sqlite = oracle_export(f, &why_refused);
+    if (sqlite.empty()) {
+      ASSERT_NE(why_refused.find("newer than your current version"), std::string::npos) << why_refused;
+      auto r = run_keet("timeline --nsys " + shell_quote(oracle()) + " " + shell_quote(f));
+      auto beside = fs::path(f).replace_extension(".sqlite");
+      if (fs::exists(beside)) {  // the author's own export: keet reads it and needs no nsys
+        EXPECT_EQ(r.rc, 0) << r.err;
+        EXPECT_NE(r.err.find("the export beside the report"), std::string::npos) << r.err;
+        ++refused;
+        continue;
+      }
+      // keet says so in one line, with the command to run with a newer nsys.
+      EXPECT_EQ(r.rc, 3) << r.err;
+      auto line = last_line(r.err);
+      EXPECT_NE(line.find("newer than"), std::string::npos) << r.err;
+      EXPECT_NE(line.find("nsys export --type sqlite -o"), std::string::npos) << r.err;
+      ++refused;
+      continue;
+    }
+    auto r = run_keet("timeline --format json " + shell_quote(sqlite));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto doc = json::parse(r.out);
+    std::string why_empty;
+    auto want = oracle_kernels(sqlite, &why_empty);
+    auto got = keet_kernels(doc);
+    if (want.empty()) {  // no kernel table: the oracle skips it, keet lists the table as absent
+      EXPECT_NE(why_empty.find("does not contain CUDA kernel data"), std::string::npos) << why_empty;
+      auto absent = doc["absent_tables"].get<std::vector<std::string>>();
+      EXPECT_NE(std::ranges::find(absent, "CUPTI_ACTIVITY_KIND_KERNEL"), absent.end());
+    }
+    EXPECT_EQ(got, want);
+    uint64_t n = 0;
+    for (const auto& [name, t] : got) n += t.launches;
+    EXPECT_EQ(doc["launches"].get<uint64_t>(), n);
+    ++read;
+    kernels += got.size();
+    launches += n;
+  }
+  std::cout << "[ nsys    ] " << read << " timelines agree with nsys stats cuda_gpu_kern_sum (" << kernels
+            << " kernel names, " << launches << " launches); " << refused << " reports refused by nsys 2023.4\n";
+  EXPECT_EQ(read + refused, paths.size());
+}
+
+TEST(TimelineCli, ReportIsExportedThroughNsys) {
+  KEET_REQUIRE_SHARED();
+  // A copy: keet writes the export beside the report, never into ../shared.
+  auto report = temp_path("lianhang-report1.nsys-rep");
+  fs::copy_file(nsys_fixtures() + "/Lianhang666__gpu3/report1.nsys-rep", report, fs::copy_options::overwrite_existing);
+  fs::remove(temp_path("lianhang-report1.sqlite"));
+  auto r = run_keet("timeline --format json --nsys " + shell_quote(oracle()) + " " + shell_quote(report));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["timeline"], report);
+  ASSERT_EQ(doc["kernels"].size(), 2u);
+  EXPECT_EQ(doc["kernels"][0]["short_name"], "histogram_kernel");
+  EXPECT_EQ(doc["export_schema"], "META_DATA_EXPORT");
+  EXPECT_NE(r.err.find("export --type sqlite"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(temp_path("lianhang-report1.sqlite")));
+  auto again = run_keet("timeline --nsys /nonexistent/nsys " + shell_quote(report));  // the export is reused
+  EXPECT_EQ(again.rc, 0) << again.err;
+  EXPECT_NE(again.err.find("the export beside the report"), std::string::npos) << again.err;
+}
+
+TEST(TimelineCli, OldSchemaExportReadsAsWritten) {
+  KEET_REQUIRE_SHARED();
+  auto r = run_keet("timeline --format json " + shell_quote(nsys_fixtures() + "/Lianhang666__gpu3/report2.sqlite"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_EQ(doc["export_schema"], "EXPORT_META_DATA");
+  EXPECT_EQ(doc["nsys_version"], "2022.4.2.1");
+}
+
+TEST(TimelineCli, WithoutNsysTheErrorNamesTheCommand) {
+  auto report = temp_path("new.nsys-rep");
+  std::ofstream(report) << "NVIDIA Tegra Profiler Report 2026@1@3@425-261338342291v0.\n\x0b" << std::string(64, 'x');
+  auto r = run_command("env -u NSYS PATH=/nonexistent " + shell_quote(KEET_BINARY) + " timeline " + shell_quote(report));
+  EXPECT_EQ(r.rc, 3) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("nsys 2026.1.3.425"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nsys export --type sqlite -o " + fs::path(report).replace_extension(".sqlite").string()),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(TimelineCli, DamagedExportsExitTwoWithOneLine) {
+  TimelineWriter w;
+  for (int i = 0; i < 200; ++i) w.kernel({"k(int)", "k", i * 100, i * 100 + 50});
+  auto whole = temp_path("whole-e2e.sqlite");
+  w.write(whole);
+  std::ifstream in(whole, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"truncated", bytes.substr(0, bytes.size() - 4096)},
+      {"header only", bytes.substr(0, 100)},
+      {"zeroed pages", bytes.substr(0, 4096) + std::string(bytes.size() - 4096, '\0')},
+      {"not sqlite", "hello, world"},
+  };
+  std::string flipped = bytes;
+  for (size_t i = 4096; i < flipped.size(); i += 7) flipped[i] = static_cast<char>(flipped[i] ^ 0xff);
+  cases.emplace_back("flipped bytes", flipped);
+  for (const auto& [what, data] : cases) {
+    auto path = temp_path("damaged-e2e.sqlite");
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+    auto r = run_keet("timeline " + shell_quote(path));
+    EXPECT_EQ(r.rc, 2) << what << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+    EXPECT_TRUE(r.err.starts_with("keet: ")) << what << ": " << r.err;
+  }
+}
+
+TEST(TimelineCli, TextAndHtmlShowTheRun) {
+  TimelineWriter w;
+  for (int i = 0; i < 20; ++i) w.kernel({"step(float *)", "step", i * 1000, i * 1000 + 400 + 20 * i, 0, 7, 64, 128, i * 1000 - 100});
+  w.memcpy(1, 0, 10, 1 << 20);
+  w.nvtx("epoch", 0, 20'000);
+  auto path = temp_path("show.sqlite");
+  w.write(path);
+  auto text = run_keet("timeline " + shell_quote(path));
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("step(float *)"), std::string::npos);
+  EXPECT_NE(text.out.find("Host-to-Device: 1 operations"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("epoch: 1 ranges"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Launch latency (runtime API call to kernel start, 20 launches)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("step(float *): 20 launches, first quarter mean"), std::string::npos) << text.out;  // drifts
+  auto html = run_keet("timeline --format html " + shell_quote(path));
+  ASSERT_EQ(html.rc, 0);
+  EXPECT_NE(html.out.find("<svg class='timeline'"), std::string::npos);
+  EXPECT_EQ(html.out.find("<script"), std::string::npos);
+}
+
+ProcessResult validate(const std::string& schema, const std::string& text, const std::string& name) {
+  auto path = temp_path(name);
+  std::ofstream(path) << text;
+  return run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " +
+                     shell_quote(source_dir() + "/schemas/" + schema + ".schema.json") + " " + shell_quote(path));
+}
+
+TEST(TimelineContracts, TimelineJsonConforms) {
+  auto path = temp_path("contract.sqlite");
+  TimelineWriter w;
+  for (int i = 0; i < 12; ++i) w.kernel({"a(int)", "a", i * 100, i * 100 + 40, 0, 7, static_cast<uint64_t>(1 + i % 2), 32, i * 100 - 10});
+  w.memset(0, 5, 64);
+  w.nvtx("r", 0, 10);
+  w.write(path);
+  auto r = run_keet("timeline --format json " + shell_quote(path));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto v = validate("timeline", r.out, "timeline-contract.json");
+  EXPECT_EQ(v.rc, 0) << v.out << v.err;
+  auto doc = json::parse(r.out);
+  doc["kernels"][0]["extra"] = 1;  // the schema is closed
+  EXPECT_EQ(validate("timeline", doc.dump(), "timeline-bad.json").rc, 1);
+  if (!shared_dir()) return;
+  for (const auto& f : manifest_paths()) {
+    if (!f.ends_with(".sqlite")) continue;
+    auto out = run_keet("timeline --format json " + shell_quote(f));
+    ASSERT_EQ(out.rc, 0) << f << ": " << out.err;
+    auto fv = validate("timeline", out.out, "timeline-fixture.json");
+    EXPECT_EQ(fv.rc, 0) << f << ": " << fv.out << fv.err;
+  }
+}
+
+std::string writer_report(const std::string& name) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel("strided_copy", 8192, 256, scenario_metrics(120000));
+  auto tiny = w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  b.results.push_back(tiny.SerializeAsString());
+  w.add(b);
+  std::string path = temp_path(name);
+  w.write(path);
+  return path;
+}
+
+// A timeline of the same program where `hot` carries 90% of the GPU time.
+std::string writer_timeline(const std::string& name, const std::string& hot) {
+  TimelineWriter w;
+  int64_t t = 0;
+  auto add = [&](const std::string& k, int64_t d, int n) {
+    for (int i = 0; i < n; ++i, t += d + 100) w.kernel({k + "()", k, t, t + d});
+  };
+  add(hot, 9000, 10);
+  for (std::string other : {"strided_copy", "tiny", "hot_solver"})
+    if (other != hot) add(other, 500, 10);
+  std::string path = temp_path(name);
+  w.write(path);
+  return path;
+}
+
+TEST(TimelineJoinCli, ProfiledKernelIsTheHotOne) {
+  auto report = writer_report("join-hot.ncu-rep");
+  auto timeline = writer_timeline("join-hot.sqlite", "strided_copy");
+  auto r = run_keet("analyze --format json " + shell_quote(report) + " --timeline " + shell_quote(timeline));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  auto& j = doc["timeline"];
+  EXPECT_FALSE(j["low_coverage"].get<bool>());
+  EXPECT_NEAR(j["coverage"].get<double>(), 95000.0 / 100000.0, 1e-9);
+  EXPECT_EQ(j["kernels"][0]["name"], "strided_copy()");
+  EXPECT_NEAR(j["kernels"][0]["gpu_share"].get<double>(), 0.9, 1e-9);
+  ASSERT_FALSE(j["kernels"][0]["gains"].empty());
+  double s = j["kernels"][0]["gains"][0]["kernel_speedup"].get<double>();
+  double app = j["kernels"][0]["gains"][0]["app_speedup"].get<double>();
+  EXPECT_NEAR(app, 1 / (0.1 + 0.9 / s), 1e-9);
+  EXPECT_EQ(r.err.find("cover"), std::string::npos) << r.err;
+  auto v = validate("analysis", r.out, "analysis-timeline.json");
+  EXPECT_EQ(v.rc, 0) << v.out << v.err;
+}
+
+TEST(TimelineJoinCli, ProfiledKernelIsNotTheHotOne) {
+  auto report = writer_report("join-cold.ncu-rep");
+  auto timeline = writer_timeline("join-cold.sqlite", "hot_solver");
+  auto r = run_keet("analyze " + shell_quote(report) + " --timeline " + shell_quote(timeline));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("Application view"), std::string::npos);
+  EXPECT_NE(r.err.find("the profiled kernels cover 10.0% of the application's GPU time"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hot_solver (90.0%, 10 launches; ncu -k hot_solver --launch-skip 1 --launch-count 1)"),
+            std::string::npos)
+      << r.err;
+  auto j = run_keet("analyze --format json " + shell_quote(report) + " --timeline " + shell_quote(timeline));
+  auto doc = json::parse(j.out);
+  EXPECT_TRUE(doc["timeline"]["low_coverage"].get<bool>());
+  EXPECT_EQ(doc["timeline"]["not_profiled"][0]["short_name"], "hot_solver");
+  auto html = run_keet("analyze --format html " + shell_quote(report) + " --timeline " + shell_quote(timeline));
+  EXPECT_NE(html.out.find("Application view"), std::string::npos);
+  EXPECT_NE(html.out.find("<svg class='timeline'"), std::string::npos);
+}
+
+TEST(TimelineJoinCli, Lianhang666BothReportKinds) {
+  KEET_REQUIRE_SHARED();
+  auto dir = nsys_fixtures() + "/Lianhang666__gpu3/";
+  auto r = run_keet("analyze --format json " + shell_quote(dir + "myReport.ncu-rep") + " --timeline " +
+                    shell_quote(dir + "report2.sqlite"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  auto& j = doc["timeline"];
+  std::map<std::string, double> share;
+  for (const auto& k : j["kernels"]) share[k["name"].get<std::string>()] = k["gpu_share"].get<double>();
+  // report2: histogram_kernel 59,934 ns and convert_kernel 6,976 ns.
+  EXPECT_NEAR(share.at("histogram_kernel(unsigned int *, unsigned int *, unsigned int, unsigned int)"),
+              59934.0 / 66910.0, 1e-9);
+  EXPECT_NEAR(j["coverage"].get<double>(), 1.0, 1e-9);
+  EXPECT_FALSE(j["low_coverage"].get<bool>());
+  EXPECT_EQ(validate("analysis", r.out, "analysis-lianhang.json").rc, 0);
+}
+
+// Stand-ins that write real fixture files: nsys records Lianhang666's
+// report1 and exports it as nsys 2022.4 did (report2.sqlite); ncu writes
+// myReport.ncu-rep and keeps its arguments.
+void write_stand_ins(const fs::path& dir) {
+  fs::create_directories(dir);
+  std::string fix = nsys_fixtures() + "/Lianhang666__gpu3/";
+  std::ofstream(dir / "nsys") << "#!/bin/sh\nsub=$1; out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                                 "case $sub in\n  profile) cp " << shell_quote(fix + "report1.nsys-rep") << " \"$out.nsys-rep\" ;;\n"
+                                 "  export) cp " << shell_quote(fix + "report2.sqlite") << " \"$out\" ;;\nesac\n";
+  std::ofstream(dir / "ncu") << "#!/bin/sh\necho \"$@\" > " << shell_quote((dir / "ncu.args").string())
+                             << "\nout=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                                "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep ;; esac\ncp "
+                             << shell_quote(fix + "myReport.ncu-rep") << " \"$out\"\n";
+  fs::permissions(dir / "nsys", fs::perms::owner_all);
+  fs::permissions(dir / "ncu", fs::perms::owner_all);
+}
+
+TEST(TimelineProfile, NsysThenNcuOnTheHotKernelsThenTheJoinedAnalysis) {
+  KEET_REQUIRE_SHARED();
+  fs::path dir = temp_path("profile-nsys");
+  write_stand_ins(dir);
+  auto r = run_keet("profile --nsys --nsys-path " + shell_quote((dir / "nsys").string()) + " --ncu " +
+                    shell_quote((dir / "ncu").string()) + " --top-kernels 1 -o " + shell_quote((dir / "app").string()) +
+                    " -- ./app --n 3");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::ifstream args(dir / "ncu.args");
+  std::string ncu_args((std::istreambuf_iterator<char>(args)), std::istreambuf_iterator<char>());
+  EXPECT_NE(ncu_args.find("--kernel-name-base function --kernel-name regex:^(histogram_kernel)$ --launch-count 1 ./app --n 3"),
+            std::string::npos)
+      << ncu_args;
+  EXPECT_TRUE(fs::exists(dir / "app-timeline.nsys-rep"));
+  EXPECT_NE(r.out.find("Application view"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("histogram_kernel"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace keet
