@@ -20,18 +20,10 @@ namespace fs = std::filesystem;
 
 // A one-kernel report named `kernel` (any bytes), with a device name.
 std::string named_report(const std::string& file, const std::string& kernel, double ns = 1000) {
-  ReportWriter w;
-  ReportWriter::Block b;
-  auto k = w.kernel(kernel, 64, 256,
-                    {{"gpu__time_duration.sum", ns}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40}});
-  auto* dev = k.add_metric_results();
-  dev->set_name_id(w.name_id("device__attribute_display_name"));
-  dev->mutable_value()->set_string_value("Test GPU");
-  w.flush_strings(b);
-  b.results.push_back(k.SerializeAsString());
-  w.add(b);
   std::string path = temp_path(file);
-  w.write(path);
+  write_file(path, one_kernel_report(kernel, 64, 256,
+                                     {{"gpu__time_duration.sum", ns},
+                                      {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40}}));
   return path;
 }
 

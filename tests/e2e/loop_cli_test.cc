@@ -20,18 +20,9 @@ namespace fs = std::filesystem;
 // A one-kernel report; `device` is stored as the string metric ncu writes.
 std::string report(const std::string& file, const std::string& kernel, double ns,
                    std::vector<std::pair<std::string, double>> metrics = {}) {
-  ReportWriter w;
-  ReportWriter::Block b;
   metrics.emplace_back("gpu__time_duration.sum", ns);
-  auto k = w.kernel(kernel, 64, 256, metrics);
-  auto* dev = k.add_metric_results();
-  dev->set_name_id(w.name_id("device__attribute_display_name"));
-  dev->mutable_value()->set_string_value("Test GPU");
-  w.flush_strings(b);
-  b.results.push_back(k.SerializeAsString());
-  w.add(b);
   std::string path = temp_path(file);
-  w.write(path);
+  write_file(path, one_kernel_report(kernel, 64, 256, metrics));
   return path;
 }
 

@@ -23,16 +23,7 @@ namespace {
 using nlohmann::json;
 
 std::string scenario_report(double duration_ns, const std::string& kernel = "strided_copy") {
-  ReportWriter w;
-  ReportWriter::Block b;
-  auto k = w.kernel(kernel, 8192, 256, scenario_metrics(duration_ns));
-  auto* dev = k.add_metric_results();
-  dev->set_name_id(w.name_id("device__attribute_display_name"));
-  dev->mutable_value()->set_string_value("Test GPU");
-  w.flush_strings(b);
-  b.results.push_back(k.SerializeAsString());
-  w.add(b);
-  return w.bytes();
+  return one_kernel_report(kernel, 8192, 256, scenario_metrics(duration_ns));
 }
 
 std::string fresh_dir(const std::string& name) {

@@ -56,6 +56,20 @@ pb::ProfileResult ReportWriter::kernel(const std::string& name, uint64_t grid, u
   return r;
 }
 
+std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,
+                              const std::vector<std::pair<std::string, double>>& metrics) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel(kernel, grid, block, metrics);
+  auto* dev = k.add_metric_results();
+  dev->set_name_id(w.name_id("device__attribute_display_name"));
+  dev->mutable_value()->set_string_value("Test GPU");
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
 std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns) {
   return {{"gpu__time_duration.sum", duration_ns},
           {"device__attribute_compute_capability_major", 9},

@@ -44,6 +44,11 @@ class ReportWriter {
   size_t flushed_ = 0;
 };
 
+// A whole report of one kernel with scalar `metrics`, on a device named
+// "Test GPU" (the set-up most end-to-end tests need).
+std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,
+                              const std::vector<std::pair<std::string, double>>& metrics);
+
 // The metrics of the tests' memory-bound scenario kernel (sm_90, 81% DRAM,
 // uncoalesced global loads, 9% issue activity), taking `duration_ns`.
 std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace fs = std::filesystem;
 
@@ -59,6 +60,12 @@ std::string temp_path(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("keet-test-" + std::to_string(getpid()));
   fs::create_directories(dir);
   return (dir / name).string();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 std::string shell_quote(const std::string& s) {

@@ -19,6 +19,8 @@ std::optional<std::string> oracle_examples_2024();
 std::vector<std::string> fixture_reports();
 std::string source_dir();
 std::string temp_path(const std::string& name);
+// Writes `bytes` to `path` (a test set-up step: a failure throws).
+void write_file(const std::string& path, const std::string& bytes);
 
 struct ProcessResult {
   int rc = -1;
