@@ -64,12 +64,16 @@ Result<Matcher> make_matcher(const std::string& pattern) {
 std::string kernel_table(const model::Kernel& k, const Matcher& m, model::PrintUnits units, size_t width) {
   render::Table t({"metric", "unit", "value"});
   t.right_align({2});
+  size_t rows = 0;
   for (const auto& mt : k.metrics)
     if (auto how = m(mt.name)) {
       auto s = shown(mt, units);
       t.add({how->empty() ? mt.name : fmt::format("{} (alias {})", mt.name, *how), s.unit, s.text});
+      ++rows;
     }
-  return fmt::format("[{}] {}\n", k.index, k.display_name()) + t.str_fit(width, 0, 40) + "\n";
+  std::string head = fmt::format("[{}] {}\n", k.index, k.display_name());
+  if (rows == 0) return head + "  no metric of this kernel matches (keet metrics R -k " + std::to_string(k.index) + " lists them all)\n\n";
+  return head + t.str_fit(width, 0, 40) + "\n";
 }
 
 // `lead`: the row's first cells (the report, when there are several).

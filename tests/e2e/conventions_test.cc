@@ -148,6 +148,10 @@ TEST(PrintUnits, AutoScalesColumnsAndMetricsAsNcu) {
   EXPECT_DOUBLE_EQ(d["value"].get<double>(), 10.776576);
   auto table = run_keet("metrics --print-units auto -g duration " + r);
   EXPECT_NE(table.out.find("msecond"), std::string::npos);
+  auto none = run_keet("metrics -g no_such_metric_anywhere " + r);  // says so rather than an empty table
+  EXPECT_EQ(none.rc, 0) << none.err;
+  EXPECT_NE(none.out.find("no metric of this kernel matches"), std::string::npos) << none.out;
+  EXPECT_EQ(none.out.find("metric  unit"), std::string::npos) << none.out;
   EXPECT_EQ(run_keet("export --format json --print-units auto " + r).rc, 2);
   EXPECT_EQ(run_keet("metrics --print-units kilo " + r).rc, 2);
 }
