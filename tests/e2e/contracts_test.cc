@@ -46,17 +46,8 @@ void expect_conforms(const std::string& schema, const ProcessResult& command) {
 }
 
 std::string writer_report(const std::string& name, double duration_ns) {
-  ReportWriter w;
-  ReportWriter::Block b;
-  auto k = w.kernel("strided_copy", 8192, 256,
-                    scenario_metrics(duration_ns));
-  auto tiny = w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500}});
-  w.flush_strings(b);
-  b.results.push_back(k.SerializeAsString());
-  b.results.push_back(tiny.SerializeAsString());
-  w.add(b);
   std::string path = temp_path(name);
-  w.write(path);
+  write_file(path, scenario_and_tiny_report(duration_ns));
   return path;
 }
 

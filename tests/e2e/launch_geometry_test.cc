@@ -45,17 +45,7 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("\"")) continue;
-    std::vector<std::string> cells;
-    std::string cell;
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
-      else cell += c;
-    }
-    cells.push_back(cell);
-    rows.push_back(cells);
+    if (line.starts_with("\"")) rows.push_back(csv_cells(line));
   }
   return rows;
 }

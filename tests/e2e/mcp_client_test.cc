@@ -64,13 +64,7 @@ json run_client(const std::string& dir, const json& plan, const std::string& nam
 }
 
 std::string writer_report(const std::string& dir, const std::string& file, double duration_ns) {
-  ReportWriter w;
-  ReportWriter::Block b;
-  b.results.push_back(w.kernel("strided_copy", 8192, 256, scenario_metrics(duration_ns)).SerializeAsString());
-  b.results.push_back(w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500}}).SerializeAsString());
-  w.flush_strings(b);
-  w.add(b);
-  w.write(dir + "/" + file);
+  write_file(dir + "/" + file, scenario_and_tiny_report(duration_ns));
   return dir + "/" + file;
 }
 

@@ -28,29 +28,12 @@ using namespace keet::testing;
 
 using Row = std::vector<std::string>;
 
-// ncu quotes every cell and doubles quotes inside; no cell holds a newline in
-// these exports. Kept apart from the product's CSV reader on purpose.
-Row parse_line(std::string_view line) {
-  Row cells;
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += line[++i];
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
-    else cell += c;
-  }
-  cells.push_back(cell);
-  return cells;
-}
-
 std::vector<Row> parse_csv(const std::string& text) {
   std::vector<Row> rows;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line))
-    if (line.starts_with("\"")) rows.push_back(parse_line(line));  // skips ==PROF== lines
+    if (line.starts_with("\"")) rows.push_back(csv_cells(line));  // skips ==PROF== lines
   return rows;
 }
 

@@ -41,21 +41,6 @@ std::vector<std::string> manifest_paths() {
   return paths;
 }
 
-std::vector<std::string> csv_cells(std::string_view line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += line[++i];
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
-    else cell += c;
-  }
-  cells.push_back(cell);
-  return cells;
-}
-
 struct Totals {
   int64_t total = 0;
   uint64_t launches = 0;
@@ -297,16 +282,8 @@ TEST(TimelineContracts, TimelineJsonConforms) {
 }
 
 std::string writer_report(const std::string& name) {
-  ReportWriter w;
-  ReportWriter::Block b;
-  auto k = w.kernel("strided_copy", 8192, 256, scenario_metrics(120000));
-  auto tiny = w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500}});
-  w.flush_strings(b);
-  b.results.push_back(k.SerializeAsString());
-  b.results.push_back(tiny.SerializeAsString());
-  w.add(b);
   std::string path = temp_path(name);
-  w.write(path);
+  write_file(path, scenario_and_tiny_report(120000));
   return path;
 }
 

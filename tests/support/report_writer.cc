@@ -70,6 +70,18 @@ std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t
   return w.bytes();
 }
 
+std::string scenario_and_tiny_report(double duration_ns) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto k = w.kernel("strided_copy", 8192, 256, scenario_metrics(duration_ns));
+  auto tiny = w.kernel("tiny", 1, 32, {{"gpu__time_duration.sum", 1500}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  b.results.push_back(tiny.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
 std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns) {
   return {{"gpu__time_duration.sum", duration_ns},
           {"device__attribute_compute_capability_major", 9},

@@ -49,6 +49,10 @@ class ReportWriter {
 std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,
                               const std::vector<std::pair<std::string, double>>& metrics);
 
+// Two kernels: the scenario kernel (strided_copy, `duration_ns`) and a 1.5 us
+// "tiny" one, with no device name.
+std::string scenario_and_tiny_report(double duration_ns);
+
 // The metrics of the tests' memory-bound scenario kernel (sm_90, 81% DRAM,
 // uncoalesced global loads, 9% issue activity), taking `duration_ns`.
 std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns);

@@ -68,6 +68,21 @@ void write_file(const std::string& path, const std::string& bytes) {
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
+std::vector<std::string> csv_cells(std::string_view line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += line[++i];
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
+    else cell += c;
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {

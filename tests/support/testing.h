@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace keet::testing {
@@ -32,6 +33,10 @@ ProcessResult run_command(const std::string& cmd);
 // Runs build/keet with the given argument string (already shell-quoted).
 ProcessResult run_keet(const std::string& args);
 std::string shell_quote(const std::string& s);
+// One line of ncu's CSV output split into cells: every cell quoted, quotes
+// inside doubled, no newline inside a cell. The tests' own splitter, kept
+// apart from the product's CSV reader so that it can check that reader.
+std::vector<std::string> csv_cells(std::string_view line);
 
 }  // namespace keet::testing
 
