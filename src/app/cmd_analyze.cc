@@ -338,10 +338,10 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
     narratives.insert(narratives.end(), told.begin(), told.end());
   }
   if (view) {  // text and markdown: the joined view once, after every report's kernels
+    auto join = view->join();
     if (a.format != "json" && a.format != "html")
-      target->stream() << "\n"
-                       << render::join_text(view->join(), {ctx.color() && a.output.empty(), a.format == "markdown"});
-    if (auto w = analysis::coverage_warning(view->join()); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+      target->stream() << "\n" << render::join_text(join, {ctx.color() && a.output.empty(), a.format == "markdown"});
+    if (auto w = analysis::coverage_warning(join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
   }
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   if (partial != ExitCode::Ok) return partial;
