@@ -55,11 +55,11 @@ class MetricPick {
 };
 
 // What the first pass over a binary report learns: the column set of the
-// selected kernels and the first one's chip (it decides the units row).
+// selected kernels. (The first one's chip decides the units row: the second
+// pass, which decodes values, writes the header when that kernel arrives.)
 struct Columns {
   model::Report head;
   std::vector<std::string> names;    // sorted once, at the end of the pass
-  std::vector<model::Kernel> first;  // zero or one kernel
   size_t seen = 0, selected = 0;
   bool lacked_nvtx = false;  // an NVTX filter on a report without NVTX data
   // --print-units auto: each column's largest magnitude (ncu scales a column by it).
@@ -76,10 +76,6 @@ void note_magnitudes(const model::Kernel& k, std::map<std::string, double, std::
       auto [it, added] = magnitude.try_emplace(m.name, 0.0);
       it->second = std::max(it->second, std::fabs(*v));
     }
-}
-
-bool decides_units(std::string_view metric) {
-  return metric.starts_with("device__attribute_compute_capability_");
 }
 
 // The column set as marks over the report's string-table ids: a metric of a
@@ -113,23 +109,24 @@ class ColumnMarks {
 };
 
 // The reader keeps only the metrics that may be columns (its filter is asked
-// once per name), and the kernel is dropped unless it is the first selected.
-// With `magnitudes`, each column's largest value is noted (--print-units auto).
+// once per name), by name alone: values are decoded only for `magnitudes`,
+// each column's largest value (--print-units auto).
 Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick,
                              bool magnitudes) {
   Columns c;
   ColumnMarks marks(pick);
   readers::ReadOptions opt;
   opt.instances = opt.rules = opt.modules = false;
+  opt.metric_values = magnitudes;
   opt.allow_partial = true;  // the second pass decides what a truncation means
-  opt.metric_filter = [&](std::string_view n) { return (!render::raw_csv_hidden(n) && pick(n)) || decides_units(n); };
+  opt.metric_filter = [&](std::string_view n) { return !render::raw_csv_hidden(n) && pick(n); };
   opt.metric_filter_by_name = true;
   auto ok = readers::stream_into(src, opt, c.head, [&](model::Kernel&& k) {
     ++c.seen;
     if (sel.take(k)) {
       marks.add(k);
       if (magnitudes) note_magnitudes(k, c.magnitude);
-      if (c.selected++ == 0) c.first.push_back(std::move(k));
+      ++c.selected;
     }
     return true;
   });
@@ -139,12 +136,11 @@ Result<Columns> scan_columns(const io::ByteSource& src, model::KernelFilter sel,
   return c;
 }
 
-render::RawCsvWriter make_writer(const Columns& c, model::PrintUnits print_units) {
+// `first`: the first selected kernel, whole (null when none is).
+render::RawCsvWriter make_writer(const Columns& c, model::PrintUnits print_units, const model::Kernel* first_kernel) {
   std::vector<const model::Kernel*> first;
-  if (!c.first.empty()) first.push_back(&c.first.front());
-  std::vector<std::string> units;
-  for (const auto& n : c.names) units.push_back(render::raw_csv_unit(n, first));
-  render::RawCsvWriter writer({c.names.begin(), c.names.end()}, std::move(units));
+  if (first_kernel) first.push_back(first_kernel);
+  render::RawCsvWriter writer({c.names.begin(), c.names.end()}, render::raw_csv_units(c.names, first));
   if (print_units == model::PrintUnits::Auto) {
     std::vector<double> magnitudes;
     for (const auto& n : c.names) magnitudes.push_back(c.magnitude.contains(n) ? c.magnitude.at(n) : 0.0);
@@ -158,9 +154,12 @@ render::RawCsvWriter make_writer(const Columns& c, model::PrintUnits print_units
 ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src,
                      model::KernelFilter sel, const Columns& c) {
   for (const auto& w : c.head.warnings) ctx.err << "keet: warning: " << w << "\n";
-  auto writer = make_writer(c, print_units(a));
+  std::optional<render::RawCsvWriter> writer;  // made, and the header written, at the first selected kernel
   std::string out;
-  writer.append_header(out);
+  auto start = [&](const model::Kernel* first) {
+    writer.emplace(make_writer(c, print_units(a), first));
+    writer->append_header(out);
+  };
   readers::ReadOptions opt;
   opt.modules = opt.rules = false;  // the raw page shows neither
   opt.instances = false;  // a cell only needs to know a list exists (Metric::listed)
@@ -168,13 +167,18 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
   model::Report report;
   auto ok = readers::stream_into(src, opt, report, [&](model::Kernel&& k) {
     if (!sel.take(k)) return !sel.done();
-    writer.append_row(c.head, k, out);  // the first pass saw the whole session
+    if (!writer) start(&k);
+    writer->append_row(c.head, k, out);  // the first pass saw the whole session
     if (out.size() > (1u << 20)) ctx.out << out, out.clear();
     return true;
   });
+  if (!writer) start(nullptr);
   ctx.out << out;
+  // The column pass did not decode values, so damage inside one is seen here.
+  for (const auto& w : report.warnings)
+    if (std::ranges::find(c.head.warnings, w) == c.head.warnings.end()) ctx.err << "keet: warning: " << w << "\n";
   if (!ok) return report_error(ctx, Error{ExitCode::BadInput, ok.error().message()});
-  return c.head.partial && !a.report.allow_partial ? ExitCode::BadInput : ExitCode::Ok;
+  return (c.head.partial || report.partial) && !a.report.allow_partial ? ExitCode::BadInput : ExitCode::Ok;
 }
 
 bool is_binary_report(const io::ByteSource& src) {

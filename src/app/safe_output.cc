@@ -17,7 +17,19 @@ std::streambuf::int_type SafeOutput::overflow(int_type c) {
 // Taken in chunks: a command that writes its whole answer at once (hundreds
 // of megabytes of JSON) must not have it copied here whole.
 std::streamsize SafeOutput::xsputn(const char* s, std::streamsize n) {
-  for (std::streamsize done = 0; done < n;) {
+  std::streamsize done = 0;
+  if (pending_.empty()) {  // what needs no filtering goes straight through, uncopied
+    auto clean = static_cast<std::streamsize>(terminal_clean_prefix({s, static_cast<size_t>(n)}));
+    if (clean > 0) {
+      if (failed_) return 0;
+      if (to_->sputn(s, clean) != clean) {
+        fail();
+        return 0;
+      }
+      done = clean;
+    }
+  }
+  while (done < n) {
     auto part = std::min<std::streamsize>(n - done, kChunk);
     pending_.append(s + done, static_cast<size_t>(part));
     done += part;

@@ -92,11 +92,13 @@ bool chip_has_units(const Kernel& k) {
   return cc >= kMinCc && cc <= kMaxCc;
 }
 
-std::string unit_of(std::string_view metric, const Kernel& k) {
-  if (chip_has_units(k)) return unit_of(metric);
+std::string unit_of(std::string_view metric, bool chip_has_units) {
+  if (chip_has_units) return unit_of(metric);
   const auto* u = find_key(kChipIndependent, metric);
   return u ? std::string(u->value) : "";
 }
+
+std::string unit_of(std::string_view metric, const Kernel& k) { return unit_of(metric, chip_has_units(k)); }
 
 namespace {
 

@@ -17,6 +17,8 @@ std::string unit_of(std::string_view metric);
 // As ncu prints it for this kernel's chip: ncu 2022.3 knows hardware-metric
 // units only for the chips in its database, and prints "" for the others.
 std::string unit_of(std::string_view metric, const Kernel& k);
+// The same, with chip_has_units(k) already known (it costs two lookups).
+std::string unit_of(std::string_view metric, bool chip_has_units);
 // Does ncu's metric database know this kernel's chip (by compute capability)?
 bool chip_has_units(const Kernel& k);
 // The unit from the naming rules alone (what unit_of falls back to).

@@ -15,6 +15,7 @@
 #include <deque>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -288,7 +289,8 @@ struct Unresolved {
 };
 
 struct FileState {
-  std::vector<std::string> strings;  // cumulative, global string table
+  std::vector<std::string_view> strings;  // cumulative, global string table, viewing `string_bytes`
+  std::vector<std::unique_ptr<char[]>> string_bytes;  // one buffer per block's table
   pb::SessionDetails session;        // merged from fragments
   pb::ProcessInfo process;           // of the current block
   pb::RuleResult rule;               // reused scratch messages
@@ -344,8 +346,10 @@ class KernelDecoder {
     uint64_t dropped = st_.unresolved.metrics;
     size_t used = 0;
     lists_.clear();
-    if (opt_.metrics)
+    if (opt_.metrics) {
+      k.metrics.reserve(st_.metric_bodies.size());
       for (auto [body, at] : st_.metric_bodies) used += metric(body, k, used, at);
+    }
     k.metrics.resize(used);
     attach_lists(k);
     k.reset_index();
@@ -410,7 +414,7 @@ class KernelDecoder {
     return std::nullopt;
   }
 
-  const std::string* name_of(uint32_t id) {
+  const std::string_view* name_of(uint32_t id) {
     if (id < st_.strings.size()) return &st_.strings[id];
     ++st_.unresolved.metrics;
     st_.unresolved.max_id = std::max(st_.unresolved.max_id, id);
@@ -431,16 +435,15 @@ class KernelDecoder {
   // fewer); returns 1 when it was kept.
   size_t metric(std::string_view body, model::Kernel& k, size_t slot, uint64_t offset) {
     bool filtered = false;  // the filter is asked once per metric
-    if (opt_.metric_filter) {
-      auto id = peek_name_id(body);
-      if (id && *id < st_.strings.size()) {
-        if (!keep(*id)) return 0;
-        filtered = true;
-      }
+    auto id = peek_name_id(body);
+    if (opt_.metric_filter && id && *id < st_.strings.size()) {
+      if (!keep(*id)) return 0;
+      filtered = true;
     }
     WireMetric wm;
-    if (!read_metric(body, wm)) throw Corrupt{offset, "metric result is not a valid protobuf message", false};
-    const std::string* name = name_of(wm.name_id);
+    if (!opt_.metric_values && id) wm.name_id = *id, wm.has_name = true;  // the name is all that is wanted
+    else if (!read_metric(body, wm)) throw Corrupt{offset, "metric result is not a valid protobuf message", false};
+    const std::string_view* name = name_of(wm.name_id);
     if (name == nullptr) return 0;
     if (!filtered && opt_.metric_filter && !keep(wm.name_id)) return 0;
     if (slot == k.metrics.size()) k.metrics.emplace_back();
@@ -657,13 +660,105 @@ void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report&
   report.modules[reference] = std::move(m);
 }
 
-void merge_session(FileState& st, const pb::BlockHeader& h) {
-  if (h.has_session_details()) st.session.MergeFrom(h.session_details());
-  if (h.has_process()) st.process = h.process();
-  for (const auto& s : h.string_table().strings()) {
-    if (s == "launch__grid_size") st.grid_size_ids.push_back(static_cast<uint32_t>(st.strings.size()));
-    st.strings.push_back(s);
+// BlockHeader {1: num_sources, 2: num_results, 3: SessionDetails fragment,
+// 4: StringTable {1: repeated string}, 5: payload_size, 6: ProcessInfo,
+// 7: num_range_results}, walked off the wire: the string table (hundreds of
+// names per block) is copied into one buffer instead of a string per name,
+// twice. As protobuf does, a scalar's last occurrence wins, repeated messages
+// merge, and a field of an unexpected wire type is stepped over. Nothing is
+// kept until the whole header has been checked.
+struct BlockHeader {
+  uint32_t num_sources = 0, num_results = 0, num_range_results = 0;
+  std::optional<uint64_t> payload_size;
+  std::vector<std::string_view> sessions, processes, tables;  // each occurrence, in order
+};
+
+bool walk_block_header(std::string_view bytes, BlockHeader& h) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    if (!w.tag(field, type)) return false;
+    uint64_t v = 0;
+    std::string_view sub;
+    if (type == wire::kVarint && (field == 1 || field == 2 || field == 5 || field == 7)) {
+      if (!w.varint(v)) return false;
+      if (field == 1) h.num_sources = static_cast<uint32_t>(v);
+      else if (field == 2) h.num_results = static_cast<uint32_t>(v);
+      else if (field == 5) h.payload_size = v;
+      else h.num_range_results = static_cast<uint32_t>(v);
+    } else if (type == wire::kDelimited && (field == 3 || field == 4 || field == 6)) {
+      if (!w.delimited(sub)) return false;
+      (field == 3 ? h.sessions : field == 4 ? h.tables : h.processes).push_back(sub);
+    } else if (!w.skip(type)) {
+      return false;
+    }
   }
+  return true;
+}
+
+// Calls `name` for each string of a StringTable; false when it is malformed.
+template <typename F>
+bool walk_string_table(std::string_view bytes, F&& name) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    std::string_view s;
+    if (!w.tag(field, type)) return false;
+    if (field == 1 && type == wire::kDelimited) {
+      if (!w.delimited(s)) return false;
+      name(s);
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename Msg>
+bool merge_occurrences(Msg& msg, const std::vector<std::string_view>& parts) {
+  msg.Clear();
+  Msg one;
+  for (auto part : parts) {
+    if (!one.ParsePartialFromArray(part.data(), static_cast<int>(part.size()))) return false;
+    msg.MergeFrom(one);
+  }
+  return true;
+}
+
+// MergeFrom, with the repeated messages (150 device attributes in a fragment)
+// moved rather than copied.
+void merge_session(pb::SessionDetails& into, pb::SessionDetails& from) {
+  for (auto& d : *from.mutable_device_attributes()) into.add_device_attributes()->Swap(&d);
+  for (auto& v : *from.mutable_version_info()) into.add_version_info()->Swap(&v);
+  from.clear_device_attributes();
+  from.clear_version_info();
+  into.MergeFrom(from);
+}
+
+// Reads the header at `bytes` into `h` and merges its session, process and
+// strings into `st`.
+void read_block_header(std::string_view bytes, uint64_t offset, FileState& st, BlockHeader& h) {
+  Corrupt bad{offset, "block header is not a valid protobuf message", false};
+  if (!walk_block_header(bytes, h)) throw bad;
+  size_t total = 0;
+  for (auto t : h.tables)
+    if (!walk_string_table(t, [&](std::string_view s) { total += s.size(); })) throw bad;
+  pb::SessionDetails session;
+  pb::ProcessInfo process;
+  if (!merge_occurrences(session, h.sessions) || !merge_occurrences(process, h.processes)) throw bad;
+  if (!h.sessions.empty()) merge_session(st.session, session);
+  if (!h.processes.empty()) st.process = std::move(process);
+  if (total == 0 && h.tables.empty()) return;
+  auto buffer = std::make_unique<char[]>(std::max<size_t>(total, 1));
+  char* at = buffer.get();
+  for (auto t : h.tables)
+    walk_string_table(t, [&](std::string_view s) {
+      std::memcpy(at, s.data(), s.size());
+      if (s == "launch__grid_size") st.grid_size_ids.push_back(static_cast<uint32_t>(st.strings.size()));
+      st.strings.emplace_back(at, s.size());
+      at += s.size();
+    });
+  st.string_bytes.push_back(std::move(buffer));
 }
 
 // Hands kernels to the sink in report order, holding back those whose metric
@@ -722,20 +817,19 @@ class Delivery {
 bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report, Delivery& out) {
   uint64_t header_at = cur.pos();
   std::string_view hb = cur.item("block header");
-  pb::BlockHeader h;
-  parse(h, hb, header_at + 4, "block header");
-  merge_session(st, h);
+  BlockHeader h;
+  read_block_header(hb, header_at + 4, st, h);
   // Every kernel of the block copies these: a long one would be multiplied.
   if (st.process.process_name().size() + st.process.hostname().size() > kMaxProcessText)
     throw Corrupt{header_at, "block header's process name is longer than any path", false};
   if (!out.drain(false)) return false;  // the new strings may name what waiting kernels lacked
   uint64_t payload_at = cur.pos();
   auto left = cur.remaining();
-  if (h.has_payload_size() && left && h.payload_size() > *left)
+  if (h.payload_size && left && *h.payload_size > *left)
     throw Corrupt{header_at, fmt::format("block payload of {} bytes runs past the end of the file ({} left)",
-                                         h.payload_size(), *left), true};
-  for (uint32_t i = 0; i < h.num_sources(); ++i) read_source(cur, st, opt, report);
-  for (uint32_t i = 0; i < h.num_results(); ++i) {
+                                         *h.payload_size, *left), true};
+  for (uint32_t i = 0; i < h.num_sources; ++i) read_source(cur, st, opt, report);
+  for (uint32_t i = 0; i < h.num_results; ++i) {
     uint64_t at = cur.pos();
     std::string_view body = cur.item("kernel result");
     // An empty result is no kernel; refusing it keeps a header that claims
@@ -747,13 +841,13 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
     }
     if (!out.take(body, at + 4)) return false;
   }
-  for (uint32_t i = 0; i < h.num_range_results(); ++i) cur.item("range result");
+  for (uint32_t i = 0; i < h.num_range_results; ++i) cur.item("range result");
   uint64_t used = cur.pos() - payload_at;
-  if (h.has_payload_size() && used != h.payload_size()) {
-    if (used > h.payload_size())
-      throw Corrupt{header_at, fmt::format("block items use {} bytes but the header says {}", used, h.payload_size()), false};
+  if (h.payload_size && used != *h.payload_size) {
+    if (used > *h.payload_size)
+      throw Corrupt{header_at, fmt::format("block items use {} bytes but the header says {}", used, *h.payload_size), false};
     // Items this reader does not know about: skip them, as the size allows.
-    cur.skip_to(payload_at + h.payload_size());
+    cur.skip_to(payload_at + *h.payload_size);
   }
   return true;
 }

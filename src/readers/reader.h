@@ -18,6 +18,10 @@ namespace keet::readers {
 // what keeps `keet list` on a 20,000-kernel report small and fast.
 struct ReadOptions {
   bool metrics = true;          // keep metric values
+  // False: each kept metric carries its name (and string-table id) but no
+  // value, and its bytes are not decoded (keet export's column pass). A
+  // metric's damage inside its value then goes unnoticed by this read.
+  bool metric_values = true;
   bool instances = true;        // keep per-instance lists (per-PC counters, ...)
   bool rules = true;            // keep ncu's rule results
   bool modules = true;          // keep cubins and embedded source files

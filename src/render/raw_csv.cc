@@ -1,5 +1,6 @@
 #include "render/raw_csv.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <ctime>
@@ -135,12 +136,23 @@ std::string raw_csv_unit(const std::string& name, const std::vector<const model:
   return model::unit_of(name, *kernels.front());
 }
 
+std::vector<std::string> raw_csv_units(const std::vector<std::string>& metrics,
+                                       const std::vector<const model::Kernel*>& kernels) {
+  // Binary reports carry no units: then no column needs a search of the kernels.
+  bool own_units = std::ranges::any_of(kernels, [](const model::Kernel* k) {
+    return std::ranges::any_of(k->metrics, [](const model::Metric& m) { return !m.unit.empty(); });
+  });
+  bool chip = kernels.empty() || model::chip_has_units(*kernels.front());
+  std::vector<std::string> units;
+  units.reserve(metrics.size());
+  for (const auto& n : metrics) units.push_back(own_units ? raw_csv_unit(n, kernels) : model::unit_of(n, chip));
+  return units;
+}
+
 std::string raw_csv(const model::Report& r, const std::vector<const model::Kernel*>& kernels,
                     model::PrintUnits print_units) {
   auto names = columns(kernels);
-  std::vector<std::string> units;
-  units.reserve(names.size());
-  for (const auto& n : names) units.push_back(raw_csv_unit(n, kernels));
+  auto units = raw_csv_units(names, kernels);
   std::vector<double> magnitudes(names.size(), 0);
   if (print_units == model::PrintUnits::Auto)
     for (size_t i = 0; i < names.size(); ++i)

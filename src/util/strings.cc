@@ -52,10 +52,11 @@ std::optional<double> parse_number(std::string_view s) {
 }
 
 void append_quote_doubled(std::string& out, std::string_view text) {
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
+  for (size_t q; (q = text.find('"')) != std::string_view::npos; text.remove_prefix(q + 1)) {
+    out.append(text.substr(0, q + 1));
+    out += '"';
   }
+  out.append(text);
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "util/terminal.h"
 
+#include <array>
+
 #include <fmt/format.h>
 
 namespace keet {
@@ -7,7 +9,20 @@ namespace {
 
 constexpr size_t kMaxSgr = 32;  // longer "colour" sequences are not ours
 
-bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
+constexpr bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
+
+// The bytes the loop below must look at: controls (ESC among them) and the
+// lead byte of a C1 control. Everything else is copied in runs.
+constexpr auto kSpecial = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = is_control(static_cast<unsigned char>(c)) || c == 0xc2;
+  return t;
+}();
+
+size_t next_special(std::string_view in, size_t i) {
+  while (i < in.size() && !kSpecial[static_cast<unsigned char>(in[i])]) ++i;
+  return i;
+}
 
 // Length of the colour sequence at in[0] (ESC [ [0-9;]* m); 0 when it is not
 // one; npos when `in` ends before it could be decided.
@@ -26,7 +41,7 @@ size_t sgr_length(std::string_view in) {
 size_t append_terminal_safe(std::string& out, std::string_view in, bool keep_sgr, bool final) {
   size_t i = 0, clean = 0;
   auto flush_clean = [&] { out.append(in.substr(clean, i - clean)); };
-  while (i < in.size()) {
+  while ((i = next_special(in, i)) < in.size()) {
     auto c = static_cast<unsigned char>(in[i]);
     if (c == 0x1b && keep_sgr) {
       size_t n = sgr_length(in.substr(i));
@@ -58,6 +73,8 @@ size_t append_terminal_safe(std::string& out, std::string_view in, bool keep_sgr
   flush_clean();
   return i;
 }
+
+size_t terminal_clean_prefix(std::string_view in) { return next_special(in, 0); }
 
 std::string terminal_safe(std::string_view s) {
   std::string out;

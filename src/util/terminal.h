@@ -21,6 +21,10 @@ namespace keet {
 // for the next call, so a stream can be filtered in chunks.
 size_t append_terminal_safe(std::string& out, std::string_view in, bool keep_sgr, bool final);
 
+// How many leading bytes of `in` the filter passes unchanged whatever follows
+// (no control character, no C1 lead byte among them).
+size_t terminal_clean_prefix(std::string_view in);
+
 // The whole of `s`, filtered (no colour sequences kept).
 std::string terminal_safe(std::string_view s);
 

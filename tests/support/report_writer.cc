@@ -171,4 +171,27 @@ std::string RawReport::bytes() const {
   return out;
 }
 
+namespace {
+void put_varint(std::string& out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+  out += static_cast<char>(v);
+}
+}  // namespace
+
+void add_unknown_varint(std::string& unknown, uint32_t field, uint64_t value) {
+  put_varint(unknown, uint64_t{field} << 3);
+  put_varint(unknown, value);
+}
+
+void add_unknown_fixed64(std::string& unknown, uint32_t field, uint64_t value) {
+  put_varint(unknown, (uint64_t{field} << 3) | 1);
+  for (int i = 0; i < 8; ++i) unknown += static_cast<char>(value >> (8 * i));
+}
+
+void add_unknown_delimited(std::string& unknown, uint32_t field, const std::string& bytes) {
+  put_varint(unknown, (uint64_t{field} << 3) | 2);
+  put_varint(unknown, bytes.size());
+  unknown += bytes;
+}
+
 }  // namespace keet::testing

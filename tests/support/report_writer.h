@@ -70,4 +70,10 @@ struct RawReport {
   std::string bytes() const;
 };
 
+// Unknown fields for a message's mutable_unknown_fields() (lite messages keep
+// them as raw wire bytes): a varint, a fixed64 or a length-delimited field.
+void add_unknown_varint(std::string& unknown, uint32_t field, uint64_t value);
+void add_unknown_fixed64(std::string& unknown, uint32_t field, uint64_t value);
+void add_unknown_delimited(std::string& unknown, uint32_t field, const std::string& bytes);
+
 }  // namespace keet::testing

@@ -68,14 +68,14 @@ TEST(NcuRepReader, UnknownFieldsAndMissingRequiredFieldsLoad) {
   ReportWriter::Block b;
   pb::ProfileResult k = w.kernel("gamma", 1, 1, {{"x", 1}});
   k.clear_kernel_demangled_name();  // "required" in NVIDIA's schema
-  k.mutable_unknown_fields()->AddVarint(999, 7);  // field 999 varint 7
+  testing::add_unknown_varint(*k.mutable_unknown_fields(), 999, 7);
   auto* rule = k.add_rule_results();
   rule->set_identifier("NewRule");
   auto* item = rule->mutable_body()->add_items();
   item->mutable_message()->set_message("text");  // Type omitted, as 2023.2+ writes
   item->mutable_speedup()->set_speedup(12.5);
   w.flush_strings(b);
-  b.header.mutable_unknown_fields()->AddVarint(999, 1);
+  testing::add_unknown_varint(*b.header.mutable_unknown_fields(), 999, 1);
   b.results.push_back(k.SerializeAsString());
   w.add(b);
   auto r = read_bytes(w.bytes());
@@ -168,6 +168,65 @@ TEST(NcuRepReader, SessionDetailsMergeAcrossBlocks) {
   ASSERT_EQ(r->session.devices.size(), 1u);
   EXPECT_EQ(r->session.devices[0].name, "NVIDIA RTX A2000");
   EXPECT_EQ(r->ncu_version(), "2022.1.1.0");
+}
+
+// keet export's column pass: names and string-table ids, no values decoded.
+TEST(NcuRepReader, NamesOnlyReadKeepsNamesAndIdsButNoValues) {
+  readers::ReadOptions names_only;
+  names_only.metric_values = false;
+  auto full = read_bytes(two_block_report());
+  auto names = read_bytes(two_block_report(), names_only);
+  ASSERT_TRUE(full && names);
+  ASSERT_EQ(names->kernels.size(), 2u);
+  const auto& k = names->kernels[1];
+  ASSERT_EQ(k.metrics.size(), full->kernels[1].metrics.size());
+  for (size_t i = 0; i < k.metrics.size(); ++i) {
+    EXPECT_EQ(k.metrics[i].name, full->kernels[1].metrics[i].name);
+    EXPECT_EQ(k.metrics[i].name_id, full->kernels[1].metrics[i].name_id);
+    EXPECT_EQ(k.metrics[i].value.kind, model::Value::Kind::None);
+  }
+  EXPECT_EQ(k.grid, (model::Dim3{20, 1, 1}));  // the launch is still read whole
+}
+
+// The block header is walked off the wire: as protobuf parses it, a repeated
+// string table appends, the last occurrence of a count wins and a field of an
+// unknown number or an unexpected wire type is stepped over.
+TEST(NcuRepReader, BlockHeaderFieldsRepeatAsProtobufsDo) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  w.name_id("a");
+  w.name_id("b");
+  w.flush_strings(b);
+  pb::StringTable more;
+  more.add_strings("c");
+  auto& unknown = *b.header.mutable_unknown_fields();
+  testing::add_unknown_delimited(unknown, 4, more.SerializeAsString());  // a second StringTable field
+  testing::add_unknown_varint(unknown, 2, 1);                              // NumResults again: 1 wins
+  testing::add_unknown_fixed64(unknown, 4, 7);                             // StringTable with the wrong wire type
+  testing::add_unknown_delimited(unknown, 99, "ignored");
+  pb::ProfileResult k = w.kernel("k", 1, 1, {});
+  auto* m = k.add_metric_results();
+  m->set_name_id(2);  // "c", from the second table
+  m->mutable_value()->set_double_value(5);
+  b.header.set_num_results(7);  // overridden by the later occurrence
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r) << r.error().message();
+  ASSERT_EQ(r->kernels.size(), 1u);
+  EXPECT_EQ(r->kernels[0].number("c"), 5);
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+TEST(NcuRepReader, DamagedBlockHeaderIsAnErrorWithItsOffset) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  testing::add_unknown_delimited(*b.header.mutable_unknown_fields(), 4, std::string("\x0a\x05ab", 4));  // a name cut short
+  w.add(b);
+  auto r = read_bytes(w.bytes());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what.find("block header is not a valid protobuf message"), std::string::npos);
+  EXPECT_GT(r.error().offset, 0u);
 }
 
 TEST(NcuRepReader, UnknownPayloadItemsAreSkippedBySize) {

@@ -2,6 +2,9 @@
 // (util/json.h), markup (render::html::esc) and markdown (render/markdown.h).
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "app/safe_output.h"
 #include "render/html_parts.h"
 #include "render/markdown.h"
 #include "util/json.h"
@@ -38,6 +41,22 @@ TEST(UtilTerminal, SequencesCutBetweenChunksAreDecidedLater) {
   EXPECT_EQ(rest.substr(used), "\xc2");
   append_terminal_safe(out, std::string_view(rest).substr(used), true, true);
   EXPECT_EQ(out, "ab\x1b[1;31mX\xc2");
+}
+
+// keet's stdout: clean text goes straight through, and what follows a
+// control character (or a sequence cut between writes) is still filtered.
+TEST(UtilTerminal, SafeOutputFiltersAcrossWrites) {
+  std::stringbuf target;
+  {
+    app::SafeOutput buf(&target, false);
+    std::ostream out(&buf);
+    out << "clean " << std::string(100000, 'x').substr(0, 3) << " k\x1b[2Jz";
+    out << "ab\xc2";
+    out << "\x9b" "31m" << '\r' << "end";
+    out.flush();
+    EXPECT_TRUE(buf.ok());
+  }
+  EXPECT_EQ(target.str(), "clean xxx k^[[2Jzab" "U+009B31m^Mend");
 }
 
 TEST(UtilJson, InvalidUtf8IsReplacedNotThrown) {

@@ -69,9 +69,9 @@ TEST(WireDecode, ValuesAsProtobufParsesThem) {
   both->mutable_value()->set_double_value(0.5);
   auto* odd = add("unknown_fields");
   odd->mutable_value()->set_uint32_value(3);
-  odd->mutable_unknown_fields()->AddVarint(77, 1);
-  odd->mutable_value()->mutable_unknown_fields()->AddFixed64(3 + 8, 9);  // field 11: unknown
-  odd->mutable_value()->mutable_unknown_fields()->AddLengthDelimited(3, "not a double");  // wrong wire type
+  testing::add_unknown_varint(*odd->mutable_unknown_fields(), 77, 1);
+  testing::add_unknown_fixed64(*odd->mutable_value()->mutable_unknown_fields(), 3 + 8, 9);  // field 11: unknown
+  testing::add_unknown_delimited(*odd->mutable_value()->mutable_unknown_fields(), 3, "not a double");  // wrong wire type
   std::string bytes = one_block(w, {k});
   auto src = io::memory_source("mem.ncu-rep", bytes);
   auto r = readers::load(*src);
@@ -100,7 +100,7 @@ TEST(WireDecode, MalformedMetricIsAnErrorWithItsOffset) {
   pb::ProfileResult k = w.kernel("bad", 1, 1, {{"ok", 1}});
   auto* m = k.add_metric_results();
   m->set_name_id(w.name_id("broken"));
-  m->mutable_unknown_fields()->AddLengthDelimited(2, std::string("\x19\x01", 2));  // a double cut short
+  testing::add_unknown_delimited(*m->mutable_unknown_fields(), 2, std::string("\x19\x01", 2));  // a double cut short
   std::string bytes = one_block(w, {k});
   auto src = io::memory_source("mem.ncu-rep", bytes);
   auto r = readers::load(*src);
