@@ -134,7 +134,8 @@ Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv) {
     if (executable(explicit_path)) return explicit_path;
     return fail(ExitCode::Dependency, fmt::format("{}: not an executable nsys", explicit_path));
   }
-  for (auto dir : split(getenv("PATH"), ':'))
+  const std::string path = getenv("PATH");  // split() views it: a temporary would be gone in the loop
+  for (auto dir : split(path, ':'))
     if (!dir.empty() && executable(fs::path(dir) / "nsys")) return (fs::path(dir) / "nsys").string();
   if (auto p = newest_installed()) return *p;
   return fail(ExitCode::Dependency, "nsys (Nsight Systems) was not found");

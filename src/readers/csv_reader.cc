@@ -236,7 +236,8 @@ void read_raw(const std::vector<CsvRow>& rows, const CsvRow& header, const ReadO
     for (size_t i = 0; i < header.cells.size() && i < rows[r].cells.size(); ++i) {
       const auto& name = header.cells[i];
       if (id_columns().contains(name)) continue;
-      std::string_view unit = first ? std::string_view(rows.front().cells.size() > i ? rows.front().cells[i] : "") : "";
+      // A view of the units row's cell itself: `cells[i] : ""` would be a temporary string.
+      std::string_view unit = first && rows.front().cells.size() > i ? std::string_view(rows.front().cells[i]) : "";
       add_metric(k, metric_from(name, rows[r].cells[i], unit), opt, seen);
     }
     finish_launch(k, seen);

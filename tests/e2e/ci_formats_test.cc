@@ -54,7 +54,7 @@ std::string read_file(const std::string& path) {
 
 // build/test-schemas, fetched on first use; nullopt (with the reason) when it cannot be.
 std::optional<std::string> schemas(std::string& why) {
-  std::string dir = (fs::path(KEET_BINARY).parent_path() / "test-schemas").string();
+  std::string dir = (fs::path(build_dir()) / "test-schemas").string();
   auto r = run_command(shell_quote(source_dir() + "/scripts/fetch-schemas") + " " + shell_quote(dir));
   if (r.rc != 0) {
     why = "schemas unavailable (scripts/fetch-schemas: " + r.err + ")";
@@ -321,7 +321,7 @@ TEST(CiSarif, NvidiaSampleResultLandsOnTheKernelsSourceLine) {
   }
   EXPECT_TRUE(uncoalesced) << related.dump(2);
   // In GitHub Actions the checkout ($GITHUB_WORKSPACE) is the default root.
-  auto gh = run_command("GITHUB_WORKSPACE=" + shell_quote(root) + " " + KEET_BINARY + " gate --format github " +
+  auto gh = run_command("GITHUB_WORKSPACE=" + shell_quote(root) + " " + keet_binary() + " gate --format github " +
                         shell_quote(*examples + "/addConstDouble3.ncu-rep") + " --pair 0:0 --baseline latest" + db);
   EXPECT_NE(gh.out.find("::error file=" + fs::path(file).lexically_relative(root).string() +
                         ",line=" + std::to_string(loc["region"]["startLine"].get<int>()) + ","),

@@ -114,7 +114,7 @@ TEST(Contracts, LlmOutputsConform) {
   std::string env = "XDG_CACHE_HOME=" + shell_quote(temp_path("contract-cache")) +
                     " XDG_CONFIG_HOME=/nonexistent OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" + server.url() + "/v1 ";
   std::string rep = shell_quote(writer_report("contract-llm.ncu-rep", 120000));
-  std::string keet = env + KEET_BINARY + " ";
+  std::string keet = env + keet_binary() + " ";
   auto analyzed = run_command(keet + "analyze -k 0 --no-cache --format json --llm openai:m " + rep);
   expect_conforms("analysis", analyzed);
   EXPECT_EQ(json::parse(analyzed.out)["kernels"][0]["llm"]["status"], "verified") << analyzed.out;

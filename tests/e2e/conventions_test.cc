@@ -109,7 +109,7 @@ TEST(Units, MetricsTableFitsTheTerminal) {
                           ".sum.pct_of_peak_sustained_elapsed.per_second";
   auto r = one_kernel("wide.ncu-rep", "k", {{long_name, 1.5}, {"gpu__time_duration.sum", 1000}});
   for (auto [env, width] : {std::pair<std::string, size_t>{"env -u COLUMNS ", 100}, {"COLUMNS=60 ", 60}}) {
-    auto out = run_command(env + shell_quote(KEET_BINARY) + " metrics " + shell_quote(r));
+    auto out = run_command(env + shell_quote(keet_binary()) + " metrics " + shell_quote(r));
     ASSERT_EQ(out.rc, 0) << out.err;
     auto lines = lines_of(out.out);
     std::string joined;

@@ -11,6 +11,7 @@
 #include "io/file.h"
 #include "model/units.h"
 #include "readers/reader.h"
+#include "support/report_writer.h"
 #include "support/testing.h"
 #include "util/strings.h"
 
@@ -148,6 +149,34 @@ std::vector<FixtureCsv> fixture_csvs() {
     if (f.size() > 6 && (f[5] == "csv-details" || f[5] == "nvprof-csv")) out.push_back({dir + f[0], f[5]});
   }
   return out;
+}
+
+// keet's raw CSV has ncu's units row; reading it back takes each column's unit
+// from that row. The reader once kept the unit as a view of a temporary string
+// (a stack use after scope under ASan: scripts/sanitize), so units could read
+// as whatever the stack held next. Needs no ../shared.
+TEST(CsvReadback, OwnRawExportReadsBackToTheSameCsv) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  b.results.push_back(w.kernel("void scale<float>(float*, int)", 1024, 256,
+                               {{"gpu__time_duration.sum", 52000},
+                                {"dram__bytes_read.sum", 4194304},
+                                {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 81.5},
+                                {"sm__cycles_elapsed.avg.per_second", 1.41e9},
+                                {"launch__registers_per_thread", 32}})
+                          .SerializeAsString());
+  w.flush_strings(b);
+  w.add(b);
+  std::string rep = temp_path("readback-writer.ncu-rep");
+  w.write(rep);
+  auto first = run_keet("export --format csv " + shell_quote(rep));
+  ASSERT_EQ(first.rc, 0) << first.err;
+  ASSERT_NE(first.out.find("\"nsecond\""), std::string::npos) << "no units row:\n" << first.out;
+  std::string csv = temp_path("readback-writer.csv");
+  write_file(csv, first.out);
+  auto again = run_keet("export --format csv " + shell_quote(csv));
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_EQ(again.out, first.out);
 }
 
 TEST(CsvReadback, EveryFixtureCsvLoads) {

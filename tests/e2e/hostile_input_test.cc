@@ -132,8 +132,8 @@ TEST(HostileAmplification, MillionZeroLengthResultsAreRefusedNotModelled) {
   auto rep = claiming_report("million_empty.ncu-rep", 1'000'000, 1'000'000);
   for (std::string cmd : {"list", "analyze --format json", "export --format csv", "metrics"}) {
     // 400 MB of address space is plenty for an error, and far below what the
-    // kernels would cost.
-    auto r = run_command("ulimit -v 400000; " + std::string(KEET_BINARY) + " " + cmd + " " + rep);
+    // kernels would cost (an ASan keet: the same cap on its RSS).
+    auto r = run_command(memory_cap_prefix(390) + keet_binary() + " " + cmd + " " + rep);
     EXPECT_EQ(r.rc, 2) << cmd << ": " << r.err;
     EXPECT_NE(r.err.find("kernel result is empty"), std::string::npos) << cmd << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -259,7 +259,7 @@ TEST(HostileOutput, JunitStaysValidXmlAndMarkdownCarriesNoHtml) {
 TEST(HostileFaults, WriteErrorOnStdoutIsAnError) {
   auto rep = shell_quote(named_report("full.ncu-rep", "k"));
   for (std::string cmd : {"list", "analyze", "export --format csv", "analyze --format json"}) {
-    auto r = run_command("(" + std::string(KEET_BINARY) + " " + cmd + " " + rep + " > /dev/full)");
+    auto r = run_command("(" + keet_binary() + " " + cmd + " " + rep + " > /dev/full)");
     EXPECT_NE(r.rc, 0) << cmd;
     EXPECT_NE(r.err.find("cannot write to standard output"), std::string::npos) << cmd << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -291,7 +291,7 @@ std::string recorded_db(const std::string& name, int n) {
   std::string db = "--db " + shell_quote("sqlite:" + file);
   auto rep = shell_quote(named_report(name + ".ncu-rep", std::string(600, 'k')));
   std::string script;
-  for (int i = 0; i < n; ++i) script += std::string(KEET_BINARY) + " record " + rep + " --tag t" + std::to_string(i) + " " + db + " >/dev/null && ";
+  for (int i = 0; i < n; ++i) script += keet_binary() + " record " + rep + " --tag t" + std::to_string(i) + " " + db + " >/dev/null && ";
   EXPECT_EQ(run_command(script + "true").rc, 0);
   return file;
 }
@@ -305,10 +305,10 @@ TEST(HostileFaults, ReadOnlyHistoryServesReading) {
     as_reader = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
   }
   ASSERT_EQ(run_command("chmod 0444 " + shell_quote(file)).rc, 0);
-  auto h = run_command(as_reader + KEET_BINARY + " history --format json --limit 0 " + db);
+  auto h = run_command(as_reader + keet_binary() + " history --format json --limit 0 " + db);
   EXPECT_EQ(h.rc, 0) << h.err;
   if (h.rc == 0) EXPECT_EQ(nlohmann::json::parse(h.out)["kernels"][0]["points"].size(), 2u) << h.out;
-  auto rec = run_command(as_reader + KEET_BINARY + " record " +
+  auto rec = run_command(as_reader + keet_binary() + " record " +
                          shell_quote(named_report("ro_more.ncu-rep", "k")) + " " + db);
   EXPECT_NE(rec.rc, 0);  // writing still fails, clearly
   EXPECT_NE(rec.err.find("readonly"), std::string::npos) << rec.err;

@@ -16,8 +16,6 @@ namespace {
 using namespace keet::testing;
 namespace fs = std::filesystem;
 
-std::string build_dir() { return fs::path(KEET_BINARY).parent_path().string(); }
-
 std::string small_report() {
   ReportWriter w;
   ReportWriter::Block b;

@@ -71,7 +71,7 @@ std::string text_reply(const std::string& provider, const std::string& text) {
 }
 
 ProcessResult keet_with(const std::string& env, const std::string& args) {
-  return run_command(env + std::string(KEET_BINARY) + " " + args);
+  return run_command(env + keet_binary() + " " + args);
 }
 
 class LlmCli : public ::testing::TestWithParam<std::string> {};
@@ -208,7 +208,7 @@ TEST(LlmCliChat, LocalCommandsNeverReachTheModel) {
   std::string input = "/help\n/kernel 1\n/kernel 7\n/bogus\nhow long does it take?\n/save " + md +
                       "\n//kernel is a word\n/quit\nnever sent\n";
   server.script({200, openai_text_reply("A kernel is a function run on the GPU.")});
-  auto r = run_command("(printf '%s' " + shell_quote(input) + " | " + env_for("openai", server) + std::string(KEET_BINARY) +
+  auto r = run_command("(printf '%s' " + shell_quote(input) + " | " + env_for("openai", server) + keet_binary() +
                        " chat " + shell_quote(two_kernel_report_path()) + " --no-cache --llm openai:m)");
   ASSERT_EQ(r.rc, 0) << r.err;
   // Two questions reached the model; no command did.
@@ -244,7 +244,7 @@ TEST(LlmCliChat, PipedSessionWithSave) {
   std::string save = temp_path("chat-transcript.json");
   // The parentheses keep run_command's "</dev/null" off keet's piped stdin.
   auto r = run_command("(printf 'which kernel?\\nhow busy is DRAM?\\n/quit\\n' | " + env_for("openai", server) +
-                       std::string(KEET_BINARY) + " chat " + shell_quote(report_path()) + " --no-cache --llm openai:m --save " +
+                       keet_binary() + " chat " + shell_quote(report_path()) + " --no-cache --llm openai:m --save " +
                        shell_quote(save) + ")");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(server.received().size(), 3u);
@@ -341,7 +341,7 @@ TEST(LlmCliOrder, EngineAnswerIsWrittenBeforeAnyLlmWait) {
   std::string out = temp_path("llm-order.txt"), done = temp_path("llm-order.rc");
   std::remove(out.c_str());
   std::remove(done.c_str());
-  std::string cmd = "(" + env_for("openai", server) + std::string(KEET_BINARY) + " analyze --no-cache --llm-timeout 30 --llm openai:m " +
+  std::string cmd = "(" + env_for("openai", server) + keet_binary() + " analyze --no-cache --llm-timeout 30 --llm openai:m " +
                     shell_quote(two_kernel_report_path()) + " >" + shell_quote(out) + " 2>/dev/null; echo $? >" +
                     shell_quote(done) + ") &";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
@@ -406,7 +406,7 @@ TEST(LlmCliTools, ModelSuppliedPatternIsBounded) {
   server.script({200, openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "(a|,)*>"}}, "c1")});
   server.script({200, openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "(.*)*(.*)*zq"}}, "c2")});
   server.script({200, openai_text_reply("It takes 1000 ns.")});
-  auto r = run_command("timeout 60 env " + env_for("openai", server) + std::string(KEET_BINARY) + " ask " +
+  auto r = run_command("timeout 60 env " + env_for("openai", server) + keet_binary() + " ask " +
                        shell_quote(path) + " 'which metrics?' --no-cache --llm openai:m");
   ASSERT_EQ(r.rc, 0) << r.err;  // 124 would be the timeout
   ASSERT_EQ(server.received().size(), 3u);
@@ -429,7 +429,7 @@ TEST(LlmCliRetry, ATerminalSeesTheRetriesAPipeDoesNot) {
     FakeLlmServer server;
     server.script({503, R"({"error":{"message":"overloaded"}})", {{"Retry-After", "0.1"}}});
     server.script({200, openai_text_reply("vecAdd takes 5120 ns.")});
-    std::string cmd = env_for("openai", server) + std::string(KEET_BINARY) + " ask " +
+    std::string cmd = env_for("openai", server) + keet_binary() + " ask " +
                       shell_quote(two_kernel_report_path()) + " 'how long?' --no-cache --llm openai:m";
     return tty ? run_command("script -qec " + shell_quote(cmd) + " /dev/null") : run_command(cmd);
   };

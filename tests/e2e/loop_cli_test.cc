@@ -148,7 +148,7 @@ TEST(LoopCliHistory, ParallelRecordersLoseNothingAndHistoryShowsTrend) {
   constexpr int kWriters = 8;
   for (int i = 0; i < kWriters; ++i) {
     auto r = report("h" + std::to_string(i) + ".ncu-rep", "k", 1000 + i);
-    script += std::string(KEET_BINARY) + " record " + shell_quote(r) + " --tag t" + std::to_string(i) + " " + db + " & ";
+    script += keet_binary() + " record " + shell_quote(r) + " --tag t" + std::to_string(i) + " " + db + " & ";
   }
   auto all = run_command("(" + script + "wait)");
   ASSERT_EQ(all.rc, 0) << all.err;
@@ -300,11 +300,11 @@ TEST(LoopCliProfile, CounterPermissionAndMissingNcuExitThree) {
   auto perm = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("none.ncu-rep")) + " -- ./app");
   EXPECT_EQ(perm.rc, 3);
   EXPECT_NE(perm.err.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << perm.err;
-  auto missing = run_command("env -i PATH=/nonexistent " + std::string(KEET_BINARY) + " profile -- ./app");
+  auto missing = run_command("env -i PATH=/nonexistent " + keet_binary() + " profile -- ./app");
   if (fs::exists("/usr/local/cuda/bin/ncu")) GTEST_SKIP() << "a real ncu is installed";
   EXPECT_EQ(missing.rc, 3);
   EXPECT_NE(missing.err.find("ncu (the Nsight Compute CLI) was not found"), std::string::npos) << missing.err;
-  auto env_bad = run_command("NCU=/nonexistent/ncu " + std::string(KEET_BINARY) + " profile -- ./app");
+  auto env_bad = run_command("NCU=/nonexistent/ncu " + keet_binary() + " profile -- ./app");
   EXPECT_EQ(env_bad.rc, 3);
 }
 

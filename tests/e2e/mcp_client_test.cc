@@ -35,7 +35,7 @@ std::optional<std::string> client_dir(std::string& why) {
     why = "node is not installed (scripts/bootstrap installs npm and node)";
     return std::nullopt;
   }
-  std::string dir = (fs::path(KEET_BINARY).parent_path() / "mcp-client").string();
+  std::string dir = (fs::path(build_dir()) / "mcp-client").string();
   auto r = run_command(shell_quote(source_dir() + "/scripts/fetch-mcp-client") + " " + shell_quote(dir));
   if (r.rc != 0) {
     why = "MCP SDK unavailable (scripts/fetch-mcp-client: " + r.err + ")";
@@ -112,7 +112,7 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
   auto rec = run_keet("record " + shell_quote(root + "/before.ncu-rep") + " --tag main --db " + shell_quote(store));
   ASSERT_EQ(rec.rc, 0) << rec.err;
   json plan = {{"transport", "stdio"},
-               {"command", KEET_BINARY},
+               {"command", keet_binary()},
                {"args", {"mcp", "--root", root, "--db", store}},
                {"calls",
                 {tool_call("list_kernels", {{"report", "after.ncu-rep"}}),
@@ -157,7 +157,7 @@ TEST(McpClientE2E, StdioOnAFixtureReport) {
   std::string report = *std::ranges::min_element(reports, {}, [](const std::string& p) { return fs::file_size(p); });
   std::string root = fs::path(report).parent_path().string();
   json plan = {{"transport", "stdio"},
-               {"command", KEET_BINARY},
+               {"command", keet_binary()},
                {"args", {"mcp", "--root", root}},
                {"calls",
                 {tool_call("list_kernels", {{"report", report}, {"limit", 10}}),

@@ -1,8 +1,9 @@
 // End-to-end mutation test (issue 13): thousands of structured mutants of real
 // reports and CSVs, each read by the real keet binary under a wall-clock and an
-// address-space limit. Every run must end with a documented exit code (0 or 2:
-// these commands have no gate failure), never a signal or a timeout, and a
-// successful `analyze --format json` must print valid JSON.
+// address-space limit (an RSS limit for an ASan keet). Every run must end with
+// a documented exit code (0 or 2: these commands have no gate failure), never a
+// signal or a timeout, and a successful `analyze --format json` must print
+// valid JSON.
 //
 // Deterministic: mutant i of seed s is made by std::mt19937_64 seeded with
 // (kSeed, s, i), so a failure names a mutant that the test rebuilds the same way
@@ -26,6 +27,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "ncu_report.pb.h"
@@ -279,28 +281,47 @@ struct RunResult {
   std::string out;
 };
 
+// The environment of every keet run: this process's, and for an ASan keet
+// (which an address-space limit would stop before main) ASAN_OPTIONS with the
+// same memory cap as ASan's hard_rss_limit_mb.
+struct ChildEnv {
+  bool address_space_cap = true;
+  std::vector<std::string> vars;
+};
+
+ChildEnv child_env() {
+  ChildEnv e;
+  e.address_space_cap = !keet_is_sanitized();
+  for (char** v = environ; *v; ++v)
+    if (e.address_space_cap || std::string_view(*v).rfind("ASAN_OPTIONS=", 0) != 0) e.vars.emplace_back(*v);
+  if (!e.address_space_cap) e.vars.push_back("ASAN_OPTIONS=" + asan_options_capped(kMemoryLimit >> 20));
+  return e;
+}
+
 // fork/exec of keet with stdout to `out_path`, stderr discarded, under
-// RLIMIT_AS; killed (process group) past the wall limit.
-RunResult run_limited(const std::vector<std::string>& args, const std::string& out_path) {
+// RLIMIT_AS (or ASan's RSS cap); killed (process group) past the wall limit.
+RunResult run_limited(const std::vector<std::string>& args, const std::string& out_path, const ChildEnv& env) {
   RunResult r;
   // Everything the child needs is made before fork: the parent has threads.
-  std::vector<char*> argv;
+  std::vector<char*> argv, envp;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  for (const auto& v : env.vars) envp.push_back(const_cast<char*>(v.c_str()));
+  envp.push_back(nullptr);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-#ifndef __SANITIZE_ADDRESS__  // ASan reserves terabytes of shadow address space: scripts/sanitize runs without the cap
-    rlimit mem{kMemoryLimit, kMemoryLimit};
-    setrlimit(RLIMIT_AS, &mem);
-#endif
+    if (env.address_space_cap) {
+      rlimit mem{kMemoryLimit, kMemoryLimit};
+      setrlimit(RLIMIT_AS, &mem);
+    }
     int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int null = open("/dev/null", O_RDWR);
     dup2(out, 1);
     dup2(null, 2);
     dup2(null, 0);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   int status = 0;
@@ -399,7 +420,8 @@ TEST(MutationE2E, EveryMutantEndsWithADocumentedExitCodeInBoundedTimeAndMemory) 
   auto all = seeds();
   ASSERT_FALSE(all.empty());
   if (!shared_dir()) std::cout << "[ mutation ] ../shared is absent: mutating the writer's report and its CSV only\n";
-  const std::string keet = KEET_BINARY;
+  const std::string keet = keet_binary();
+  const ChildEnv env = child_env();
   const std::string dir = temp_path("mutants");
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -428,7 +450,7 @@ TEST(MutationE2E, EveryMutantEndsWithADocumentedExitCodeInBoundedTimeAndMemory) 
                                                     {keet, "export", "--format", "csv", file},
                                                     {keet, "metrics", file}};
       for (const auto& c : cmds) {
-        RunResult r = run_limited(c, out);
+        RunResult r = run_limited(c, out, env);
         ++commands;
         if (r.rc == 2) ++refused;
         std::string what = fmt_what(seed.name, i, c[1]);

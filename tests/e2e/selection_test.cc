@@ -145,13 +145,13 @@ namespace {
 TEST(Selection, DashReadsTheReportFromStandardInput) {
   std::string r = launches_report();
   for (std::string cmd : {"analyze --format json", "export --format csv", "doctor --format json", "list --format json"}) {
-    auto piped = run_command("(cat " + r + " | " + std::string(KEET_BINARY) + " " + cmd + " -)");
+    auto piped = run_command("(cat " + r + " | " + keet_binary() + " " + cmd + " -)");
     auto direct = run_keet(cmd + " " + r);
     EXPECT_EQ(piped.rc, direct.rc) << cmd << piped.err;
     EXPECT_FALSE(piped.out.empty()) << cmd;
     if (cmd.starts_with("export")) EXPECT_EQ(piped.out, direct.out) << cmd;
   }
-  auto empty = run_command(std::string(KEET_BINARY) + " analyze -");
+  auto empty = run_command(keet_binary() + " analyze -");
   EXPECT_EQ(empty.rc, 2);
   EXPECT_NE(empty.err.find("empty"), std::string::npos) << empty.err;
 }

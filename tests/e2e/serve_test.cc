@@ -116,7 +116,7 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
   std::string cli_dir = dir_ + "/cli";
   std::filesystem::create_directories(cli_dir);
   { std::ofstream(cli_dir + "/report", std::ios::binary) << scenario_report(120000); }
-  auto cli = run_command("cd " + shell_quote(cli_dir) + " && " KEET_BINARY " analyze report --format markdown");
+  auto cli = run_command("cd " + shell_quote(cli_dir) + " && " + keet_binary() + " analyze report --format markdown");
   EXPECT_EQ(cli.rc, 0);
   EXPECT_EQ(cli.out, md->body);
 }
@@ -155,7 +155,7 @@ TEST_F(Serve, AMalformedReportFailsItsJobWithTheReadersErrorAndTheServerGoesOn) 
   EXPECT_EQ(error.rfind("report", 0), 0u) << "names the report, not a server path: " << error;
   std::filesystem::create_directories(dir_ + "/cli");
   { std::ofstream(dir_ + "/cli/report", std::ios::binary) << std::string(4096, 'x'); }
-  auto cli = run_command("cd " + shell_quote(dir_ + "/cli") + " && " KEET_BINARY " analyze report");
+  auto cli = run_command("cd " + shell_quote(dir_ + "/cli") + " && " + keet_binary() + " analyze report");
   EXPECT_EQ(cli.rc, 2);
   EXPECT_EQ(cli.err, "keet: " + error + "\n") << "the reader's one-line error";
   EXPECT_EQ(result(job["id"], "json")->status, 409);

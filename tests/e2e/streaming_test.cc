@@ -18,9 +18,10 @@ namespace {
 
 using namespace keet::testing;
 
-// Peak resident memory (KiB) of one run of `keet ARGS` with stdout discarded.
+// Peak resident memory (KiB) of one run of `keet ARGS` with stdout discarded
+// (an ASan keet without its quarantine of freed memory).
 long peak_rss_kb(const std::string& args) {
-  std::string cmd = std::string(KEET_BINARY) + " " + args + " >/dev/null 2>&1";
+  std::string cmd = measured_memory_prefix() + keet_binary() + " " + args + " >/dev/null 2>&1";
   pid_t pid = fork();
   if (pid == 0) {
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));

@@ -195,7 +195,7 @@ TEST(TimelineCli, OldSchemaExportReadsAsWritten) {
 TEST(TimelineCli, WithoutNsysTheErrorNamesTheCommand) {
   auto report = temp_path("new.nsys-rep");
   std::ofstream(report) << "NVIDIA Tegra Profiler Report 2026@1@3@425-261338342291v0.\n\x0b" << std::string(64, 'x');
-  auto r = run_command("env -u NSYS PATH=/nonexistent " + shell_quote(KEET_BINARY) + " timeline " + shell_quote(report));
+  auto r = run_command("env -u NSYS PATH=/nonexistent " + shell_quote(keet_binary()) + " timeline " + shell_quote(report));
   EXPECT_EQ(r.rc, 3) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("nsys 2026.1.3.425"), std::string::npos) << r.err;

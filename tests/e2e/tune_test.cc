@@ -188,7 +188,7 @@ ProcessResult tune(const FakeLlmServer& s, const Project& p, const std::string& 
                    const std::string& build = "sh build.sh") {
   std::string db = temp_path("tune-" + name + ".sqlite");
   fs::remove(db);
-  return run_command(llm_env(s, name) + KEET_BINARY + tune_args(p, db, extra, build));
+  return run_command(llm_env(s, name) + keet_binary() + tune_args(p, db, extra, build));
 }
 
 // The top finding of the baseline report, as the real engine names it.
@@ -305,7 +305,7 @@ TEST(TuneE2E, SourceIsNotSentToARemoteModelWithoutShareSource) {
   server.script({200, openai_text_reply("unused")});
   std::string db = temp_path("tune-private.sqlite");
   // The fake server is on loopback, which counts as local: name a remote base URL instead, never reached.
-  auto r = run_command(llm_env(server, "private") + "OPENAI_BASE_URL=https://api.openai.com/v1 " + KEET_BINARY +
+  auto r = run_command(llm_env(server, "private") + "OPENAI_BASE_URL=https://api.openai.com/v1 " + keet_binary() +
                        tune_args(p, db, ""));
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_NE(r.err.find("--share-source"), std::string::npos) << r.err;
@@ -325,7 +325,7 @@ TEST(TuneE2E, CtrlCStopsTheLoopAndLeavesTheTreeIntact) {
   auto p = make_project("interrupt");
   FakeLlmServer server;
   std::string db = temp_path("tune-interrupt.sqlite");
-  std::string cmd = llm_env(server, "interrupt") + KEET_BINARY + tune_args(p, db, "--share-source --apply", "sh build.sh", "sleep 30");
+  std::string cmd = llm_env(server, "interrupt") + keet_binary() + tune_args(p, db, "--share-source --apply", "sh build.sh", "sleep 30");
   auto r = run_command("{ " + cmd + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?; }");
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;

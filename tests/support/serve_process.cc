@@ -18,7 +18,7 @@ KeetProcess::KeetProcess(const std::string& command, const std::vector<std::stri
     : command_(command) {
   static int counter = 0;
   log_path_ = temp_path("keet_" + command + "_" + std::to_string(getpid()) + "_" + std::to_string(++counter) + ".log");
-  std::vector<std::string> argv_s{KEET_BINARY, command};
+  std::vector<std::string> argv_s{keet_binary(), command};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   pid_ = fork();
   if (pid_ == 0) {

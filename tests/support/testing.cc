@@ -1,10 +1,12 @@
 #include "testing.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -113,6 +115,107 @@ ProcessResult run_command(const std::string& cmd) {
   return r;
 }
 
-ProcessResult run_keet(const std::string& args) { return run_command(std::string(KEET_BINARY) + " " + args); }
+const std::string& keet_binary() {
+  static const std::string path = [] {
+    const char* env = std::getenv("KEET_TEST_BINARY");
+    return std::string(env && *env ? env : KEET_BUILT_BINARY);
+  }();
+  return path;
+}
+
+std::string build_dir() { return KEET_BUILD_DIR; }
+
+bool keet_is_sanitized() {
+  // ASan answers help=1 with its flag list before main runs.
+  static const bool sanitized =
+      run_command("ASAN_OPTIONS=help=1 " + shell_quote(keet_binary()) + " help").err.find("AddressSanitizer") !=
+      std::string::npos;
+  return sanitized;
+}
+
+namespace {
+
+// The current ASAN_OPTIONS with one more option.
+std::string asan_options_with(const std::string& option) {
+  const char* current = std::getenv("ASAN_OPTIONS");
+  return (current && *current ? std::string(current) + ":" : "") + option;
+}
+
+}  // namespace
+
+std::string asan_options_capped(long mib) {
+  // The quarantine holds up to 256 MiB of freed memory; the shadow is an eighth more.
+  return asan_options_with("hard_rss_limit_mb=" + std::to_string(mib + mib / 8 + 256 + 64));
+}
+
+std::string memory_cap_prefix(long mib) {
+  if (keet_is_sanitized()) return "ASAN_OPTIONS=" + shell_quote(asan_options_capped(mib)) + " ";
+  return "ulimit -v " + std::to_string(mib * 1024) + "; ";
+}
+
+std::string measured_memory_prefix() {
+  if (!keet_is_sanitized()) return "";
+  return "ASAN_OPTIONS=" + shell_quote(asan_options_with("quarantine_size_mb=0")) + " ";
+}
+
+ProcessResult run_keet(const std::string& args) { return run_command(keet_binary() + " " + args); }
+
+namespace {
+
+std::string summary_line(const std::string& report) {
+  auto at = report.find("SUMMARY: ");
+  if (at == std::string::npos) at = 0;
+  return report.substr(at, report.find('\n', at) - at);
+}
+
+// Sanitizer reports of every process a test starts. At start-up this process
+// sets KEET_SANITIZER_REPORTS to a folder of its own (its children inherit it);
+// a sanitized keet (tools/keet/sanitizer_hooks.cc) writes each report there
+// too, in a file named after its pid, and the test during which one appears
+// fails with it, whatever exit status it expected and wherever it sent keet's
+// stderr. A release keet ignores the variable.
+class SanitizerReports : public ::testing::EmptyTestEventListener {
+ public:
+  explicit SanitizerReports(fs::path dir) : dir_(std::move(dir)) {}
+
+  // Made when a test starts, not when the tests are only listed.
+  void OnTestStart(const ::testing::TestInfo&) override {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+  }
+
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    std::error_code ec;
+    std::vector<fs::path> reports;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) reports.push_back(e.path());
+    std::sort(reports.begin(), reports.end());
+    for (size_t i = 0; i < reports.size(); ++i) {
+      std::string text = slurp(reports[i].string());
+      // A test that runs keet thousands of times may collect hundreds: the
+      // first few in full, then their summary lines.
+      if (i >= 3) text = summary_line(text);
+      else if (text.size() > 16000) text = text.substr(0, 16000) + "\n[...]";
+      ADD_FAILURE() << "sanitizer report (" << reports[i].filename().string() << "):\n" << text;
+      fs::remove(reports[i], ec);
+    }
+  }
+
+  void OnTestProgramEnd(const ::testing::UnitTest&) override {
+    std::error_code ec;
+    fs::remove(dir_, ec);  // only when empty
+  }
+
+ private:
+  fs::path dir_;
+};
+
+[[maybe_unused]] const bool kSanitizerReportsWatched = [] {
+  fs::path dir = fs::temp_directory_path() / ("keet-sanitizer-" + std::to_string(getpid()));
+  setenv("KEET_SANITIZER_REPORTS", dir.c_str(), 1);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new SanitizerReports(dir));
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace keet::testing

@@ -30,7 +30,27 @@ struct ProcessResult {
 };
 // Runs a command line through /bin/sh; stdout and stderr are captured apart.
 ProcessResult run_command(const std::string& cmd);
-// Runs build/keet with the given argument string (already shell-quoted).
+// The keet executable the end-to-end tests run: $KEET_TEST_BINARY when set
+// (scripts/sanitize points it at an ASan+UBSan keet), else this build's keet.
+const std::string& keet_binary();
+// The build folder these tests belong to (its install rules; schemas and
+// clients the tests fetch into it), whichever keet they run.
+std::string build_dir();
+// Whether keet_binary() runs under AddressSanitizer (asked once, by running it).
+bool keet_is_sanitized();
+// ASAN_OPTIONS (the current ones) plus hard_rss_limit_mb: the memory cap of an
+// ASan keet, which an address-space limit would stop before main (ASan reserves
+// terabytes of shadow). `mib` is what an uninstrumented keet may map; room for
+// ASan's quarantine, shadow and redzones is added.
+std::string asan_options_capped(long mib);
+// A shell prefix that caps the memory of the keet command after it at `mib`:
+// "ulimit -v KIB; ", or for an ASan keet "ASAN_OPTIONS='...' ".
+std::string memory_cap_prefix(long mib);
+// A shell prefix for a command whose memory a test measures: an ASan keet keeps
+// up to 256 MiB of freed memory resident (its quarantine, which catches uses
+// after free), so it runs without one; "" for a release keet.
+std::string measured_memory_prefix();
+// Runs keet_binary() with the given argument string (already shell-quoted).
 ProcessResult run_keet(const std::string& args);
 std::string shell_quote(const std::string& s);
 // One line of ncu's CSV output split into cells: every cell quoted, quotes

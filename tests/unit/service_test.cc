@@ -65,7 +65,7 @@ class ApiTest : public ::testing::Test {
     ASSERT_TRUE(jobs) << jobs.error().message;
     jobs_ = std::move(*jobs);
     blobs_ = std::make_unique<BlobStore>(dir_);
-    runner_ = make_process_runner(KEET_BINARY, dir_ + "/runs");
+    runner_ = make_process_runner(keet::testing::keet_binary(), dir_ + "/runs");
     opt_.data_dir = dir_;
     opt_.max_queue = 3;
   }

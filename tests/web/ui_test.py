@@ -10,6 +10,9 @@ Exit 0 passed, 1 failed, 77 skipped (no chromium, chromedriver or selenium).
 import argparse, os, re, shutil, signal, subprocess, sys, tempfile, time
 
 SKIP = 77
+# Sanitizer reports of keet serve and its jobs (an ASan keet writes them under
+# $KEET_SANITIZER_REPORTS, tools/keet/sanitizer_hooks.cc): any fails the test.
+sanitizer_reports = []
 
 
 def skip(why):
@@ -17,10 +20,11 @@ def skip(why):
     sys.exit(SKIP)
 
 
-def start_server(keet, data_dir, log_path):
+def start_server(keet, data_dir, log_path, reports_dir):
     log = open(log_path, "w")
+    env = dict(os.environ, KEET_SANITIZER_REPORTS=reports_dir)
     proc = subprocess.Popen([keet, "serve", "--port", "0", "--data-dir", data_dir, "--workers", "2", "--db", data_dir + "/history.sqlite"],
-                            stdout=subprocess.DEVNULL, stderr=log)
+                            stdout=subprocess.DEVNULL, stderr=log, env=env)
     for _ in range(200):
         time.sleep(0.05)
         text = open(log_path).read()
@@ -62,7 +66,9 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="keet-ui-")
-    proc, url = start_server(a.keet, os.path.join(work, "data"), os.path.join(a.out, "ui-serve.log"))
+    reports = os.path.join(work, "sanitizer")
+    os.makedirs(reports)
+    proc, url = start_server(a.keet, os.path.join(work, "data"), os.path.join(a.out, "ui-serve.log"), reports)
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000",
@@ -130,8 +136,14 @@ def main():
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        for name in sorted(os.listdir(reports)):
+            with open(os.path.join(reports, name)) as f:
+                sanitizer_reports.append(f.read())
         shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rc = main()
+    for text in sanitizer_reports:
+        print("FAILED: sanitizer report of keet serve or one of its jobs:\n" + text)
+    sys.exit(1 if sanitizer_reports else rc)
