@@ -221,7 +221,7 @@ TEST(NcuRepReader, BlockHeaderFieldsRepeatAsProtobufsDo) {
 TEST(NcuRepReader, DamagedBlockHeaderIsAnErrorWithItsOffset) {
   ReportWriter w;
   ReportWriter::Block b;
-  testing::add_unknown_delimited(*b.header.mutable_unknown_fields(), 4, std::string("\x0a\x05ab", 4));  // a name cut short
+  testing::add_unknown_delimited(*b.header.mutable_unknown_fields(), 4, std::string("\x0a\x05" "ab", 4));  // a name cut short
   w.add(b);
   auto r = read_bytes(w.bytes());
   ASSERT_FALSE(r);
