@@ -58,10 +58,36 @@ std::vector<std::string> fixture_reports() {
   return out;
 }
 
+namespace {
+// One fresh folder per test process, made by mkdtemp and removed when the
+// process exits. A folder named after the pid was not enough: ctest runs each
+// test in its own process, pids are reused, and a later test found an earlier
+// one's files (a history store that already held 48 runs). Forked children
+// leave through _exit, and the owner check keeps any that do not from
+// removing their parent's folder.
+struct ProcessTempDir {
+  fs::path path;
+  pid_t owner = getpid();
+  ProcessTempDir() {
+    std::string pattern = (fs::temp_directory_path() / "keet-test-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+    path = pattern;
+    // mkdtemp makes it 0700; tests that run keet as another user (nobody,
+    // reading a read-only history) need to reach the files in it.
+    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  }
+  ~ProcessTempDir() {
+    if (getpid() != owner || std::getenv("KEET_TEST_KEEP_TEMP")) return;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+}  // namespace
+
 std::string temp_path(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("keet-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  static ProcessTempDir dir;
+  return (dir.path / name).string();
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
