@@ -6,89 +6,67 @@
 #include <functional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "util/embedded_data.h"
+#include "util/data_value.h"
 
 namespace keet::analysis {
 namespace {
 
-using nlohmann::json;
+using Data = DataValue;
 
-// The tables are our own embedded data; a malformed file yields an empty
-// table (tests catch that) rather than an exception.
-json load_table(std::string_view path) {
-  auto text = embedded_file(path);
-  if (!text) return json::object();
-  auto j = json::parse(*text, nullptr, false);
-  return j.is_discarded() ? json::object() : j;
-}
+// The tables are our own compiled-in data; a missing one reads as empty
+// (tests catch that) rather than throwing.
+Data cc_table() { return compiled_data("arch/compute_capabilities.json").value_or(Data()); }
+Data gpu_table() { return compiled_data("arch/gpus.json").value_or(Data()); }
 
-const json& cc_table() {
-  static const json j = load_table("arch/compute_capabilities.json");
-  return j;
-}
-const json& gpu_table() {
-  static const json j = load_table("arch/gpus.json");
-  return j;
-}
-
-template <typename T>
-T get(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
-}
-
-ArchSpec arch_from_json(const json& j) {
+ArchSpec arch_from_json(Data j) {
   ArchSpec a;
-  a.cc = parse_cc(get<std::string>(j, "cc", "")).value_or(ComputeCapability{});
-  a.architecture = get<std::string>(j, "architecture", "");
-  a.chip = get<std::string>(j, "chip", "");
-  a.confidence = get<std::string>(j, "confidence", "");
-  a.warp_size = get(j, "warp_size", 32);
-  a.max_warps_per_sm = get(j, "max_warps_per_sm", 0);
-  a.max_threads_per_sm = get(j, "max_threads_per_sm", 0);
-  a.max_blocks_per_sm = get(j, "max_blocks_per_sm", 0);
-  a.max_threads_per_block = get(j, "max_threads_per_block", 0);
-  a.registers_per_sm = get(j, "registers_per_sm", 0);
-  a.max_registers_per_block = get(j, "max_registers_per_block", 0);
-  a.max_registers_per_thread = get(j, "max_registers_per_thread", 0);
-  a.register_allocation_unit = get(j, "register_allocation_unit", 256);
-  a.register_allocation_granularity = get<std::string>(j, "register_allocation_granularity", "warp");
-  a.warp_schedulers_per_sm = get(j, "warp_schedulers_per_sm", 4);
-  a.shared_memory_per_sm = get(j, "shared_memory_per_sm", 0);
-  a.max_shared_memory_per_block = get(j, "max_shared_memory_per_block", 0);
-  a.max_shared_memory_per_block_optin = get(j, "max_shared_memory_per_block_optin", 0);
-  a.shared_memory_allocation_unit = get(j, "shared_memory_allocation_unit", 128);
-  a.shared_memory_carveouts_kb = get(j, "shared_memory_carveouts_kb", std::vector<int>{});
-  a.reserved_shared_memory_per_block = get(j, "reserved_shared_memory_per_block", 0);
-  a.fp32_lanes_per_sm = get(j, "fp32_lanes_per_sm", 0);
-  a.fp32_to_fp64_ratio = get(j, "fp32_to_fp64_ratio", 0.0);
-  const json tc = get(j, "tensor_cores", json::object());
-  a.tensor_core_generation = get(tc, "generation", 0);
-  a.tensor_cores_per_sm = get(tc, "per_sm", 0);
-  a.tensor_types = get(tc, "types", std::vector<std::string>{});
-  const json features = get(j, "features", json::object());
-  for (const auto& [k, v] : features.items())
-    if (v.is_boolean()) a.features[k] = v.get<bool>();
+  a.cc = parse_cc(member_or<std::string>(j, "cc", "")).value_or(ComputeCapability{});
+  a.architecture = member_or<std::string>(j, "architecture", "");
+  a.chip = member_or<std::string>(j, "chip", "");
+  a.confidence = member_or<std::string>(j, "confidence", "");
+  a.warp_size = member_or(j, "warp_size", 32);
+  a.max_warps_per_sm = member_or(j, "max_warps_per_sm", 0);
+  a.max_threads_per_sm = member_or(j, "max_threads_per_sm", 0);
+  a.max_blocks_per_sm = member_or(j, "max_blocks_per_sm", 0);
+  a.max_threads_per_block = member_or(j, "max_threads_per_block", 0);
+  a.registers_per_sm = member_or(j, "registers_per_sm", 0);
+  a.max_registers_per_block = member_or(j, "max_registers_per_block", 0);
+  a.max_registers_per_thread = member_or(j, "max_registers_per_thread", 0);
+  a.register_allocation_unit = member_or(j, "register_allocation_unit", 256);
+  a.register_allocation_granularity = member_or<std::string>(j, "register_allocation_granularity", "warp");
+  a.warp_schedulers_per_sm = member_or(j, "warp_schedulers_per_sm", 4);
+  a.shared_memory_per_sm = member_or(j, "shared_memory_per_sm", 0);
+  a.max_shared_memory_per_block = member_or(j, "max_shared_memory_per_block", 0);
+  a.max_shared_memory_per_block_optin = member_or(j, "max_shared_memory_per_block_optin", 0);
+  a.shared_memory_allocation_unit = member_or(j, "shared_memory_allocation_unit", 128);
+  a.shared_memory_carveouts_kb = member_or(j, "shared_memory_carveouts_kb", std::vector<int>{});
+  a.reserved_shared_memory_per_block = member_or(j, "reserved_shared_memory_per_block", 0);
+  a.fp32_lanes_per_sm = member_or(j, "fp32_lanes_per_sm", 0);
+  a.fp32_to_fp64_ratio = member_or(j, "fp32_to_fp64_ratio", 0.0);
+  const Data tc = member_or(j, "tensor_cores", Data());
+  a.tensor_core_generation = member_or(tc, "generation", 0);
+  a.tensor_cores_per_sm = member_or(tc, "per_sm", 0);
+  a.tensor_types = member_or(tc, "types", std::vector<std::string>{});
+  const Data features = member_or(j, "features", Data());
+  for (auto [k, v] : features.items())
+    if (v.is_bool()) a.features[std::string(k)] = v.boolean();
   return a;
 }
 
-GpuProduct gpu_from_json(const json& j) {
+GpuProduct gpu_from_json(Data j) {
   GpuProduct g;
-  g.name = get<std::string>(j, "name", "");
-  g.match = get(j, "match", std::vector<std::string>{});
-  g.cc = get<std::string>(j, "cc", "");
-  g.sm_count = get(j, "sm_count", 0);
-  g.boost_clock_mhz = get(j, "boost_clock_mhz", 0.0);
-  g.dram_bandwidth_gbs = get(j, "dram_bandwidth_gbs", 0.0);
-  g.memory = get<std::string>(j, "memory", "");
-  g.fp32_tflops = get(j, "fp32_tflops", 0.0);
-  g.fp64_tflops = get(j, "fp64_tflops", 0.0);
-  if (auto it = j.find("fp16_tensor_tflops"); it != j.end() && it->is_number())
-    g.fp16_tensor_tflops = it->get<double>();
-  g.derived = get(j, "derived", false);
+  g.name = member_or<std::string>(j, "name", "");
+  g.match = member_or(j, "match", std::vector<std::string>{});
+  g.cc = member_or<std::string>(j, "cc", "");
+  g.sm_count = member_or(j, "sm_count", 0);
+  g.boost_clock_mhz = member_or(j, "boost_clock_mhz", 0.0);
+  g.dram_bandwidth_gbs = member_or(j, "dram_bandwidth_gbs", 0.0);
+  g.memory = member_or<std::string>(j, "memory", "");
+  g.fp32_tflops = member_or(j, "fp32_tflops", 0.0);
+  g.fp64_tflops = member_or(j, "fp64_tflops", 0.0);
+  if (auto it = j.find("fp16_tensor_tflops"); it && it->is_number()) g.fp16_tensor_tflops = it->number();
+  g.derived = member_or(j, "derived", false);
   return g;
 }
 
@@ -143,7 +121,7 @@ bool ArchSpec::has(std::string_view feature) const {
 const std::vector<ArchSpec>& compute_capabilities() {
   static const std::vector<ArchSpec> rows = [] {
     std::vector<ArchSpec> out;
-    for (const auto& j : get(cc_table(), "compute_capabilities", json::array())) out.push_back(arch_from_json(j));
+    for (auto j : member_or(cc_table(), "compute_capabilities", Data())) out.push_back(arch_from_json(j));
     std::ranges::sort(out, {}, &ArchSpec::cc);
     return out;
   }();
@@ -153,7 +131,7 @@ const std::vector<ArchSpec>& compute_capabilities() {
 const std::vector<GpuProduct>& gpu_products() {
   static const std::vector<GpuProduct> rows = [] {
     std::vector<GpuProduct> out;
-    for (const auto& j : get(gpu_table(), "gpus", json::array())) out.push_back(gpu_from_json(j));
+    for (auto j : member_or(gpu_table(), "gpus", Data())) out.push_back(gpu_from_json(j));
     return out;
   }();
   return rows;
@@ -161,8 +139,8 @@ const std::vector<GpuProduct>& gpu_products() {
 
 const std::vector<std::string>& arch_sources() {
   static const std::vector<std::string> rows = [] {
-    auto out = get(cc_table(), "sources", std::vector<std::string>{});
-    for (auto& s : get(gpu_table(), "sources", std::vector<std::string>{})) out.push_back(std::move(s));
+    auto out = member_or(cc_table(), "sources", std::vector<std::string>{});
+    for (auto& s : member_or(gpu_table(), "sources", std::vector<std::string>{})) out.push_back(std::move(s));
     return out;
   }();
   return rows;
@@ -208,19 +186,40 @@ namespace {
 
 constexpr std::string_view kAttrPrefix = "device__attribute_";
 
-using Attributes = std::map<std::string, model::Value>;
+// The attributes a device spec reads, found where they are instead of copied
+// into one map for every kernel (that copy was a tenth of analyze on a report
+// of many kernels). Precedence as the merged map had it: the kernel's own
+// device__attribute_* metrics, then the devices in reverse order of merging
+// (each device the kernel ran on, after the session's first device).
+struct Attributes {
+  const model::Kernel* kernel = nullptr;
+  std::vector<const std::map<std::string, model::Value>*> devices;  // in merge order
+  std::map<std::string, model::Value> own;  // device_spec_for_cc's
+
+  const model::Value* exact(const std::string& key) const {
+    if (kernel && key.starts_with(kAttrPrefix))
+      if (const auto* m = kernel->find(key)) return &m->value;
+    for (auto d = devices.rbegin(); d != devices.rend(); ++d)
+      if (auto it = (*d)->find(key); it != (*d)->end()) return &it->second;
+    if (auto it = own.find(key); it != own.end()) return &it->second;
+    return nullptr;
+  }
+  // `name` as given, else with the device__attribute_ prefix.
+  const model::Value* find(std::string_view name) const {
+    std::string key(name);
+    if (const auto* v = exact(key)) return v;
+    return exact(std::string(kAttrPrefix) + key);
+  }
+};
 
 std::optional<double> attr_number(const Attributes& a, std::string_view name) {
-  auto it = a.find(std::string(name));
-  if (it == a.end()) it = a.find(std::string(kAttrPrefix) + std::string(name));
-  if (it == a.end()) return std::nullopt;
-  return it->second.as_number();
+  const auto* v = a.find(name);
+  return v ? v->as_number() : std::nullopt;
 }
 
 std::string attr_text(const Attributes& a, std::string_view name) {
-  auto it = a.find(std::string(name));
-  if (it == a.end()) it = a.find(std::string(kAttrPrefix) + std::string(name));
-  return it == a.end() ? std::string() : it->second.text;
+  const auto* v = a.find(name);
+  return v ? v->text : std::string();
 }
 
 // Report attribute -> the ArchSpec field it overrides. A row per attribute
@@ -330,9 +329,7 @@ void fill_arch(DeviceSpec& d, std::optional<ComputeCapability> cc) {
   d.arch.cc = *cc;  // the device's own CC, even when the limits come from an older row
 }
 
-}  // namespace
-
-DeviceSpec device_spec_from(const Attributes& attrs) {
+DeviceSpec spec_from(const Attributes& attrs) {
   DeviceSpec d;
   d.name = attr_text(attrs, "display_name");
   d.product = d.name.empty() ? nullptr : find_gpu(d.name);
@@ -342,25 +339,31 @@ DeviceSpec device_spec_from(const Attributes& attrs) {
   return d;
 }
 
+}  // namespace
+
+DeviceSpec device_spec_from(const std::map<std::string, model::Value>& attributes) {
+  Attributes attrs;
+  attrs.devices.push_back(&attributes);
+  return spec_from(attrs);
+}
+
 DeviceSpec device_spec(const model::Report& report, const model::Kernel& kernel) {
   Attributes attrs;
+  attrs.kernel = &kernel;
   auto device_id = kernel.number("launch__device_id").value_or(0);
   for (const auto& dev : report.session.devices)
-    if (dev.id == device_id || attrs.empty())
-      for (const auto& [k, v] : dev.attributes) attrs[k] = v;
-  for (const auto& m : kernel.metrics)
-    if (m.name.starts_with(kAttrPrefix)) attrs[m.name] = m.value;
-  return device_spec_from(attrs);
+    if (dev.id == device_id || attrs.devices.empty()) attrs.devices.push_back(&dev.attributes);
+  return spec_from(attrs);
 }
 
 DeviceSpec device_spec_for_cc(std::string_view cc, std::string_view product) {
   Attributes attrs;
-  if (!product.empty()) attrs["display_name"] = model::Value::of_string(std::string(product));
+  if (!product.empty()) attrs.own["display_name"] = model::Value::of_string(std::string(product));
   if (auto parsed = parse_cc(cc)) {
-    attrs["compute_capability_major"] = model::Value::of_uint(parsed->major);
-    attrs["compute_capability_minor"] = model::Value::of_uint(parsed->minor);
+    attrs.own["compute_capability_major"] = model::Value::of_uint(parsed->major);
+    attrs.own["compute_capability_minor"] = model::Value::of_uint(parsed->minor);
   }
-  auto d = device_spec_from(attrs);
+  auto d = spec_from(attrs);
   if (!parse_cc(cc)) d.notes.insert(d.notes.begin(), fmt::format("'{}' is not a compute capability such as 8.6", cc));
   return d;
 }

@@ -7,16 +7,14 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/expr.h"
 #include "model/units.h"
-#include "util/embedded_data.h"
+#include "util/data_value.h"
 
 namespace keet::analysis {
 namespace {
 
-using nlohmann::json;
+using Data = DataValue;
 
 enum class Kind : uint8_t { Plain, Stall, StallTotal, StallShare };
 
@@ -122,27 +120,27 @@ std::string expand(std::string form, const std::string& key, const std::string& 
   return form;
 }
 
-std::string name_in(const json& table, const std::string& reason) {
+std::string name_in(Data table, const std::string& reason) {
   auto it = table.find(reason);
-  return it == table.end() ? "" : it->get<std::string>();
+  return it ? it->str() : "";
 }
 
 // stall_<reason> for every reason (one spelling per form), stall_total and stall_share_<reason>.
-void add_stalls(Catalogue& c, const json& s) {
+void add_stalls(Catalogue& c, Data s) {
   auto not_a_stall = s.value("not_a_stall", std::vector<std::string>{});
-  for (const auto& f : s.at("forms")) {
-    StallForm form{f.at("unit").get<std::string>(), f.value("nvprof", false), {}};
-    form.complete_set = s.at(form.nvprof ? "nvprof_complete_set" : "complete_set").get<std::vector<std::string>>();
+  for (auto f : s.at("forms")) {
+    StallForm form{f.at("unit").str(), f.value("nvprof", false), {}};
+    form.complete_set = s.at(form.nvprof ? "nvprof_complete_set" : "complete_set").strings();
     c.forms.push_back(std::move(form));
   }
-  for (const auto& r : s.at("reasons")) {
-    std::string reason = r.get<std::string>();
+  for (auto r : s.at("reasons")) {
+    std::string reason = r.str();
     QuantityDef d{"stall_" + reason, "", "warps stalled on " + reason};
     d.kind = Kind::Stall;
     for (size_t i = 0; i < c.forms.size(); ++i) {
-      std::string form = s.at("forms")[i].at("form").get<std::string>();
-      std::string pcsamp = name_in(s.value("pcsamp_names", json::object()), reason);
-      std::string nvprof = name_in(s.value("nvprof_names", json::object()), reason);
+      std::string form = s.at("forms")[i].at("form").str();
+      std::string pcsamp = name_in(s.member("pcsamp_names"), reason);
+      std::string nvprof = name_in(s.member("nvprof_names"), reason);
       form = expand(expand(form, "{reason}", reason), "{pcsamp_reason}", pcsamp.empty() ? reason : pcsamp);
       if (c.forms[i].nvprof) form = nvprof;
       d.spellings.push_back(spelling(form.empty() ? "" : form, 1, c.forms[i].unit));
@@ -162,19 +160,19 @@ void add_stalls(Catalogue& c, const json& s) {
   }
 }
 
-void add_quantity(Catalogue& c, const json& q) {
-  QuantityDef d{q.at("name").get<std::string>(), q.value("unit", ""), q.value("meaning", "")};
-  for (const auto& s : q.value("spellings", json::array())) {
-    if (s.is_string()) d.spellings.push_back(spelling(s.get<std::string>()));
-    else d.spellings.push_back(spelling(s.at("metric").get<std::string>(), s.value("scale", 1.0), d.unit));
+void add_quantity(Catalogue& c, Data q) {
+  QuantityDef d{q.at("name").str(), q.value("unit", ""), q.value("meaning", "")};
+  for (auto s : q.member("spellings")) {
+    if (s.is_string()) d.spellings.push_back(spelling(s.str()));
+    else d.spellings.push_back(spelling(s.at("metric").str(), s.value("scale", 1.0), d.unit));
   }
-  for (const auto& s : q.value("nvprof", json::array())) {
-    std::string metric = s.is_string() ? s.get<std::string>() : s.at("metric").get<std::string>();
+  for (auto s : q.member("nvprof")) {
+    std::string metric = s.is_string() ? s.str() : s.at("metric").str();
     d.nvprof.push_back(metric);
     d.spellings.push_back(spelling(metric, s.is_string() ? 1.0 : s.value("scale", 1.0), d.unit));
   }
-  for (const auto& f : q.value("formulas", json::array())) d.formulas.push_back(parse_formula(c, f, d.name));
-  for (const auto& m : q.value("ncu_messages", json::array())) d.messages.push_back({m.at("rule"), m.at("after")});
+  for (auto f : q.member("formulas")) d.formulas.push_back(parse_formula(c, f.str(), d.name));
+  for (auto m : q.member("ncu_messages")) d.messages.push_back({m.at("rule").str(), m.at("after").str()});
   // valid_when may name the quantity itself, so it is bound once the quantity
   // exists; metrics it names are added first, so they are computed before it.
   std::string valid = q.value("valid_when", "");
@@ -183,23 +181,23 @@ void add_quantity(Catalogue& c, const json& q) {
   if (!valid.empty()) c.defs[id].valid_when = parse_formula(c, valid, c.defs[id].name + " valid_when");
 }
 
-std::vector<QuantityId> ids_of(const Catalogue& c, const json& names, const std::string& user) {
+std::vector<QuantityId> ids_of(const Catalogue& c, Data names, const std::string& user) {
   std::vector<QuantityId> out;
-  for (const auto& n : names) out.push_back(c.require(n.get<std::string>(), user));
+  for (auto n : names) out.push_back(c.require(n.str(), user));
   return out;
 }
 
-void add_units_and_sections(Catalogue& c, const json& root) {
-  for (const auto& u : root.at("units")) {
-    UnitDef d{u.at("id").get<std::string>(), u.at("label").get<std::string>()};
-    d.kind = u.at("kind").get<std::string>() == "memory" ? BottleneckClass::Memory : BottleneckClass::Compute;
+void add_units_and_sections(Catalogue& c, Data root) {
+  for (auto u : root.at("units")) {
+    UnitDef d{u.at("id").str(), u.at("label").str()};
+    d.kind = u.at("kind").view() == "memory" ? BottleneckClass::Memory : BottleneckClass::Compute;
     d.quantities = ids_of(c, u.at("quantities"), "unit " + d.id);
     d.generic = u.value("generic", false);
     d.saturation_finding = u.value("saturation_finding", "");
     c.units.push_back(std::move(d));
   }
-  for (const auto& s : root.at("sections")) {
-    SectionDef d{s.at("id").get<std::string>(), s.at("what").get<std::string>(), s.at("option").get<std::string>()};
+  for (auto s : root.at("sections")) {
+    SectionDef d{s.at("id").str(), s.at("what").str(), s.at("option").str()};
     d.quantities = ids_of(c, s.at("quantities"), "section " + d.id);
     c.sections.push_back(std::move(d));
   }
@@ -207,12 +205,11 @@ void add_units_and_sections(Catalogue& c, const json& root) {
 
 Catalogue make_catalogue() {
   Catalogue c;
-  auto text = embedded_file("metrics/quantities.json");
-  if (!text) throw std::logic_error("metrics/quantities.json is not embedded");
-  json root = json::parse(*text);
-  add_stalls(c, root.at("stalls"));
-  for (const auto& q : root.at("quantities")) add_quantity(c, q);
-  add_units_and_sections(c, root);
+  auto root = compiled_data("metrics/quantities.json");
+  if (!root) throw std::logic_error("metrics/quantities.json is not compiled in");
+  add_stalls(c, root->at("stalls"));
+  for (auto q : root->at("quantities")) add_quantity(c, q);
+  add_units_and_sections(c, *root);
   for (QuantityId i = 0; i < c.defs.size(); ++i) c.by_name.push_back(i);
   std::sort(c.by_name.begin(), c.by_name.end(),
             [&](QuantityId a, QuantityId b) { return c.defs[a].name < c.defs[b].name; });

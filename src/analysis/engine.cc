@@ -19,7 +19,7 @@
 #include "analysis/occupancy.h"
 #include "analysis/rules.h"
 #include "analysis/symbols.h"
-#include "util/embedded_data.h"
+#include "util/data_value.h"
 
 namespace keet::analysis {
 namespace {
@@ -501,10 +501,10 @@ struct Library {
 const std::vector<Library>& libraries() {
   static const std::vector<Library> libs = [] {
     std::vector<Library> out;
-    auto j = nlohmann::json::parse(embedded_file("rules/libraries.json").value_or("{}"), nullptr, false);
-    if (j.is_discarded()) return out;
-    for (const auto& l : j.value("libraries", nlohmann::json::array()))
-      out.push_back({l.at("name"), l.value("prefixes", std::vector<std::string>{}),
+    auto j = compiled_data("rules/libraries.json");
+    if (!j) return out;
+    for (auto l : j->member("libraries"))
+      out.push_back({l.at("name").str(), l.value("prefixes", std::vector<std::string>{}),
                      l.value("contains", std::vector<std::string>{}), l.value("advice", std::vector<std::string>{})});
     return out;
   }();

@@ -2,9 +2,7 @@
 
 #include <map>
 
-#include <nlohmann/json.hpp>
-
-#include "util/embedded_data.h"
+#include "util/data_value.h"
 
 namespace keet::analysis {
 namespace {
@@ -21,7 +19,7 @@ struct MapEntry {
   std::vector<MessageEntry> messages;
 };
 
-NcuMeaning meaning_of(const nlohmann::json& j, const NcuMeaning& fallback) {
+NcuMeaning meaning_of(DataValue j, const NcuMeaning& fallback) {
   NcuMeaning m;
   m.findings = j.value("findings", fallback.findings);
   m.warn = j.value("warn", fallback.warn);
@@ -31,16 +29,14 @@ NcuMeaning meaning_of(const nlohmann::json& j, const NcuMeaning& fallback) {
 }
 
 Result<std::map<std::string, MapEntry>> parse_map() {
-  auto text = embedded_file("rules/ncu_rules.json");
-  if (!text) return fail(ExitCode::BadInput, "rule data rules/ncu_rules.json is missing from the build");
+  auto doc = compiled_data("rules/ncu_rules.json");
+  if (!doc) return fail(ExitCode::BadInput, "rule data rules/ncu_rules.json is missing from the build");
   try {
     std::map<std::string, MapEntry> out;
-    const auto doc = nlohmann::json::parse(*text);  // must outlive the loop
-    for (const auto& [id, j] : doc.at("rules").items()) {
+    for (auto [id, j] : doc->at("rules").items()) {
       MapEntry e{meaning_of(j, {}), j.value("covered_by", "") == "bottleneck", j.value("reason", ""), {}};
-      for (const auto& m : j.value("messages", nlohmann::json::array()))
-        e.messages.push_back({m.at("contains").get<std::string>(), meaning_of(m, e.meaning)});
-      out[id] = std::move(e);
+      for (auto m : j.member("messages")) e.messages.push_back({m.at("contains").str(), meaning_of(m, e.meaning)});
+      out[std::string(id)] = std::move(e);
     }
     return out;
   } catch (const std::exception& e) {

@@ -4,27 +4,24 @@
 #include <cctype>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
-#include "util/embedded_data.h"
+#include "util/data_value.h"
 
 namespace keet::analysis {
 namespace {
 
-using json = nlohmann::json;
+using Data = DataValue;
 
-std::vector<std::string> strings(const json& j, const char* key) {
+std::vector<std::string> strings(Data j, const char* key) {
   std::vector<std::string> out;
-  if (j.contains(key))
-    for (const auto& s : j.at(key)) out.push_back(s.get<std::string>());
+  for (auto s : j.member(key)) out.push_back(s.str());
   return out;
 }
 
 Expr expr_of(const std::string& text, SymbolTable& symbols);
 
-Advice advice_of(const json& a, SymbolTable& sym) {
-  Advice out{a.at("text").get<std::string>(), a.value("min_cc", 0.0), a.value("max_cc", 99.0), std::nullopt};
-  if (a.contains("when")) out.when = expr_of(a.at("when").get<std::string>(), sym);
+Advice advice_of(Data a, SymbolTable& sym) {
+  Advice out{a.at("text").str(), a.value("min_cc", 0.0), a.value("max_cc", 99.0), std::nullopt};
+  if (a.contains("when")) out.when = expr_of(a.at("when").str(), sym);
   return out;
 }
 
@@ -57,31 +54,32 @@ std::vector<QuantityId> quantities_of(const std::vector<std::string>& names) {
   return out;
 }
 
-Rule rule_of(const json& j, SymbolTable& sym) {
+Rule rule_of(Data j, SymbolTable& sym) {
   Rule r;
-  r.id = j.at("id");
-  r.cls = class_from_name(j.at("class"));
-  const json& title = j.at("title");
-  for (const auto& t : title.is_array() ? title : json::array({title}))
-    r.titles.emplace_back(t.get<std::string>(), sym);
+  r.id = j.at("id").str();
+  r.cls = class_from_name(j.at("class").str());
+  Data title = j.at("title");
+  if (title.is_array())
+    for (auto t : title) r.titles.emplace_back(t.str(), sym);
+  else
+    r.titles.emplace_back(title.str(), sym);
   r.relieves = strings(j, "relieves");
   for (const auto& u : r.relieves)
     if (std::ranges::none_of(unit_defs(), [&](const UnitDef& d) { return d.id == u; }))
       throw std::invalid_argument(r.id + " relieves unknown unit '" + u + "'");
-  r.when = expr_of(j.at("when"), sym);
-  r.severity_by = expr_of(j.at("severity").at("by"), sym);
-  r.high = j.at("severity").at("high");
-  r.medium = j.at("severity").at("medium");
+  r.when = expr_of(j.at("when").str(), sym);
+  r.severity_by = expr_of(j.at("severity").at("by").str(), sym);
+  r.high = j.at("severity").at("high").number();
+  r.medium = j.at("severity").at("medium").number();
   r.evidence = strings(j, "evidence");
   r.evidence_ids = quantities_of(r.evidence);
-  r.explanation = TextTemplate(j.at("explanation").get<std::string>(), sym);
+  r.explanation = TextTemplate(j.at("explanation").str(), sym);
   r.explanation_short = TextTemplate(j.value("explanation_short", ""), sym);
   r.speedup = exprs_of(strings(j, "speedup"), sym);
   r.speedup_doc = j.value("speedup_doc", "");
   r.dram_cap = j.value("dram_cap", false);
-  for (const auto& c : j.value("caps", json::array()))
-    r.caps.push_back({expr_of(c.at("formula").get<std::string>(), sym), c.at("what").get<std::string>()});
-  for (const auto& a : j.at("advice")) r.advice.push_back(advice_of(a, sym));
+  for (auto c : j.member("caps")) r.caps.push_back({expr_of(c.at("formula").str(), sym), c.at("what").str()});
+  for (auto a : j.at("advice")) r.advice.push_back(advice_of(a, sym));
   r.source_metrics = strings(j, "source_metrics");
   r.references = strings(j, "references");
   r.ncu_rules = strings(j, "ncu_rules");
@@ -102,9 +100,9 @@ std::string camel(const std::string& reason) {
   return out == "NoInstruction" ? "NoInstructions" : out;
 }
 
-StallRule stall_of(const std::string& reason, const json& j, SymbolTable& sym) {
-  StallRule s{reason, class_from_name(j.at("class")), j.at("what"), {}, j.value("source_metric", "")};
-  for (const auto& a : j.at("advice")) s.advice.push_back(advice_of_text(a.get<std::string>()));
+StallRule stall_of(const std::string& reason, Data j, SymbolTable& sym) {
+  StallRule s{reason, class_from_name(j.at("class").str()), j.at("what").str(), {}, j.value("source_metric", "")};
+  for (auto a : j.at("advice")) s.advice.push_back(advice_of_text(a.str()));
   s.stall = sym.intern("stall_" + reason);
   s.share = sym.intern("stall_share_" + reason);
   s.ncu_rule = "CPIStall" + camel(reason);
@@ -113,15 +111,15 @@ StallRule stall_of(const std::string& reason, const json& j, SymbolTable& sym) {
   return s;
 }
 
-Classify classify_of(const json& j) {
+Classify classify_of(Data j) {
   Classify c;
-  c.launch_max_duration_ns = j.at("launch_max_duration_ns");
-  c.launch_max_sol = j.at("launch_max_sol");
+  c.launch_max_duration_ns = j.at("launch_max_duration_ns").number();
+  c.launch_max_sol = j.at("launch_max_sol").number();
   c.launch_short_duration_ns = j.value("launch_short_duration_ns", c.launch_short_duration_ns);
-  c.busy_sol = j.at("busy_sol");
+  c.busy_sol = j.at("busy_sol").number();
   c.small_grid_busy_sol = j.value("small_grid_busy_sol", c.busy_sol);
-  for (const auto& [cls, ids] : j.at("fallback").items())
-    for (const auto& id : ids) c.fallback[class_from_name(cls)].push_back(id.get<std::string>());
+  for (auto [cls, ids] : j.at("fallback").items())
+    for (auto id : ids) c.fallback[class_from_name(std::string(cls))].push_back(id.str());
   return c;
 }
 
@@ -171,33 +169,47 @@ const NcuSymbols* RuleSet::ncu(std::string_view rule_id) const {
   return it == ncu_.end() ? nullptr : &it->second;
 }
 
-Result<RuleSet> parse_rules(std::string_view findings_json, std::string_view stalls_json) {
+RuleSet rules_from(Data f, Data s) {
+  RuleSet set;
+  auto& sym = set.symbols;
+  for (auto r : f.at("rules")) set.rules.push_back(rule_of(r, sym));
+  set.classify = classify_of(f.at("classify"));
+  set.stall_min_share = s.at("min_share").number();
+  set.stall_speedup = expr_of(s.at("speedup").str(), sym);
+  set.stall_speedup_doc = s.value("speedup_doc", "");
+  for (auto [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(std::string(reason), j, sym));
+  set.ncu_warn_cpi_stall = sym.intern("ncu_warn_CPIStall");
+  check_names(sym);
+  set.index_ncu_symbols();
+  return set;
+}
+
+namespace {
+// A malformed rule file throws from the parser or the accessors: one error.
+template <class Load>
+Result<RuleSet> checked(Load&& load) {
   try {
-    RuleSet set;
-    auto& sym = set.symbols;
-    json f = json::parse(findings_json);
-    for (const auto& r : f.at("rules")) set.rules.push_back(rule_of(r, sym));
-    set.classify = classify_of(f.at("classify"));
-    json s = json::parse(stalls_json);
-    set.stall_min_share = s.at("min_share");
-    set.stall_speedup = expr_of(s.at("speedup"), sym);
-    set.stall_speedup_doc = s.value("speedup_doc", "");
-    for (const auto& [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(reason, j, sym));
-    set.ncu_warn_cpi_stall = sym.intern("ncu_warn_CPIStall");
-    check_names(sym);
-    set.index_ncu_symbols();
-    return set;
+    return load();
   } catch (const std::exception& e) {
     return fail(ExitCode::BadInput, std::string("rule data: ") + e.what());
   }
 }
+}  // namespace
+
+Result<RuleSet> parse_rules(std::string_view findings_json, std::string_view stalls_json) {
+  return checked([&] {
+    auto f = parse_data(findings_json);
+    auto s = parse_data(stalls_json);
+    return rules_from(f->root(), s->root());
+  });
+}
 
 Result<const RuleSet*> rule_set() {
   static const Result<RuleSet> set = [] {
-    auto f = embedded_file("rules/findings.json");
-    auto s = embedded_file("rules/stalls.json");
+    auto f = compiled_data("rules/findings.json");
+    auto s = compiled_data("rules/stalls.json");
     if (!f || !s) return Result<RuleSet>(fail(ExitCode::BadInput, "rule data is missing from the build"));
-    return parse_rules(*f, *s);
+    return checked([&] { return rules_from(*f, *s); });
   }();
   if (!set) return std::unexpected(set.error());
   return &*set;

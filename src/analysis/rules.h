@@ -16,6 +16,10 @@
 #include "analysis/text_template.h"
 #include "util/error.h"
 
+namespace keet {
+class DataValue;
+}
+
 namespace keet::analysis {
 
 struct Advice {
@@ -94,7 +98,7 @@ struct RuleSet {
   const NcuSymbols* ncu(std::string_view rule_id) const;
 
  private:
-  friend Result<RuleSet> parse_rules(std::string_view, std::string_view);
+  friend RuleSet rules_from(DataValue findings, DataValue stalls);  // rules.cc
   void index_ncu_symbols();
   std::unordered_map<std::string, NcuSymbols, StringHash, std::equal_to<>> ncu_;
 };

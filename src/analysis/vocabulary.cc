@@ -5,14 +5,13 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "util/embedded_data.h"
+#include "util/data_value.h"
 
 namespace keet::analysis {
 namespace {
 
-using nlohmann::json;
+using Data = DataValue;
 
 struct Vocabulary {
   std::vector<MetricAlias> aliases;
@@ -29,13 +28,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-template <typename T>
-T get(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
 }
 
 void add_unique(std::vector<std::string>& v, const std::string& s) {
@@ -56,11 +48,11 @@ std::string expand(std::string form, const std::string& key, const std::string& 
 
 // Every form of every stall reason is one rename group: the same stall seen
 // through different metric families (and units) across ncu versions.
-void load_stalls(Vocabulary& v, const json& root) {
-  auto forms = get(root, "stall_forms", std::vector<std::string>{});
-  for (const auto& r : get(root, "stall_reasons", json::array())) {
-    auto reason = get<std::string>(r, "reason", "");
-    auto pcsamp = get<std::string>(r, "pcsamp_reason", reason);
+void load_stalls(Vocabulary& v, Data root) {
+  auto forms = member_or(root, "stall_forms", std::vector<std::string>{});
+  for (auto r : member_or(root, "stall_reasons", Data())) {
+    auto reason = member_or<std::string>(r, "reason", "");
+    auto pcsamp = member_or<std::string>(r, "pcsamp_reason", reason);
     std::vector<std::string> names;
     for (const auto& f : forms) names.push_back(expand(expand(f, "{reason}", reason), "{pcsamp_reason}", pcsamp));
     v.stall_names[reason] = names;
@@ -68,11 +60,11 @@ void load_stalls(Vocabulary& v, const json& root) {
   }
 }
 
-MetricFormula formula_from(const json& j) {
+MetricFormula formula_from(Data j) {
   MetricFormula f;
-  f.scale = get(j, "scale", 1.0);
-  f.num = get(j, "num", std::vector<std::string>{});
-  f.den = get(j, "den", std::vector<std::string>{});
+  f.scale = member_or(j, "scale", 1.0);
+  f.num = member_or(j, "num", std::vector<std::string>{});
+  f.den = member_or(j, "den", std::vector<std::string>{});
   return f;
 }
 
@@ -102,14 +94,14 @@ void index_alias(Vocabulary& v, const MetricAlias& a) {
   }
 }
 
-void load_aliases(Vocabulary& v, const json& root) {
-  for (const auto& j : get(root, "aliases", json::array())) {
+void load_aliases(Vocabulary& v, Data root) {
+  for (auto j : member_or(root, "aliases", Data())) {
     MetricAlias a;
-    a.alias = get<std::string>(j, "alias", "");
-    a.metrics = get(j, "metrics", std::vector<std::string>{});
-    a.note = get<std::string>(j, "note", "");
-    if (auto it = j.find("formula"); it != j.end()) a.formulas.push_back(formula_from(*it));
-    auto reasons = get(j, "stall_reasons", std::vector<std::string>{});
+    a.alias = member_or<std::string>(j, "alias", "");
+    a.metrics = member_or(j, "metrics", std::vector<std::string>{});
+    a.note = member_or<std::string>(j, "note", "");
+    if (auto it = j.find("formula")) a.formulas.push_back(formula_from(*it));
+    auto reasons = member_or(j, "stall_reasons", std::vector<std::string>{});
     bool known = std::ranges::all_of(reasons, [&](const auto& r) { return v.stall_names.contains(r); });
     if (known) add_stall_reasons(v, a, reasons);
     index_alias(v, a);
@@ -117,22 +109,21 @@ void load_aliases(Vocabulary& v, const json& root) {
   }
 }
 
-void load_renames(Vocabulary& v, const json& root) {
-  for (const auto& j : get(root, "renames", json::array())) {
-    std::vector<std::string> names{get<std::string>(j, "canonical", "")};
-    for (auto& n : get(j, "also", std::vector<std::string>{})) names.push_back(std::move(n));
+void load_renames(Vocabulary& v, Data root) {
+  for (auto j : member_or(root, "renames", Data())) {
+    std::vector<std::string> names{member_or<std::string>(j, "canonical", "")};
+    for (auto& n : member_or(j, "also", std::vector<std::string>{})) names.push_back(std::move(n));
     add_group(v, std::move(names));
   }
 }
 
 Vocabulary load() {
   Vocabulary v;
-  auto text = embedded_file("metrics/quantities.json");
-  if (!text) return v;
-  auto root = json::parse(*text, nullptr, false);
-  if (root.is_discarded()) return v;  // our own data: the unit tests catch this
-  v.prefixes = get(root, "prefixes", std::vector<std::string>{});
-  v.sources = get(root, "sources", std::vector<std::string>{});
+  auto found = compiled_data("metrics/quantities.json");
+  if (!found) return v;  // our own data: the unit tests catch this
+  Data root = *found;
+  v.prefixes = member_or(root, "prefixes", std::vector<std::string>{});
+  v.sources = member_or(root, "sources", std::vector<std::string>{});
   load_stalls(v, root);
   load_renames(v, root);
   load_aliases(v, root);

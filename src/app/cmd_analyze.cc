@@ -254,26 +254,27 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
     ranked = Ranked{{}, std::move(*head), {}, {}};
   }
   const auto* only = per_kernel(a) ? &ranked->summaries : nullptr;
-  auto kernel_json = [&](const analysis::KernelDiagnosis& d) {
-    auto j = render::kernel_diagnosis_json(d);
-    if (only) j["launches"] = summary_json(only->at(d.index));
-    return j;
+  auto kernel_json = [&](const analysis::KernelDiagnosis& d, const nlohmann::json* llm) {
+    return [&d, llm, only](JsonWriter& w) {
+      std::optional<nlohmann::json> launches;
+      if (only) launches = summary_json(only->at(d.index));
+      render::write_kernel_diagnosis(w, d, {launches ? &*launches : nullptr, llm});
+    };
   };
   JsonObjectStream doc(out, 2);
   std::optional<JsonArrayStream> kernels;
   auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
   auto run = analyse_pass(ctx, a, ranked->head, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
-                            if (!rt) kernels->add(kernel_json(d));
+                            if (!rt) kernels->add(kernel_json(d, nullptr));
                           },
                           app_view);
   if (!run) return run;
   if (rt) {
     narratives = narrate(ctx, *rt, run->pending);
     for (size_t i = 0; i < narratives.size(); ++i) {
-      auto j = kernel_json(run->pending[i].diagnosis);
-      j["llm"] = llm::to_json(narratives[i]);
-      kernels->add(j);
+      auto llm = llm::to_json(narratives[i]);
+      kernels->add(kernel_json(run->pending[i].diagnosis, &llm));
     }
   }
   kernels->close();

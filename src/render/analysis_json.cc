@@ -5,117 +5,182 @@ namespace {
 
 using json = nlohmann::json;
 
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+// Every object below lists its members sorted by key, as nlohmann orders
+// them, so the text is that of the tree the contract describes.
 
-json evidence_list(const std::vector<analysis::Evidence>& list) {
-  json out = json::array();
-  for (const auto& e : list) out.push_back(evidence_json(e));
-  return out;
+void write_evidence(JsonWriter& w, const analysis::Evidence& e) {
+  w.begin_object();
+  if (!e.formula.empty()) w.member("formula", e.formula);
+  w.member("metric", e.metric);
+  if (!e.threshold.empty()) w.member("threshold", e.threshold);
+  w.member("unit", e.unit).member("value", e.value);
+  w.end_object();
 }
 
-json source_json(const std::vector<analysis::SourceRef>& refs) {
-  json out = json::array();
+void write_evidence_list(JsonWriter& w, const std::vector<analysis::Evidence>& list) {
+  w.begin_array();
+  for (const auto& e : list) write_evidence(w, e);
+  w.end_array();
+}
+
+void write_source(JsonWriter& w, const std::vector<analysis::SourceRef>& refs) {
+  w.begin_array();
   for (const auto& s : refs) {
-    json j = {{"file", s.file}, {"line", s.line}, {"share", s.share}};
-    if (!s.text.empty()) j["text"] = s.text;
-    out.push_back(std::move(j));
+    w.begin_object().member("file", s.file).member("line", s.line).member("share", s.share);
+    if (!s.text.empty()) w.member("text", s.text);
+    w.end_object();
   }
-  return out;
+  w.end_array();
 }
 
-json unit_json(const analysis::UnitLoad& u) {
-  return {{"unit", u.id}, {"label", u.label}, {"kind", analysis::class_name(u.kind)}, {"pct", u.pct},
-          {"metric", u.evidence.metric}};
+void write_unit(JsonWriter& w, const analysis::UnitLoad* u) {
+  if (!u) {
+    w.null();
+    return;
+  }
+  w.begin_object()
+      .member("kind", analysis::class_name(u->kind))
+      .member("label", u->label)
+      .member("metric", u->evidence.metric)
+      .member("pct", u->pct)
+      .member("unit", u->id)
+      .end_object();
 }
 
-json limiter_json(const analysis::Limiter& lim) {
-  json units = json::array();
-  for (const auto& u : lim.units) units.push_back(unit_json(u));
-  return {{"binding", lim.binding() ? unit_json(*lim.binding()) : json(nullptr)},
-          {"next", lim.next() ? unit_json(*lim.next()) : json(nullptr)},
-          {"units", units}};
+void write_limiter(JsonWriter& w, const analysis::Limiter& lim) {
+  w.begin_object().key("binding");
+  write_unit(w, lim.binding());
+  w.key("next");
+  write_unit(w, lim.next());
+  w.key("units").begin_array();
+  for (const auto& u : lim.units) write_unit(w, &u);
+  w.end_array().end_object();
 }
+
+void write_finding(JsonWriter& w, const analysis::Finding& f) {
+  w.begin_object()
+      .member("advice", f.advice)
+      .member("estimated_speedup", f.estimated_speedup)
+      .key("evidence");
+  write_evidence_list(w, f.evidence);
+  w.member("explanation", f.explanation)
+      .member("id", f.id)
+      .member("ncu_rules", f.ncu_rules)
+      .member("references", f.references)
+      .member("relieves", f.relieves)
+      .member("severity", analysis::severity_name(f.severity))
+      .key("source");
+  write_source(w, f.source);
+  w.member("speedup_formula", f.speedup_formula).member("title", f.title).end_object();
+}
+
+void write_dim3(JsonWriter& w, const model::Dim3& d) { w.begin_array().value(d.x).value(d.y).value(d.z).end_array(); }
+
+void write_optional_string(JsonWriter& w, const std::string& s) {
+  if (s.empty()) w.null();
+  else w.value(s);
+}
+
+json read_back(const std::string& text) { return json::parse(text); }
 
 }  // namespace
-
-json evidence_json(const analysis::Evidence& e) {
-  json j = {{"metric", e.metric}, {"value", e.value}, {"unit", e.unit}};
-  if (!e.threshold.empty()) j["threshold"] = e.threshold;
-  if (!e.formula.empty()) j["formula"] = e.formula;
-  return j;
-}
 
 std::string_view outcome_name(const analysis::DataQuality& q) {
   return q.sufficient ? (q.degraded() ? "degraded" : "ok") : "insufficient_data";
 }
 
-json data_quality_json(const analysis::DataQuality& q) {
-  json invalid = json::array();
+void write_data_quality(JsonWriter& w, const analysis::DataQuality& q) {
+  w.begin_object().member("below_floor", q.below_floor).member("collect", q.collect).key("invalid").begin_array();
   for (const auto& bad : q.invalid)
-    invalid.push_back({{"metric", bad.metric}, {"value", optional_number(bad.value)}, {"why", bad.why}});
-  return {{"outcome", outcome_name(q)},
-          {"sections_present", q.sections_present},
-          {"sections_missing", q.sections_missing},
-          {"collect", q.collect},
-          {"missing", q.missing},
-          {"below_floor", q.below_floor},
-          {"invalid", invalid},
-          {"problems", q.problems},
-          {"ncu_errors", q.ncu_errors},
-          {"stalls",
-           {{"reasons", q.stall_reasons},
-            {"unit", q.stall_unit.empty() ? json(nullptr) : json(q.stall_unit)},
-            {"shares", q.stall_shares}}}};
+    w.begin_object().member("metric", bad.metric).member("value", bad.value).member("why", bad.why).end_object();
+  w.end_array()
+      .member("missing", q.missing)
+      .member("ncu_errors", q.ncu_errors)
+      .member("outcome", outcome_name(q))
+      .member("problems", q.problems)
+      .member("sections_missing", q.sections_missing)
+      .member("sections_present", q.sections_present)
+      .key("stalls")
+      .begin_object()
+      .member("reasons", q.stall_reasons)
+      .member("shares", q.stall_shares)
+      .key("unit");
+  write_optional_string(w, q.stall_unit);
+  w.end_object().end_object();
 }
 
-json finding_json(const analysis::Finding& f) {
-  return {{"id", f.id},
-          {"relieves", f.relieves},
-          {"severity", analysis::severity_name(f.severity)},
-          {"title", f.title},
-          {"explanation", f.explanation},
-          {"evidence", evidence_list(f.evidence)},
-          {"estimated_speedup", optional_number(f.estimated_speedup)},
-          {"speedup_formula", f.speedup_formula},
-          {"advice", f.advice},
-          {"source", source_json(f.source)},
-          {"references", f.references},
-          {"ncu_rules", f.ncu_rules}};
+void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, const KernelJsonExtras& extras) {
+  w.begin_object().key("block");
+  write_dim3(w, k.block);
+  w.key("bottleneck")
+      .begin_object()
+      .member("class", analysis::class_name(k.bottleneck.cls))
+      .member("confidence", k.bottleneck.confidence)
+      .key("evidence");
+  write_evidence_list(w, k.bottleneck.evidence);
+  w.member("summary", k.bottleneck.summary).end_object().key("data_quality");
+  write_data_quality(w, k.data_quality);
+  w.member("demangled", k.demangled)
+      .key("device")
+      .begin_object()
+      .member("compute_capability", k.device.compute_capability)
+      .member("name", k.device.name)
+      .end_object()
+      .member("duration_ns", k.duration_ns)
+      .key("findings")
+      .begin_array();
+  for (const auto& f : k.findings) write_finding(w, f);
+  w.end_array().key("grid");
+  write_dim3(w, k.grid);
+  w.member("index", k.index);
+  if (extras.launches) w.member("launches", *extras.launches);
+  w.key("library");
+  write_optional_string(w, k.library);
+  w.key("limiter");
+  write_limiter(w, k.limiter);
+  if (extras.llm) w.member("llm", *extras.llm);
+  w.member("name", k.name).member("notes", k.notes).end_object();
 }
 
+void write_analysis(JsonWriter& w, const analysis::Diagnosis& d) {
+  w.begin_object().key("kernels").begin_array();
+  for (const auto& k : d.kernels) write_kernel_diagnosis(w, k);
+  w.end_array()
+      .key("report")
+      .begin_object()
+      .member("format", d.report_format)
+      .key("ncu_version");
+  write_optional_string(w, d.ncu_version);
+  w.member("path", d.report_path)
+      .end_object()
+      .member("schema", "keet.analysis/1")
+      .key("tool")
+      .begin_object()
+      .member("name", "keet")
+      .member("version", KEET_VERSION)
+      .end_object()
+      .end_object();
+}
+
+json data_quality_json(const analysis::DataQuality& q) {
+  std::string text;
+  JsonWriter w(text, -1);
+  write_data_quality(w, q);
+  return read_back(text);
+}
 
 json kernel_diagnosis_json(const analysis::KernelDiagnosis& k) {
-  json findings = json::array();
-  for (const auto& f : k.findings) findings.push_back(finding_json(f));
-  return {{"index", k.index},
-          {"name", k.name},
-          {"demangled", k.demangled},
-          {"device", {{"name", k.device.name}, {"compute_capability", k.device.compute_capability}}},
-          {"grid", {k.grid.x, k.grid.y, k.grid.z}},
-          {"block", {k.block.x, k.block.y, k.block.z}},
-          {"duration_ns", optional_number(k.duration_ns)},
-          {"bottleneck",
-           {{"class", analysis::class_name(k.bottleneck.cls)},
-            {"confidence", k.bottleneck.confidence},
-            {"summary", k.bottleneck.summary},
-            {"evidence", evidence_list(k.bottleneck.evidence)}}},
-          {"limiter", limiter_json(k.limiter)},
-          {"data_quality", data_quality_json(k.data_quality)},
-          {"library", k.library.empty() ? json(nullptr) : json(k.library)},
-          {"findings", findings},
-          {"notes", k.notes}};
+  std::string text;
+  JsonWriter w(text, -1);
+  write_kernel_diagnosis(w, k);
+  return read_back(text);
 }
 
 json analysis_json(const analysis::Diagnosis& d) {
-  json kernels = json::array();
-  for (const auto& k : d.kernels) kernels.push_back(kernel_diagnosis_json(k));
-  return {{"schema", "keet.analysis/1"},
-          {"tool", {{"name", "keet"}, {"version", KEET_VERSION}}},
-          {"report",
-           {{"path", d.report_path},
-            {"format", d.report_format},
-            {"ncu_version", d.ncu_version.empty() ? json(nullptr) : json(d.ncu_version)}}},
-          {"kernels", kernels}};
+  std::string text;
+  JsonWriter w(text, -1);
+  write_analysis(w, d);
+  return read_back(text);
 }
 
 }  // namespace keet::render

@@ -69,6 +69,13 @@ std::vector<std::string> columns(const std::vector<const model::Kernel*>& kernel
   return {names.begin(), names.end()};
 }
 
+// A CSV-read report's own unit for the column (the first kernel that has one), or null.
+const std::string* own_unit(const std::string& name, const std::vector<const model::Kernel*>& kernels) {
+  for (const auto* k : kernels)
+    if (const auto* m = k->find(name); m && !m->unit.empty()) return &m->unit;
+  return nullptr;
+}
+
 }  // namespace
 
 bool raw_csv_hidden(std::string_view name) {
@@ -129,13 +136,6 @@ void RawCsvWriter::append_row(const model::Report& r, const model::Kernel& k, st
   out += '\n';
 }
 
-std::string raw_csv_unit(const std::string& name, const std::vector<const model::Kernel*>& kernels) {
-  if (kernels.empty()) return model::unit_of(name);
-  for (const auto* k : kernels)
-    if (const auto* m = k->find(name); m && !m->unit.empty()) return m->unit;
-  return model::unit_of(name, *kernels.front());
-}
-
 std::vector<std::string> raw_csv_units(const std::vector<std::string>& metrics,
                                        const std::vector<const model::Kernel*>& kernels) {
   // Binary reports carry no units: then no column needs a search of the kernels.
@@ -145,7 +145,10 @@ std::vector<std::string> raw_csv_units(const std::vector<std::string>& metrics,
   bool chip = kernels.empty() || model::chip_has_units(*kernels.front());
   std::vector<std::string> units;
   units.reserve(metrics.size());
-  for (const auto& n : metrics) units.push_back(own_units ? raw_csv_unit(n, kernels) : model::unit_of(n, chip));
+  for (const auto& n : metrics) {
+    const std::string* own = own_units ? own_unit(n, kernels) : nullptr;
+    units.push_back(own ? *own : model::unit_of(n, chip));
+  }
   return units;
 }
 

@@ -46,11 +46,8 @@ class RawCsvWriter {
   mutable std::vector<const model::Metric*> cells_;  // of the row being written
 };
 
-// The unit row entry of one column, as ncu prints it: a CSV-read report's own
+// The unit row of these columns, as ncu prints it: a CSV-read report's own
 // unit, else the metric database for the first kernel's chip.
-std::string raw_csv_unit(const std::string& metric, const std::vector<const model::Kernel*>& kernels);
-// The unit row of these columns (raw_csv_unit of each, with what does not
-// depend on the column worked out once).
 std::vector<std::string> raw_csv_units(const std::vector<std::string>& metrics,
                                        const std::vector<const model::Kernel*>& kernels);
 

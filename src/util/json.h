@@ -1,8 +1,13 @@
 // The one way KEET turns JSON into text.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,16 +27,22 @@ std::string json_text_at(const nlohmann::json& j, int indent, int depth);
 // Writes a JSON array one element at a time, byte for byte as json_text() of
 // the whole array would, so a command can stream thousands of kernels without
 // building the document. The caller writes whatever leads up to the array.
+class JsonWriter;
+
 class JsonArrayStream {
  public:
   JsonArrayStream(std::ostream& out, int indent, int depth) : out_(out), indent_(indent), depth_(depth) {}
   void add(const nlohmann::json& element);
+  // The next element, written by `write` with a JsonWriter (no tree built).
+  void add(const std::function<void(JsonWriter&)>& write);
   void close();  // "]" (or "[]" when nothing was added)
 
  private:
+  void separator();
   std::ostream& out_;
   int indent_, depth_;
   size_t count_ = 0;
+  std::string buffer_;  // one element's text, reused
 };
 
 // Writes a top-level JSON object member by member in the caller's order. The
@@ -51,6 +62,60 @@ class JsonObjectStream {
   std::ostream& out_;
   int indent_;
   size_t count_ = 0;
+};
+
+// Writes JSON text straight from the caller's values, byte for byte as
+// json_text_at() lays out the same document built as a tree: the same
+// indentation, number format, escaping and U+FFFD replacement (numbers and
+// strings that need escaping go through nlohmann's own serializer). The caller
+// gives object members in nlohmann's order, sorted by key. Building the tree
+// first was half of analyze --format json's work on reports with many kernels
+// and findings: a map node and a string copy for every member.
+class JsonWriter {
+ public:
+  // Appends to `out`; `depth` as in json_text_at (the value sits that many
+  // levels deep in a larger document).
+  JsonWriter(std::string& out, int indent, int depth = 0);
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& key(std::string_view k);
+  JsonWriter& value(std::string_view s);
+  JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
+  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+  JsonWriter& value(double d);
+  JsonWriter& value(bool b);
+  template <class Int>
+    requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>)
+  JsonWriter& value(Int i) {
+    if constexpr (std::is_signed_v<Int>) return integer(static_cast<int64_t>(i), false);
+    else return integer(static_cast<int64_t>(i), true);
+  }
+  JsonWriter& value(const std::optional<double>& d) { return d ? value(*d) : null(); }
+  JsonWriter& value(const std::vector<std::string>& list);
+  JsonWriter& value(const nlohmann::json& j);  // a sub-tree, as json_text_at would place it
+  JsonWriter& null();
+  template <class T>
+  JsonWriter& member(std::string_view k, const T& v) {
+    key(k);
+    return value(v);
+  }
+
+ private:
+  struct Level {
+    bool array;
+    size_t count;
+  };
+  void before_value();
+  JsonWriter& close(char bracket);
+  void newline(size_t levels);
+  JsonWriter& integer(int64_t bits, bool is_unsigned);
+  std::string& out_;
+  int indent_, depth_;
+  std::vector<Level> open_;
+  bool after_key_ = false;
+  nlohmann::detail::serializer<nlohmann::json> serializer_;
 };
 
 }  // namespace keet
