@@ -1,5 +1,7 @@
 #include "util/json.h"
 
+#include "util/bytes.h"
+
 #include <charconv>
 #include <ostream>
 
@@ -139,6 +141,14 @@ bool needs_no_escaping(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
   while (p < end) {
+    // Eight plain ASCII bytes at a time; anything else is looked at alone.
+    while (end - p >= 8) {
+      uint64_t w = bytes::load(reinterpret_cast<const char*>(p));
+      if (bytes::any_high(w) || bytes::any_below(w, 0x20) || bytes::any_equal(w, '"') || bytes::any_equal(w, '\\'))
+        break;
+      p += 8;
+    }
+    if (p == end) break;
     unsigned char c = *p;
     if (c < 0x80) {
       if (c < 0x20 || c == '"' || c == '\\') return false;

@@ -1,5 +1,8 @@
 #include "util/terminal.h"
 
+#include "util/bytes.h"
+
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -20,8 +23,24 @@ constexpr auto kSpecial = [] {
 }();
 
 size_t next_special(std::string_view in, size_t i) {
-  while (i < in.size() && !kSpecial[static_cast<unsigned char>(in[i])]) ++i;
-  return i;
+  // Whole words with no control (newline and tab pass), DEL or C2 byte are
+  // skipped at once.
+  for (;;) {
+    while (i + 8 <= in.size()) {
+      uint64_t w = bytes::load(in.data() + i);
+      // The cheap test first; the exact one only for words it flags, which
+      // in indented JSON are mostly those holding a newline.
+      if (bytes::any_below(w, 0x20) | bytes::any_equal(w, 0x7f) | bytes::any_equal(w, 0xc2)) {
+        uint64_t controls = bytes::below_mask(w, 0x20) & ~bytes::equal_mask(w, '\n') & ~bytes::equal_mask(w, '\t');
+        if (controls | bytes::equal_mask(w, 0x7f) | bytes::equal_mask(w, 0xc2)) break;
+      }
+      i += 8;
+    }
+    size_t word_end = std::min(in.size(), i + 8);
+    for (; i < word_end; ++i)
+      if (kSpecial[static_cast<unsigned char>(in[i])]) return i;
+    if (i == in.size()) return i;
+  }
 }
 
 // Length of the colour sequence at in[0] (ESC [ [0-9;]* m); 0 when it is not

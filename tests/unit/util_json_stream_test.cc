@@ -162,7 +162,7 @@ TEST(JsonWriter, StringsAsTheSerializerWritesThem) {
                                            "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe0\x80", "\xff", "\x80", "\xc3"};
   for (int i = 0; i < 5000; ++i) {
     std::string s;
-    for (int n = static_cast<int>(rng() % 6); n > 0; --n) s += pieces[rng() % pieces.size()];
+    for (int n = static_cast<int>(rng() % 24); n > 0; --n) s += rng() % 3 ? std::string(1 + rng() % 9, 'x') : pieces[rng() % pieces.size()];
     std::string out;
     JsonWriter(out, -1).value(s);
     ASSERT_EQ(out, json_text(json(s))) << ::testing::PrintToString(s);

@@ -2,11 +2,16 @@
 // (util/json.h), markup (render::html::esc) and markdown (render/markdown.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <random>
+
 #include <sstream>
 
 #include "app/safe_output.h"
 #include "render/html_parts.h"
 #include "render/markdown.h"
+#include "util/bytes.h"
 #include "util/json.h"
 #include "util/strings.h"
 #include "util/terminal.h"
@@ -57,6 +62,52 @@ TEST(UtilTerminal, SafeOutputFiltersAcrossWrites) {
     EXPECT_TRUE(buf.ok());
   }
   EXPECT_EQ(target.str(), "clean xxx k^[[2Jzab" "U+009B31m^Mend");
+}
+
+// The scan that skips eight bytes at a time stops where a byte-by-byte scan
+// would: at the first control other than newline and tab, DEL, or a C2 byte.
+TEST(UtilTerminal, CleanPrefixEndsAtTheFirstSpecialByte) {
+  std::mt19937 rng(5);
+  static const char kAlphabet[] = "abc \n\t{}\"\\\x1b\x01\x7f\xc2\x85\xc3\xa9\xff";
+  const std::string alphabet(kAlphabet, sizeof kAlphabet - 1);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    for (int n = static_cast<int>(rng() % 40); n > 0; --n) {
+      // Mostly plain text, so long clean runs cross word boundaries.
+      s += rng() % 8 ? static_cast<char>('a' + rng() % 26) : alphabet[rng() % alphabet.size()];
+    }
+    size_t expected = 0;
+    while (expected < s.size()) {
+      auto c = static_cast<unsigned char>(s[expected]);
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0xc2) break;
+      ++expected;
+    }
+    ASSERT_EQ(terminal_clean_prefix(s), expected) << ::testing::PrintToString(s);
+  }
+}
+
+// The exact per-byte masks agree with a byte-by-byte test on every byte value
+// in every position of a word.
+TEST(UtilBytes, MasksMarkExactlyTheBytesThatPass) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 4000; ++i) {
+    unsigned char b[8];
+    for (auto& c : b) c = static_cast<unsigned char>(i < 256 ? i : rng());
+    b[rng() % 8] = static_cast<unsigned char>(rng() % 3 == 0 ? 0 : rng());
+    uint64_t w;
+    std::memcpy(&w, b, 8);
+    for (unsigned char n : {0x01, 0x20, 0x80})
+      for (int k = 0; k < 8; ++k) {
+        bool below = ((bytes::below_mask(w, n) >> (8 * k + 7)) & 1) != 0;
+        ASSERT_EQ(below, b[k] < n) << int(b[k]) << " " << int(n);
+      }
+    for (unsigned char v : {0x00, 0x0a, 0x7f, 0xc2})
+      for (int k = 0; k < 8; ++k) {
+        bool equal = ((bytes::equal_mask(w, v) >> (8 * k + 7)) & 1) != 0;
+        ASSERT_EQ(equal, b[k] == v) << int(b[k]) << " " << int(v);
+        ASSERT_EQ(bytes::any_equal(w, v) != 0, std::find(b, b + 8, v) != b + 8);
+      }
+  }
 }
 
 TEST(UtilJson, InvalidUtf8IsReplacedNotThrown) {
