@@ -1,6 +1,7 @@
 // keet export R --format csv|json: a drop-in for `ncu --import R --page raw
 // --csv --print-units base`, or the whole model as JSON.
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <cmath>
 #include <map>
@@ -181,6 +182,67 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
   return (c.head.partial || report.partial) && !a.report.allow_partial ? ExitCode::BadInput : ExitCode::Ok;
 }
 
+// A report whose selected kernels hold at most this many metrics is read
+// once: its kernels are kept whole, the columns worked out from them and the
+// rows written from memory (a fifth of a small export was the second read).
+// A bigger one is read twice (columns by name, then rows) so memory stays
+// flat. KEET_EXPORT_HOLD_METRICS overrides it (0: always two passes), which
+// lets the tests compare the two paths on one report.
+constexpr size_t kHoldMetrics = 100'000;
+
+size_t hold_limit(Context& ctx) {
+  auto text = ctx.getenv("KEET_EXPORT_HOLD_METRICS");
+  size_t v = kHoldMetrics;
+  if (!text.empty()) std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
+
+struct Held {
+  Columns columns;  // its head is the whole report's
+  std::vector<model::Kernel> kernels;
+};
+
+// The one-pass read: nullopt when the selected kernels exceed `limit`
+// metrics, or when the read was not clean (an error, a warning, a partial
+// report), where the two passes decide what to print and how to exit.
+std::optional<Held> read_whole(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick,
+                               bool magnitudes, size_t limit) {
+  Held h;
+  ColumnMarks marks(pick);
+  readers::ReadOptions opt;  // as the row pass reads
+  opt.modules = opt.rules = false;
+  opt.instances = false;
+  size_t held = 0;
+  bool too_big = false;
+  auto ok = readers::stream_into(src, opt, h.columns.head, [&](model::Kernel&& k) {
+    ++h.columns.seen;
+    if (!sel.take(k)) return true;
+    held += k.metrics.size();
+    if (held > limit) return too_big = true, false;
+    marks.add(k);
+    if (magnitudes) note_magnitudes(k, h.columns.magnitude);
+    ++h.columns.selected;
+    h.kernels.push_back(std::move(k));
+    return true;
+  });
+  if (!ok || too_big || h.columns.head.partial || !h.columns.head.warnings.empty()) return std::nullopt;
+  h.columns.names = marks.sorted();
+  h.columns.lacked_nvtx = sel.lacked_nvtx();
+  return h;
+}
+
+ExitCode write_held(Context& ctx, const ExportArgs& a, const Held& h) {
+  std::string out;
+  auto writer = make_writer(h.columns, print_units(a), h.kernels.empty() ? nullptr : &h.kernels.front());
+  writer.append_header(out);
+  for (const auto& k : h.kernels) {
+    writer.append_row(h.columns.head, k, out);
+    if (out.size() > (1u << 20)) ctx.out << out, out.clear();
+  }
+  ctx.out << out;
+  return ExitCode::Ok;
+}
+
 bool is_binary_report(const io::ByteSource& src) {
   const auto* r = readers::find_reader(src.bytes());
   return r != nullptr && (r->name == "ncu-rep" || r->name == "ncu-repz");
@@ -191,13 +253,22 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   if (!sel) return report_error(ctx, sel.error());
   auto pick = MetricPick::parse(a.metrics);
   if (!pick) return report_error(ctx, pick.error());
-  auto cols = scan_columns(src, *sel, *pick, print_units(a) == model::PrintUnits::Auto);  // each pass counts -s/-c afresh (the filter is copied)
+  bool magnitudes = print_units(a) == model::PrintUnits::Auto;
+  auto refused = [&](const Columns& c) -> std::optional<ExitCode> {
+    if (c.lacked_nvtx) return report_error(ctx, no_nvtx_error(a.report));
+    if (c.selected == 0 && c.seen > 0 && !sel->all())
+      return report_error(ctx, Error{ExitCode::BadInput,
+                                     fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel)});
+    return std::nullopt;
+  };
+  // Each read counts -s/-c afresh (the filter is copied).
+  if (auto held = read_whole(src, *sel, *pick, magnitudes, hold_limit(ctx))) {
+    if (auto rc = refused(held->columns)) return *rc;
+    return write_held(ctx, a, *held);
+  }
+  auto cols = scan_columns(src, *sel, *pick, magnitudes);
   if (!cols) return report_error(ctx, cols.error());
-  if (cols->lacked_nvtx)
-    return report_error(ctx, no_nvtx_error(a.report));
-  if (cols->selected == 0 && cols->seen > 0 && !sel->all())
-    return report_error(ctx, Error{ExitCode::BadInput,
-                                   fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel)});
+  if (auto rc = refused(*cols)) return *rc;
   return stream_rows(ctx, a, src, *sel, *cols);
 }
 
