@@ -194,14 +194,12 @@ constexpr std::string_view kAttrPrefix = "device__attribute_";
 struct Attributes {
   const model::Kernel* kernel = nullptr;
   std::vector<const std::map<std::string, model::Value>*> devices;  // in merge order
-  std::map<std::string, model::Value> own;  // device_spec_for_cc's
 
   const model::Value* exact(const std::string& key) const {
     if (kernel && key.starts_with(kAttrPrefix))
       if (const auto* m = kernel->find(key)) return &m->value;
     for (auto d = devices.rbegin(); d != devices.rend(); ++d)
       if (auto it = (*d)->find(key); it != (*d)->end()) return &it->second;
-    if (auto it = own.find(key); it != own.end()) return &it->second;
     return nullptr;
   }
   // `name` as given, else with the device__attribute_ prefix.
@@ -357,13 +355,13 @@ DeviceSpec device_spec(const model::Report& report, const model::Kernel& kernel)
 }
 
 DeviceSpec device_spec_for_cc(std::string_view cc, std::string_view product) {
-  Attributes attrs;
-  if (!product.empty()) attrs.own["display_name"] = model::Value::of_string(std::string(product));
+  std::map<std::string, model::Value> attrs;
+  if (!product.empty()) attrs["display_name"] = model::Value::of_string(std::string(product));
   if (auto parsed = parse_cc(cc)) {
-    attrs.own["compute_capability_major"] = model::Value::of_uint(parsed->major);
-    attrs.own["compute_capability_minor"] = model::Value::of_uint(parsed->minor);
+    attrs["compute_capability_major"] = model::Value::of_uint(parsed->major);
+    attrs["compute_capability_minor"] = model::Value::of_uint(parsed->minor);
   }
-  auto d = spec_from(attrs);
+  auto d = device_spec_from(attrs);
   if (!parse_cc(cc)) d.notes.insert(d.notes.begin(), fmt::format("'{}' is not a compute capability such as 8.6", cc));
   return d;
 }

@@ -81,7 +81,14 @@ void write_optional_string(JsonWriter& w, const std::string& s) {
   else w.value(s);
 }
 
-json read_back(const std::string& text) { return json::parse(text); }
+// The tree form of what `write` writes: its one-line text parsed back.
+template <class T>
+json read_back(void (*write)(JsonWriter&, const T&), const T& value) {
+  std::string text;
+  JsonWriter w(text, -1);
+  write(w, value);
+  return json::parse(text);
+}
 
 }  // namespace
 
@@ -162,25 +169,8 @@ void write_analysis(JsonWriter& w, const analysis::Diagnosis& d) {
       .end_object();
 }
 
-json data_quality_json(const analysis::DataQuality& q) {
-  std::string text;
-  JsonWriter w(text, -1);
-  write_data_quality(w, q);
-  return read_back(text);
-}
+json data_quality_json(const analysis::DataQuality& q) { return read_back(write_data_quality, q); }
 
-json kernel_diagnosis_json(const analysis::KernelDiagnosis& k) {
-  std::string text;
-  JsonWriter w(text, -1);
-  write_kernel_diagnosis(w, k);
-  return read_back(text);
-}
-
-json analysis_json(const analysis::Diagnosis& d) {
-  std::string text;
-  JsonWriter w(text, -1);
-  write_analysis(w, d);
-  return read_back(text);
-}
+json analysis_json(const analysis::Diagnosis& d) { return read_back(write_analysis, d); }
 
 }  // namespace keet::render

@@ -24,7 +24,6 @@ void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, c
 void write_analysis(JsonWriter& w, const analysis::Diagnosis& d);
 
 nlohmann::json data_quality_json(const analysis::DataQuality& q);
-nlohmann::json kernel_diagnosis_json(const analysis::KernelDiagnosis& k);
 nlohmann::json analysis_json(const analysis::Diagnosis& d);
 
 }  // namespace keet::render
