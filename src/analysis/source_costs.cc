@@ -238,7 +238,7 @@ std::vector<SourceLineCost> group_rows(const PcValues& pcs, const readers::Cubin
 // table dominates the cost of a source table: keep the last few decoded, keyed
 // by content (hash and size), so a report with thousands of launches of the
 // same module decodes it once.
-Result<readers::Cubin> parse_cached(const std::string& binary) {
+Result<readers::Cubin> parse_cached(std::string_view binary) {
   struct Slot {
     size_t hash = 0, size = 0;
     std::shared_ptr<const Result<readers::Cubin>> cubin;
@@ -258,7 +258,7 @@ std::optional<readers::Cubin> open_cubin(const model::Module* mod, SourceTable& 
     t.notes.push_back("the report does not embed the kernel's cubin: showing SASS offsets");
     return std::nullopt;
   }
-  auto cubin = parse_cached(mod->binary);
+  auto cubin = parse_cached(mod->binary.view());
   if (!cubin) {
     t.notes.push_back(cubin.error().message + ": showing SASS offsets");
     return std::nullopt;
@@ -380,7 +380,7 @@ std::optional<SourceRef> kernel_location(const model::Report& report, const mode
   auto start = kernel_start(kernel);
   const model::Module* mod = start ? report.module_for(kernel) : nullptr;
   if (!mod || mod->binary.empty()) return std::nullopt;
-  auto cubin = parse_cached(mod->binary);
+  auto cubin = parse_cached(mod->binary.view());
   if (!cubin || !cubin->has_line_info()) return std::nullopt;
   // The entry PC itself may sit in a range the line table leaves out (a
   // prologue); then the first covered instruction of the kernel stands in.

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/safe_output.h"
 #include "util/suggest.h"
 
@@ -71,8 +73,9 @@ std::unique_ptr<CLI::App> make_cli(Action& action, std::string_view only) {
   cli->set_version_flag("-V,--version", std::string("keet ") + KEET_VERSION);
   cli->require_subcommand(1);
   for (const auto& c : commands()) {
+    if (!only.empty() && c.name != only) continue;  // a run of one command needs no other
     CLI::App* sub = cli->add_subcommand(std::string(c.name), std::string(c.help));
-    if (only.empty() || c.name == only) c.define(*sub, action);
+    c.define(*sub, action);
   }
   return cli;
 }

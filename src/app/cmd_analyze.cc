@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/derived.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"

@@ -1,6 +1,8 @@
 // keet ask R "question": one verified answer, the model using tools as needed.
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/llm_flags.h"
 #include "util/json.h"

@@ -3,6 +3,8 @@
 // holds (keet tune, keet diff --db, keet record).
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/compare.h"
 #include "store/calibration.h"

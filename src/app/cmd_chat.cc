@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/llm_flags.h"
 #include "io/dynlib.h"

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/engine.h"
 #include "analysis/ncu_coverage.h"
 #include "app/commands.h"

@@ -1,6 +1,8 @@
 // keet diff BEFORE AFTER: did the change make the kernels faster, and why.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/ci_flags.h"
 #include "app/commands.h"
 #include "app/compare.h"

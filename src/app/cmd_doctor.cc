@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/engine.h"
 #include "app/commands.h"
 #include "app/common.h"

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/common.h"
 #include "kb/knowledge_base.h"

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/raw_csv.h"
@@ -87,26 +89,40 @@ class ColumnMarks {
   void add(const model::Kernel& k) {
     for (const auto& m : k.metrics) {
       if (m.name_id == model::Metric::kNoNameId) {  // not from a string table: by name (sorted() removes repeats)
-        if (!render::raw_csv_hidden(m.name) && pick_(m.name)) names_.push_back(m.name);
+        if (!render::raw_csv_hidden(m.name) && pick_(m.name)) names_.push_back(m.name), ids_.push_back(m.name_id);
         continue;
       }
       if (m.name_id >= state_.size()) state_.resize(size_t{m.name_id} + 1, kUnknown);
       auto& s = state_[m.name_id];
       if (s == kUnknown) s = render::raw_csv_hidden(m.name) || !pick_(m.name) ? kNotColumn : kColumn;
-      if (s == kColumn) s = kTaken, names_.push_back(m.name);
+      if (s == kColumn) s = kTaken, names_.push_back(m.name), ids_.push_back(m.name_id);
     }
   }
-  std::vector<std::string> sorted() {
-    std::sort(names_.begin(), names_.end());
-    names_.erase(std::unique(names_.begin(), names_.end()), names_.end());  // a name the table holds twice
-    return std::move(names_);
+  // Whether metrics of this string-table id are a column (add() saw the id).
+  bool column(uint32_t id) const { return id < state_.size() && state_[id] == kTaken; }
+  // The column names, sorted; with `column_of_id`, each string-table id's
+  // column (-1: none). Sorts positions, not strings.
+  std::vector<std::string> sorted(std::vector<int32_t>* column_of_id = nullptr) {
+    std::vector<uint32_t> order(names_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto by_name = [&](uint32_t a, uint32_t b) { return names_[a] < names_[b]; };
+    if (!std::is_sorted(order.begin(), order.end(), by_name)) std::sort(order.begin(), order.end(), by_name);
+    if (column_of_id) column_of_id->assign(state_.size(), -1);
+    std::vector<std::string> out;
+    out.reserve(order.size());
+    for (uint32_t i : order) {
+      if (out.empty() || out.back() != names_[i]) out.push_back(std::move(names_[i]));  // a name the table holds twice
+      if (column_of_id && ids_[i] != model::Metric::kNoNameId) (*column_of_id)[ids_[i]] = static_cast<int32_t>(out.size() - 1);
+    }
+    return out;
   }
 
  private:
   enum : uint8_t { kUnknown, kNotColumn, kColumn, kTaken };
   const MetricPick& pick_;
   std::vector<uint8_t> state_;  // by name id
-  std::vector<std::string> names_;
+  std::vector<std::string> names_;  // in the order first seen
+  std::vector<uint32_t> ids_;       // of names_
 };
 
 // The reader keeps only the metrics that may be columns (its filter is asked
@@ -183,12 +199,12 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
 }
 
 // A report whose selected kernels hold at most this many metrics is read
-// once: its kernels are kept whole, the columns worked out from them and the
-// rows written from memory (a fifth of a small export was the second read).
-// A bigger one is read twice (columns by name, then rows) so memory stays
-// flat. KEET_EXPORT_HOLD_METRICS overrides it (0: always two passes), which
-// lets the tests compare the two paths on one report.
-constexpr size_t kHoldMetrics = 100'000;
+// once, keeping for each selected kernel only what its row needs (below);
+// the columns are known at the end of the read and the rows are written
+// then. A bigger one is read twice (columns by name, then rows) so memory
+// stays flat. KEET_EXPORT_HOLD_METRICS overrides it (0: always two passes),
+// which lets the tests compare the two paths on one report.
+constexpr size_t kHoldMetrics = 500'000;  // about 12 MB held
 
 size_t hold_limit(Context& ctx) {
   auto text = ctx.getenv("KEET_EXPORT_HOLD_METRICS");
@@ -197,46 +213,97 @@ size_t hold_limit(Context& ctx) {
   return v;
 }
 
+// A kernel with its fields but none of its metrics: what a row's first cells need.
+model::Kernel row_fields(const model::Kernel& k) {
+  model::Kernel f;
+  f.index = k.index;
+  f.mangled = k.mangled;
+  f.function = k.function;
+  f.demangled = k.demangled;
+  f.context_id = k.context_id;
+  f.stream_id = k.stream_id;
+  f.creation_time = k.creation_time;
+  f.process_id = k.process_id;
+  f.process_name = k.process_name;
+  f.host_name = k.host_name;
+  return f;
+}
+
+// What the one-pass read keeps: per selected kernel its fields, and the text
+// of each cell that may be a column, written as it was decoded (12 bytes and
+// the text per metric, where keeping the kernels whole cost about 100 bytes
+// and a name per metric, which made the read slower than reading twice).
 struct Held {
+  struct Cell {
+    uint32_t name_id, at, size;  // `size` bytes of `text` from `at`
+  };
   Columns columns;  // its head is the whole report's
-  std::vector<model::Kernel> kernels;
+  std::vector<int32_t> column_of_id;
+  std::vector<model::Kernel> rows;  // row_fields() of each selected kernel
+  std::vector<size_t> first_cell;   // of each row in `cells`, and the end
+  std::vector<Cell> cells;
+  std::string text;
+  bool chip_has_units = true;  // of the first selected kernel (the units row)
 };
 
 // The one-pass read: nullopt when the selected kernels exceed `limit`
-// metrics, or when the read was not clean (an error, a warning, a partial
-// report), where the two passes decide what to print and how to exit.
+// metrics, when the read was not clean (an error, a warning, a partial
+// report), or when a metric has no string-table id, where the two passes
+// decide what to print and how to exit. Base units only (auto scales a
+// column by values not read yet).
 std::optional<Held> read_whole(const io::ByteSource& src, model::KernelFilter sel, const MetricPick& pick,
-                               bool magnitudes, size_t limit) {
+                               size_t limit) {
   Held h;
   ColumnMarks marks(pick);
   readers::ReadOptions opt;  // as the row pass reads
   opt.modules = opt.rules = false;
   opt.instances = false;
   size_t held = 0;
-  bool too_big = false;
+  bool refused = false;
   auto ok = readers::stream_into(src, opt, h.columns.head, [&](model::Kernel&& k) {
     ++h.columns.seen;
     if (!sel.take(k)) return true;
     held += k.metrics.size();
-    if (held > limit) return too_big = true, false;
+    if (held > limit || h.text.size() > UINT32_MAX / 2) return refused = true, false;
     marks.add(k);
-    if (magnitudes) note_magnitudes(k, h.columns.magnitude);
+    if (h.rows.empty()) h.chip_has_units = model::chip_has_units(k);
+    h.first_cell.push_back(h.cells.size());
+    for (const auto& m : k.metrics) {
+      if (m.name_id == model::Metric::kNoNameId) return refused = true, false;
+      if (!marks.column(m.name_id)) continue;
+      auto at = static_cast<uint32_t>(h.text.size());
+      model::append_csv_cell(h.text, m);
+      h.cells.push_back({m.name_id, at, static_cast<uint32_t>(h.text.size() - at)});
+    }
+    h.rows.push_back(row_fields(k));
     ++h.columns.selected;
-    h.kernels.push_back(std::move(k));
-    return true;
+    return true;  // the kernel's buffers are decoded into again
   });
-  if (!ok || too_big || h.columns.head.partial || !h.columns.head.warnings.empty()) return std::nullopt;
-  h.columns.names = marks.sorted();
+  if (!ok || refused || h.columns.head.partial || !h.columns.head.warnings.empty()) return std::nullopt;
+  h.first_cell.push_back(h.cells.size());
+  h.columns.names = marks.sorted(&h.column_of_id);
   h.columns.lacked_nvtx = sel.lacked_nvtx();
   return h;
 }
 
-ExitCode write_held(Context& ctx, const ExportArgs& a, const Held& h) {
+ExitCode write_held(Context& ctx, Held& h) {
   std::string out;
-  auto writer = make_writer(h.columns, print_units(a), h.kernels.empty() ? nullptr : &h.kernels.front());
+  auto units = model::units_of(h.columns.names, h.chip_has_units);
+  render::RawCsvWriter writer(std::move(h.columns.names), std::move(units));
   writer.append_header(out);
-  for (const auto& k : h.kernels) {
-    writer.append_row(h.columns.head, k, out);
+  std::vector<std::string_view> row(writer.columns().size());
+  std::vector<bool> filled(row.size());
+  for (size_t r = 0; r < h.rows.size(); ++r) {
+    std::fill(row.begin(), row.end(), std::string_view());
+    std::fill(filled.begin(), filled.end(), false);
+    for (size_t i = h.first_cell[r]; i < h.first_cell[r + 1]; ++i) {
+      const auto& cell = h.cells[i];
+      int32_t c = h.column_of_id[cell.name_id];
+      if (c < 0 || filled[c]) continue;  // the first metric of a repeated name wins, as append_row's
+      filled[c] = true;
+      row[c] = std::string_view(h.text).substr(cell.at, cell.size);
+    }
+    writer.append_row(h.columns.head, h.rows[r], row, out);
     if (out.size() > (1u << 20)) ctx.out << out, out.clear();
   }
   ctx.out << out;
@@ -262,10 +329,11 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
     return std::nullopt;
   };
   // Each read counts -s/-c afresh (the filter is copied).
-  if (auto held = read_whole(src, *sel, *pick, magnitudes, hold_limit(ctx))) {
-    if (auto rc = refused(held->columns)) return *rc;
-    return write_held(ctx, a, *held);
-  }
+  if (!magnitudes)
+    if (auto held = read_whole(src, *sel, *pick, hold_limit(ctx))) {
+      if (auto rc = refused(held->columns)) return *rc;
+      return write_held(ctx, *held);
+    }
   auto cols = scan_columns(src, *sel, *pick, magnitudes);
   if (!cols) return report_error(ctx, cols.error());
   if (auto rc = refused(*cols)) return *rc;

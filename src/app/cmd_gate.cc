@@ -1,6 +1,8 @@
 // keet gate R --baseline TAG|latest: fail CI when a kernel got slower.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/ci_flags.h"
 #include "app/commands.h"
 #include "app/compare.h"

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/derived.h"
 #include "analysis/ranking.h"
 #include "app/commands.h"

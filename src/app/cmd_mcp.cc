@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/in_process.h"
 #include "service/mcp.h"

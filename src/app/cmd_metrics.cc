@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/vocabulary.h"
 #include "app/commands.h"
 #include "app/common.h"

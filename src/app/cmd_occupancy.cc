@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/occupancy.h"
 #include "app/commands.h"
 #include "app/common.h"

@@ -7,6 +7,8 @@
 // --analysis-output FILE; --format has no short form here.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/analyze.h"
 #include "app/commands.h"
 #include "app/common.h"

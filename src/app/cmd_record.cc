@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/compare.h"
 

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/in_process.h"
 #include "service/api.h"

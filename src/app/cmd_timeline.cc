@@ -1,6 +1,8 @@
 // keet timeline R: where the whole run's GPU time goes, from an Nsight
 // Systems report or its SQLite export (kernels by share, idle gaps, copies,
 // launch latency, NVTX ranges, kernels that slow down over the run).
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/timeline_input.h"

@@ -1,5 +1,7 @@
 // keet tune: propose changes (LLM diffs, or -DNAME=value sweeps), apply each
 // to a scratch copy, build, check, profile, and keep only measured wins.
+#include <CLI/CLI.hpp>
+
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/tune.h"

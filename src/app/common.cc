@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/derived.h"
 #include "model/units.h"
 

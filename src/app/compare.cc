@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/arch.h"
 #include "analysis/engine.h"
 #include "io/file.h"

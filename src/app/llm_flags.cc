@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/engine.h"
 #include "util/json.h"
 

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
+
 #include "io/file.h"
 #include "readers/nsys_export.h"
 #include "util/strings.h"

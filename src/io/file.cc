@@ -70,47 +70,59 @@ Mapping* register_mapping(void* data, size_t size) {
   return nullptr;  // more than kMaxMappings files open at once: unprotected
 }
 
+// The mapping itself, and its slot in the SIGBUS table: shared, so bytes a
+// model keeps (a cubin) outlive the source and stay protected.
+struct Region {
+  Region(void* d, size_t n) : data(d), size(n), guard(d ? register_mapping(d, n) : nullptr) {}
+  ~Region() {
+    if (guard != nullptr) guard->base.store(nullptr);
+    if (data != nullptr) munmap(data, size);
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+  void* data;
+  size_t size;
+  Mapping* guard;
+};
+
 class MappedFile final : public ByteSource {
  public:
   MappedFile(std::string name, void* data, size_t size)
-      : name_(std::move(name)), data_(data), size_(size), guard_(data ? register_mapping(data, size) : nullptr) {}
-  ~MappedFile() override {
-    if (guard_ != nullptr) guard_->base.store(nullptr);
-    if (data_ != nullptr) munmap(data_, size_);
-  }
-  bool changed() const override { return guard_ != nullptr && guard_->vanished.load(); }
+      : name_(std::move(name)), region_(std::make_shared<const Region>(data, size)) {}
+  bool changed() const override { return region_->guard != nullptr && region_->guard->vanished.load(); }
   std::string_view bytes() const override {
-    return {static_cast<const char*>(data_), size_};
+    return {static_cast<const char*>(region_->data), region_->size};
   }
   const std::string& name() const override { return name_; }
+  std::shared_ptr<const void> share() const override { return region_; }
   void release(size_t offset) const override {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    size_t end = std::min(offset, size_) / page * page;
+    size_t end = std::min(offset, region_->size) / page * page;
     if (end < released_) released_ = 0;  // a new pass over the file (keet export reads twice)
-    if (data_ == nullptr || end <= released_ + 16 * page) return;  // batch small steps
-    // Private read-only mapping: dropped pages are simply read again if needed.
-    madvise(static_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+    if (region_->data == nullptr || end <= released_ + 16 * page) return;  // batch small steps
+    // Private read-only mapping: dropped pages are simply read again if needed
+    // (by a cubin the model still views, say).
+    madvise(static_cast<char*>(region_->data) + released_, end - released_, MADV_DONTNEED);
     released_ = end;
   }
 
  private:
   std::string name_;
-  void* data_;
-  size_t size_;
-  Mapping* guard_;
+  std::shared_ptr<const Region> region_;
   mutable size_t released_ = 0;
 };
 
 class MemorySource final : public ByteSource {
  public:
   MemorySource(std::string name, std::string data)
-      : name_(std::move(name)), data_(std::move(data)) {}
-  std::string_view bytes() const override { return data_; }
+      : name_(std::move(name)), data_(std::make_shared<const std::string>(std::move(data))) {}
+  std::string_view bytes() const override { return *data_; }
   const std::string& name() const override { return name_; }
+  std::shared_ptr<const void> share() const override { return data_; }
 
  private:
   std::string name_;
-  std::string data_;
+  std::shared_ptr<const std::string> data_;
 };
 
 std::unexpected<Error> os_error(const std::string& path) {

@@ -22,6 +22,10 @@ class ByteSource {
   // end read as zeros (instead of killing the process with SIGBUS), so what
   // was read from them is wrong and the caller must report an error.
   virtual bool changed() const { return false; }
+  // Keeps bytes() alive for as long as the result is held, past the source
+  // itself (a model that views a cubin in the mapped report instead of
+  // copying it). Null: bytes() dies with the source.
+  virtual std::shared_ptr<const void> share() const { return nullptr; }
 };
 
 // Maps `path` read-only. Empty files map to an empty view. A SIGBUS handler

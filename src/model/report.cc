@@ -11,6 +11,19 @@ Value Value::of_uint(uint64_t v, bool is32) {
 }
 Value Value::of_string(std::string v) { return {Kind::String, 0, 0, std::move(v)}; }
 
+Blob::Blob(std::string_view bytes, std::shared_ptr<const void> owner) {
+  if (bytes.empty()) return;
+  if (owner == nullptr) {
+    auto copy = std::make_shared<const std::string>(bytes);
+    view_ = *copy;
+    owner_ = std::move(copy);
+    copy_ = true;
+    return;
+  }
+  owner_ = std::move(owner);
+  view_ = bytes;
+}
+
 InstanceList InstanceList::lazy(std::shared_ptr<const std::string> owner, std::string_view bytes, uint32_t count,
                                 Decoder decode) {
   InstanceList l;

@@ -230,11 +230,30 @@ struct SourceFile {
   std::string content;
 };
 
+// Read-only bytes kept alive by their owner: a view into the mapped report
+// (io::ByteSource::share) or a copy of their own. A cubin is megabytes, and
+// copying it into fresh pages was most of reading a cubin-heavy report.
+class Blob {
+ public:
+  Blob() = default;
+  // Views `bytes` inside what `owner` keeps alive; with no owner, copies them.
+  Blob(std::string_view bytes, std::shared_ptr<const void> owner);
+  std::string_view view() const { return view_; }
+  size_t size() const { return view_.size(); }
+  bool empty() const { return view_.empty(); }
+  bool shared() const { return owner_ != nullptr && !copy_; }  // a view, not a copy
+
+ private:
+  std::shared_ptr<const void> owner_;
+  std::string_view view_;
+  bool copy_ = false;
+};
+
 // One loaded module (a cubin) with the source files ncu imported.
 struct Module {
   uint64_t reference = 0;
   uint32_t sm_revision = 0;  // major << 16 | minor
-  std::string binary;        // the cubin (ELF) bytes; may be empty
+  Blob binary;               // the cubin (ELF) bytes; may be empty
   std::vector<SourceFile> files;
 };
 

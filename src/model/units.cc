@@ -27,6 +27,18 @@ const Entry* find_key(const Entry (&table)[N], std::string_view key) {
   return it != std::end(table) && it->key == key ? it : nullptr;
 }
 
+// The first entry of [first, last) whose key is not below `key`, searched
+// from `first` outward (1, 2, 4... entries, then a binary search): for a
+// sorted run of keys, each costs a few comparisons instead of a whole search.
+template <typename Entry>
+const Entry* gallop(const Entry* first, const Entry* last, std::string_view key) {
+  size_t step = 1;
+  const Entry* lo = first;
+  while (lo + step < last && lo[step].key < key) lo += step, step *= 2;
+  const Entry* hi = lo + step < last ? lo + step + 1 : last;
+  return std::lower_bound(lo, hi, key, [](const Entry& e, std::string_view k) { return e.key < k; });
+}
+
 std::string counter_unit(std::string_view counter) {
   for (const auto& [word, unit] : kCounterWords)
     if (counter.find(word) != std::string_view::npos) return std::string(unit);
@@ -99,6 +111,27 @@ std::string unit_of(std::string_view metric, bool chip_has_units) {
 }
 
 std::string unit_of(std::string_view metric, const Kernel& k) { return unit_of(metric, chip_has_units(k)); }
+
+std::vector<std::string> units_of(const std::vector<std::string>& metrics, bool chip_has_units) {
+  std::vector<std::string> units;
+  units.reserve(metrics.size());
+  const auto* at = std::begin(kUnits);
+  std::string_view previous;
+  for (const auto& name : metrics) {
+    if (name < previous) at = std::begin(kUnits);  // out of order: search from the start again
+    previous = name;
+    if (!chip_has_units) {
+      units.push_back(unit_of(name, false));
+      continue;
+    }
+    at = gallop(at, std::end(kUnits), name);
+    // As unit_of(name): the chip table, the chip-independent one, the rules.
+    if (at != std::end(kUnits) && at->key == name) units.emplace_back(at->value);
+    else if (const auto* u = find_key(kChipIndependent, name)) units.emplace_back(u->value);
+    else units.push_back(unit_by_rules(name));
+  }
+  return units;
+}
 
 namespace {
 

@@ -19,6 +19,10 @@ std::string unit_of(std::string_view metric);
 std::string unit_of(std::string_view metric, const Kernel& k);
 // The same, with chip_has_units(k) already known (it costs two lookups).
 std::string unit_of(std::string_view metric, bool chip_has_units);
+// unit_of(metric, chip_has_units) of every name, in order. Names in sorted
+// order (a CSV's columns) cost a step through the table each instead of a
+// search; any order gives the same units.
+std::vector<std::string> units_of(const std::vector<std::string>& metrics, bool chip_has_units);
 // Does ncu's metric database know this kernel's chip (by compute capability)?
 bool chip_has_units(const Kernel& k);
 // The unit from the naming rules alone (what unit_of falls back to).

@@ -15,6 +15,7 @@
 #include <deque>
 #include <expected>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -125,16 +126,6 @@ void parse(Msg& msg, std::string_view bytes, uint64_t offset, std::string_view w
   msg.Clear();
   if (!msg.ParsePartialFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw Corrupt{offset, fmt::format("{} is not a valid protobuf message", what), false};
-}
-
-model::Value to_value(const pb::MetricValue& v) {
-  // Decide by which field is present, never by the metric's name.
-  if (v.has_double_value()) return model::Value::of_double(v.double_value());
-  if (v.has_uint64_value()) return model::Value::of_uint(v.uint64_value());
-  if (v.has_float_value()) return model::Value::of_float(v.float_value());
-  if (v.has_uint32_value()) return model::Value::of_uint(v.uint32_value(), true);
-  if (v.has_string_value()) return model::Value::of_string(v.string_value());
-  return {};
 }
 
 model::Dim3 to_dim(const pb::Uint64x3& d) { return {d.x(), d.y(), d.z()}; }
@@ -289,9 +280,13 @@ struct Unresolved {
 };
 
 struct FileState {
+  // What keeps the report's bytes alive past the read (null: a decompressed
+  // stream, whose chunks do not last): a cubin inside `backing` is viewed, not copied.
+  std::shared_ptr<const void> owner;
+  std::string_view backing;
   std::vector<std::string_view> strings;  // cumulative, global string table, viewing `string_bytes`
   std::vector<std::unique_ptr<char[]>> string_bytes;  // one buffer per block's table
-  pb::SessionDetails session;        // merged from fragments
+  model::Session session;            // merged from fragments (finish_session hands it over)
   pb::ProcessInfo process;           // of the current block
   pb::RuleResult rule;               // reused scratch messages
   pb::ProfileResultHeader header;
@@ -617,7 +612,7 @@ bool read_source_files(std::string_view bytes, model::Module& m) {
 // SourceData {1: reference, 4: binary, 6: sm_revision, 8: SourceFiles} off
 // the wire: a cubin (often megabytes) goes from the file's bytes into the
 // model in one copy, and is only stepped over when modules are not wanted.
-bool read_source_data(std::string_view bytes, const ReadOptions& opt, model::Module& m) {
+bool read_source_data(std::string_view bytes, const ReadOptions& opt, const FileState& st, model::Module& m) {
   wire::Walker w(bytes);
   std::string_view binary;
   std::vector<std::string_view> files;  // repeated occurrences merge, as protobuf's do
@@ -639,13 +634,15 @@ bool read_source_data(std::string_view bytes, const ReadOptions& opt, model::Mod
     }
   }
   if (!opt.modules) return true;
-  m.binary.assign(binary);
+  bool inside = st.owner != nullptr && !binary.empty() && binary.data() >= st.backing.data() &&
+                binary.data() + binary.size() <= st.backing.data() + st.backing.size();
+  m.binary = model::Blob(binary, inside ? st.owner : nullptr);
   for (auto f : files)
     if (!read_source_files(f, m)) return false;
   return true;
 }
 
-void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report& report) {
+void read_source(Cursor& cur, FileState& st, const ReadOptions& opt, model::Report& report) {
   uint64_t at = cur.pos();
   std::string_view bytes = cur.item("source entry");
   // 2020-era writers wrapped the entry as {1: SourceData}; v7 writes it bare.
@@ -655,7 +652,7 @@ void read_source(Cursor& cur, FileState&, const ReadOptions& opt, model::Report&
     bytes = *inner;
   }
   model::Module m;
-  if (!read_source_data(bytes, opt, m)) throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
+  if (!read_source_data(bytes, opt, st, m)) throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
   uint64_t reference = m.reference;
   report.modules[reference] = std::move(m);
 }
@@ -725,14 +722,123 @@ bool merge_occurrences(Msg& msg, const std::vector<std::string_view>& parts) {
   return true;
 }
 
-// MergeFrom, with the repeated messages (150 device attributes in a fragment)
-// moved rather than copied.
-void merge_session(pb::SessionDetails& into, pb::SessionDetails& from) {
-  for (auto& d : *from.mutable_device_attributes()) into.add_device_attributes()->Swap(&d);
-  for (auto& v : *from.mutable_version_info()) into.add_version_info()->Swap(&v);
-  from.clear_device_attributes();
-  from.clear_version_info();
-  into.MergeFrom(from);
+// ------------------------------------------------------------ session off the wire
+//
+// SessionDetails {2: creation_time, 3: host SystemInfo, 4: target SystemInfo,
+// 6: repeated DeviceAttributes, 8: repeated VersionInfo, 11: cmdline},
+// SystemInfo {1: os_name, 5: computer_name}, DeviceAttributes {1: id, 2: name,
+// 3: repeated NamedAttribute {1: name, 2: MetricValue}}, VersionInfo {1:
+// provider, 2: version}: read as protobuf would merge them (a scalar's last
+// occurrence wins, a message field merges, a repeated one appends, a field of
+// an unexpected wire type is stepped over), without building the messages
+// (150 device attributes per fragment made this a tenth of a small export).
+// Every known sub-message is walked, so a malformed one refuses the header as
+// protobuf's parse did.
+struct SessionPart {
+  std::optional<uint64_t> creation_time;
+  std::optional<std::string_view> host_name, os, cmdline;
+  std::vector<std::pair<std::string, std::string>> versions;
+  std::vector<model::Device> devices;
+};
+
+// A string field `want` of a message of strings and varints (SystemInfo).
+bool read_string_field(std::string_view bytes, uint32_t want, std::optional<std::string_view>& out) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    if (!w.tag(field, type)) return false;
+    if (field == want && type == wire::kDelimited) {
+      std::string_view s;
+      if (!w.delimited(s)) return false;
+      out = s;
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool read_version(std::string_view bytes, std::pair<std::string, std::string>& v) {
+  std::optional<std::string_view> provider, version;
+  if (!read_string_field(bytes, 1, provider) || !read_string_field(bytes, 2, version)) return false;
+  v = {std::string(provider.value_or("")), std::string(version.value_or(""))};
+  return true;
+}
+
+bool read_named_attribute(std::string_view bytes, model::Device& d) {
+  wire::Walker w(bytes);
+  std::string_view name;
+  WireValue value;  // occurrences of the value merge, as protobuf's do
+  while (!w.done()) {
+    uint32_t field, type;
+    std::string_view sub;
+    if (!w.tag(field, type)) return false;
+    if (field == 1 && type == wire::kDelimited) {
+      if (!w.delimited(name)) return false;
+    } else if (field == 2 && type == wire::kDelimited) {
+      if (!w.delimited(sub) || !read_value(sub, value)) return false;
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  assign_value(value, d.attributes[std::string(name)]);  // the last of a repeated name wins
+  return true;
+}
+
+bool read_device(std::string_view bytes, model::Device& d) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    uint64_t v = 0;
+    std::string_view sub;
+    if (!w.tag(field, type)) return false;
+    if (field == 1 && type == wire::kVarint) {
+      if (!w.varint(v)) return false;
+      d.id = static_cast<uint32_t>(v);
+    } else if ((field == 2 || field == 3) && type == wire::kDelimited) {
+      if (!w.delimited(sub)) return false;
+      if (field == 2) d.name.assign(sub);
+      else if (!read_named_attribute(sub, d)) return false;
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool read_session(std::string_view bytes, SessionPart& s) {
+  wire::Walker w(bytes);
+  while (!w.done()) {
+    uint32_t field, type;
+    uint64_t v = 0;
+    std::string_view sub;
+    if (!w.tag(field, type)) return false;
+    if (field == 2 && type == wire::kVarint) {
+      if (!w.varint(v)) return false;
+      s.creation_time = v;
+    } else if ((field == 3 || field == 4 || field == 6 || field == 8 || field == 11) && type == wire::kDelimited) {
+      if (!w.delimited(sub)) return false;
+      bool ok = true;
+      if (field == 3) ok = read_string_field(sub, 5, s.host_name);
+      else if (field == 4) ok = read_string_field(sub, 1, s.os);
+      else if (field == 6) ok = read_device(sub, s.devices.emplace_back());
+      else if (field == 8) ok = read_version(sub, s.versions.emplace_back());
+      else s.cmdline = sub;
+      if (!ok) return false;
+    } else if (!w.skip(type)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void merge_session(model::Session& into, SessionPart& from) {
+  if (from.creation_time) into.creation_time = *from.creation_time;
+  if (from.host_name) into.host_name.assign(*from.host_name);
+  if (from.os) into.os.assign(*from.os);
+  if (from.cmdline) into.cmdline.assign(*from.cmdline);
+  std::ranges::move(from.versions, std::back_inserter(into.versions));
+  std::ranges::move(from.devices, std::back_inserter(into.devices));
 }
 
 // Reads the header at `bytes` into `h` and merges its session, process and
@@ -743,10 +849,12 @@ void read_block_header(std::string_view bytes, uint64_t offset, FileState& st, B
   size_t total = 0;
   for (auto t : h.tables)
     if (!walk_string_table(t, [&](std::string_view s) { total += s.size(); })) throw bad;
-  pb::SessionDetails session;
+  SessionPart session;
   pb::ProcessInfo process;
-  if (!merge_occurrences(session, h.sessions) || !merge_occurrences(process, h.processes)) throw bad;
-  if (!h.sessions.empty()) merge_session(st.session, session);
+  for (auto part : h.sessions)
+    if (!read_session(part, session)) throw bad;
+  if (!merge_occurrences(process, h.processes)) throw bad;
+  merge_session(st.session, session);
   if (!h.processes.empty()) st.process = std::move(process);
   if (total == 0 && h.tables.empty()) return;
   auto buffer = std::make_unique<char[]>(std::max<size_t>(total, 1));
@@ -852,22 +960,14 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   return true;
 }
 
-model::Device to_device(const pb::DeviceAttributes& d) {
-  model::Device dev;
-  dev.id = d.id();
-  dev.name = d.name();
-  for (const auto& a : d.attributes()) dev.attributes[a.name()] = to_value(a.value());
-  return dev;
-}
-
-void finish_session(const FileState& st, model::Report& report) {
-  const auto& s = st.session;
-  report.session.creation_time = s.creation_time();
-  report.session.host_name = s.host_system_info().computer_name();
-  report.session.os = s.target_system_info().os_name();
-  report.session.cmdline = s.profiler_cmdline();
-  for (const auto& v : s.version_info()) report.session.versions.emplace_back(v.provider(), v.version());
-  for (const auto& d : s.device_attributes()) report.session.devices.push_back(to_device(d));
+void finish_session(FileState& st, model::Report& report) {
+  auto& s = st.session;
+  report.session.creation_time = s.creation_time;
+  report.session.host_name = std::move(s.host_name);
+  report.session.os = std::move(s.os);
+  report.session.cmdline = std::move(s.cmdline);
+  std::ranges::move(s.versions, std::back_inserter(report.session.versions));
+  std::ranges::move(s.devices, std::back_inserter(report.session.devices));
 }
 
 // Returns false when the sink stopped the read.
@@ -898,8 +998,11 @@ void warn_unresolved(const FileState& st, model::Report& report) {
 
 // Reads a report from `cur` (a mapped file or a decompressed stream).
 ReadResult<void> read_cursor(Cursor& cur, const std::string& name, const ReadOptions& opt, model::Report& report,
-                             const KernelSink& sink, const std::function<void(uint64_t)>& release) {
+                             const KernelSink& sink, const std::function<void(uint64_t)>& release,
+                             std::shared_ptr<const void> owner = nullptr, std::string_view backing = {}) {
   FileState st;
+  st.owner = std::move(owner);
+  st.backing = backing;
   Delivery out(st, opt, sink);
   report.format = model::Format::NcuRep;
   std::optional<Corrupt> error;
@@ -931,7 +1034,8 @@ bool detect(std::string_view bytes) { return bytes.substr(0, 4) == kMagic; }
 ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
                       const KernelSink& sink) {
   Cursor cur(src.bytes());
-  return read_cursor(cur, src.name(), opt, report, sink, [&src](uint64_t upto) { src.release(upto); });
+  return read_cursor(cur, src.name(), opt, report, sink, [&src](uint64_t upto) { src.release(upto); }, src.share(),
+                     src.bytes());
 }
 
 bool detect_compressed(std::string_view bytes) { return io::is_zstd(bytes); }

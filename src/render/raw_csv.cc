@@ -83,10 +83,7 @@ bool raw_csv_hidden(std::string_view name) {
 }
 
 RawCsvWriter::RawCsvWriter(std::vector<std::string> columns, std::vector<std::string> units)
-    : columns_(std::move(columns)), units_(std::move(units)) {
-  column_of_.reserve(columns_.size());
-  for (size_t i = 0; i < columns_.size(); ++i) column_of_.emplace(columns_[i], i);
-}
+    : columns_(std::move(columns)), units_(std::move(units)) {}
 
 void RawCsvWriter::append_header(std::string& out) const {
   for (const char* id : kIdColumns) append_cell(out, id, id == kIdColumns[0]);
@@ -99,6 +96,10 @@ void RawCsvWriter::append_header(std::string& out) const {
 
 int64_t RawCsvWriter::column(const model::Metric& m) const {
   auto by_name = [&]() -> int64_t {
+    if (column_of_.empty() && !columns_.empty()) {  // built when first needed: a writer given rows' cells never is
+      column_of_.reserve(columns_.size());
+      for (size_t i = 0; i < columns_.size(); ++i) column_of_.emplace(columns_[i], i);
+    }
     auto it = column_of_.find(m.name);
     return it == column_of_.end() ? kNoColumn : static_cast<int64_t>(it->second);
   };
@@ -114,6 +115,17 @@ void RawCsvWriter::scale_columns(const std::vector<double>& magnitudes) {
   for (size_t i = 0; i < units_.size(); ++i)
     scales_.push_back(units_[i].empty() ? model::Scale{"", 1}
                                         : model::auto_scale(units_[i], i < magnitudes.size() ? magnitudes[i] : 0));
+}
+
+void RawCsvWriter::append_row(const model::Report& r, const model::Kernel& ids,
+                              const std::vector<std::string_view>& cells, std::string& out) const {
+  append_id_cells(r, ids, out);
+  for (auto cell : cells) {
+    out += ",\"";
+    out += cell;
+    out += '"';
+  }
+  out += '\n';
 }
 
 // One array read (or, for a name not seen yet, one hash lookup) per metric
@@ -143,12 +155,10 @@ std::vector<std::string> raw_csv_units(const std::vector<std::string>& metrics,
     return std::ranges::any_of(k->metrics, [](const model::Metric& m) { return !m.unit.empty(); });
   });
   bool chip = kernels.empty() || model::chip_has_units(*kernels.front());
-  std::vector<std::string> units;
-  units.reserve(metrics.size());
-  for (const auto& n : metrics) {
-    const std::string* own = own_units ? own_unit(n, kernels) : nullptr;
-    units.push_back(own ? *own : model::unit_of(n, chip));
-  }
+  auto units = model::units_of(metrics, chip);
+  if (own_units)
+    for (size_t i = 0; i < metrics.size(); ++i)
+      if (const std::string* own = own_unit(metrics[i], kernels)) units[i] = *own;
   return units;
 }
 

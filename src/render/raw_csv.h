@@ -26,6 +26,11 @@ class RawCsvWriter {
   // The header row and the units row.
   void append_header(std::string& out) const;
   void append_row(const model::Report& r, const model::Kernel& k, std::string& out) const;
+  // A row whose cells were written already, one per column (empty: an empty
+  // cell), each as model::append_csv_cell wrote it: the kernel's own fields
+  // come from `ids` (its metrics are not looked at). Base units only.
+  void append_row(const model::Report& r, const model::Kernel& ids, const std::vector<std::string_view>& cells,
+                  std::string& out) const;
   // --print-units auto: a column's unit is scaled by its largest magnitude
   // among the kernels written (one per column, 0: nothing to scale), as ncu
   // scales it, and its numbers are written with six decimals.
@@ -40,7 +45,7 @@ class RawCsvWriter {
   std::vector<std::string> columns_;
   std::vector<std::string> units_;
   std::vector<model::Scale> scales_;  // empty: base units
-  std::unordered_map<std::string_view, size_t> column_of_;
+  mutable std::unordered_map<std::string_view, size_t> column_of_;  // by name, built on first use
   static constexpr int64_t kUnseen = -2, kNoColumn = -1;
   mutable std::vector<int64_t> column_by_id_;  // kUnseen, kNoColumn or the column
   mutable std::vector<const model::Metric*> cells_;  // of the row being written

@@ -3,6 +3,7 @@
 // back through the lookups exactly as written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,29 @@ TEST(ModelUnits, ChipIndependentUnitsSurviveUnknownChips) {
   }
   EXPECT_EQ(model::unit_of("dram__bytes_read.sum", old_chip), "");
   EXPECT_EQ(model::unit_of("dram__bytes_read.sum"), "byte");
+}
+
+// The batch lookup the raw CSV's units row uses gives unit_of's answer for
+// every name, whatever the order and whether the chip has units.
+TEST(ModelUnits, UnitsOfAgreesWithUnitOfInAnyOrder) {
+  auto j = units_json();
+  std::vector<std::string> names;
+  for (const auto& [name, unit] : j["units"].items()) names.push_back(name);
+  for (const auto& [name, unit] : j["chip_independent"].items()) names.push_back(name);
+  for (const char* extra : {"", "a", "zzzz", "dram__bytes.sum.per_second", "sm__cycles_active.avg.pct_of_peak_sustained",
+                            "lts__t_sectors.sum", "launch__grid_size", "~~~"})
+    names.push_back(extra);
+  std::sort(names.begin(), names.end());
+  auto shuffled = names;
+  std::reverse(shuffled.begin(), shuffled.end());
+  std::swap(shuffled[3], shuffled[shuffled.size() / 2]);
+  for (bool chip : {true, false})
+    for (const auto* order : {&names, &shuffled}) {
+      auto got = model::units_of(*order, chip);
+      ASSERT_EQ(got.size(), order->size());
+      for (size_t i = 0; i < order->size(); ++i)
+        EXPECT_EQ(got[i], model::unit_of((*order)[i], chip)) << (*order)[i] << " chip " << chip;
+    }
 }
 
 TEST(ModelUnits, EveryScaledUnitConverts) {

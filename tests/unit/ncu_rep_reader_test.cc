@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "model/units.h"
+#include "io/file.h"
 #include "readers/reader.h"
+#include "support/testing.h"
 #include "support/report_writer.h"
 
 namespace keet {
@@ -168,6 +170,90 @@ TEST(NcuRepReader, SessionDetailsMergeAcrossBlocks) {
   ASSERT_EQ(r->session.devices.size(), 1u);
   EXPECT_EQ(r->session.devices[0].name, "NVIDIA RTX A2000");
   EXPECT_EQ(r->ncu_version(), "2022.1.1.0");
+}
+
+// The session is read off the wire as protobuf merges it: a scalar's last
+// occurrence wins, a message field merges (an empty one clears nothing),
+// repeated devices and versions append, a device's repeated attribute name
+// keeps its last value, and a value's field decides its kind by precedence.
+TEST(NcuRepReader, SessionFieldsMergeAsProtobufWould) {
+  ReportWriter w;
+  ReportWriter::Block b1, b2;
+  auto* s1 = b1.header.mutable_session_details();
+  s1->set_creation_time(5);
+  s1->mutable_host_system_info()->set_computer_name("host-a");
+  s1->mutable_host_system_info()->set_os_name("not the target");
+  s1->mutable_target_system_info()->set_os_name("Linux");
+  s1->set_profiler_cmdline("ncu -o a");
+  auto* d0 = s1->add_device_attributes();
+  d0->set_id(0);
+  d0->set_name("GPU 0");
+  auto* a = d0->add_attributes();
+  a->set_name("device__attribute_x");
+  a->mutable_value()->set_double_value(1.5);
+  auto* b = d0->add_attributes();
+  b->set_name("device__attribute_y");
+  b->mutable_value()->set_uint64_value(7);
+  auto* again = d0->add_attributes();
+  again->set_name("device__attribute_x");  // repeated: the last wins
+  again->mutable_value()->set_uint32_value(3);
+  auto* s2 = b2.header.mutable_session_details();
+  s2->set_creation_time(9);
+  s2->mutable_host_system_info();  // present and empty: clears nothing
+  auto* d1 = s2->add_device_attributes();
+  d1->set_id(1);
+  d1->set_name("GPU 1");
+  auto* c = d1->add_attributes();
+  c->set_name("device__attribute_z");
+  c->mutable_value()->set_string_value("text");
+  c->mutable_value()->set_float_value(2.5f);  // float outranks string
+  auto* v = s2->add_version_info();
+  v->set_provider("Nsight Compute");
+  v->set_version("2023.1");
+  w.add(b1);
+  w.add(b2);
+  auto r = read_bytes(w.bytes());
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->session.creation_time, 9u);
+  EXPECT_EQ(r->session.host_name, "host-a");
+  EXPECT_EQ(r->session.os, "Linux");
+  EXPECT_EQ(r->session.cmdline, "ncu -o a");
+  ASSERT_EQ(r->session.versions.size(), 1u);
+  EXPECT_EQ(r->session.versions[0], std::make_pair(std::string("Nsight Compute"), std::string("2023.1")));
+  ASSERT_EQ(r->session.devices.size(), 2u);
+  const auto& g0 = r->session.devices[0];
+  EXPECT_EQ(g0.name, "GPU 0");
+  ASSERT_EQ(g0.attributes.size(), 2u);
+  EXPECT_EQ(g0.attributes.at("device__attribute_x").kind, model::Value::Kind::Uint32);
+  EXPECT_EQ(g0.attributes.at("device__attribute_x").integer, 3u);
+  EXPECT_EQ(g0.attributes.at("device__attribute_y").kind, model::Value::Kind::Uint64);
+  const auto& g1 = r->session.devices[1];
+  EXPECT_EQ(g1.id, 1u);
+  EXPECT_EQ(g1.attributes.at("device__attribute_z").kind, model::Value::Kind::Float);
+  EXPECT_EQ(g1.attributes.at("device__attribute_z").number, 2.5);
+}
+
+// A malformed message inside the session (here a device attribute whose
+// length runs past its device) refuses the header, as protobuf's parse did.
+TEST(NcuRepReader, MalformedSessionMessageRefusesTheHeader) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto* d = b.header.mutable_session_details()->add_device_attributes();
+  d->set_name("GPU");
+  auto* a = d->add_attributes();
+  a->set_name("device__attribute_marker_name");
+  a->mutable_value()->set_uint64_value(1);
+  w.add(b);
+  std::string bytes = w.bytes();
+  auto at = bytes.find("device__attribute_marker_name");
+  ASSERT_NE(at, std::string::npos);
+  // The name's length byte sits just before it; the attribute's own length
+  // byte two before that. Claim a longer name than the attribute holds.
+  bytes[at - 1] = static_cast<char>(0x7f);
+  auto r = read_bytes(bytes);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("block header is not a valid protobuf message"), std::string::npos)
+      << r.error().message();
 }
 
 // keet export's column pass: names and string-table ids, no values decoded.
@@ -347,6 +433,35 @@ TEST(NcuRepReader, ModulesKeepCubinAndFilesOnlyWhenAsked) {
     EXPECT_TRUE(light->modules[77].files.empty());
     EXPECT_EQ(light->kernels.size(), 1u);
   }
+}
+
+// A cubin is viewed where the report's bytes are, not copied, and the view
+// keeps those bytes alive after the source (a mapped file or a buffer) is gone.
+TEST(NcuRepReader, CubinIsAViewThatOutlivesItsSource) {
+  std::string bytes = report_with_module(false);
+  std::string path = testing::temp_path("cubin-view.ncu-rep");
+  testing::write_file(path, bytes);
+  model::Report from_file, from_memory;
+  {
+    auto file = io::open_file(path);
+    ASSERT_TRUE(file);
+    auto read = readers::load(**file, {});
+    ASSERT_TRUE(read) << read.error().message();
+    from_file = std::move(*read);
+  }  // the mapping's source is gone; the model keeps what it views
+  from_memory = *read_bytes(bytes);
+  for (const auto* r : {&from_file, &from_memory}) {
+    const auto& bin = r->modules.at(77).binary;
+    EXPECT_TRUE(bin.shared());
+    EXPECT_EQ(bin.view(), std::string(100000, '\x7f'));
+  }
+  // Copies stay independent of what they came from.
+  std::string text(64, 'c');
+  model::Blob copy(text, nullptr);
+  text.assign(64, 'x');
+  EXPECT_FALSE(copy.shared());
+  EXPECT_EQ(copy.view(), std::string(64, 'c'));
+  EXPECT_TRUE(model::Blob({}, nullptr).empty());
 }
 
 TEST(NcuRepReader, MalformedSourceEntryIsCorruptEitherWay) {

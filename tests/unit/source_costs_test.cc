@@ -214,7 +214,7 @@ model::Metric pc_list(const std::string& name, const std::vector<std::pair<uint6
 model::Report built_report(const TestCubin& tc, bool with_cubin) {
   model::Report r;
   model::Module mod;
-  if (with_cubin) mod.binary = tc.bytes();
+  if (with_cubin) mod.binary = model::Blob(tc.bytes(), nullptr);
   mod.files.push_back({"/elsewhere/kern.cu", "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nsum += a[i];\nl11\nb[i] = sum;\n"});
   r.modules[7] = mod;
   model::Kernel k;
@@ -300,7 +300,7 @@ TEST(SourceCosts, NoSourceCountersGivesNote) {
 TEST(SourceCosts, BrokenCubinFallsBackToSass) {
   TestCubin tc;
   auto r = built_report(tc, true);
-  r.modules[7].binary.resize(40);  // cut inside the ELF header
+  r.modules[7].binary = model::Blob(r.modules[7].binary.view().substr(0, 40), nullptr);  // cut inside the ELF header
   auto t = analysis::source_table(r, r.kernels[0]);
   EXPECT_EQ(t.level, analysis::SourceLevel::Sass);
   EXPECT_EQ(t.lines.size(), 4u);
@@ -322,7 +322,7 @@ TEST(SourceCubin, SampleLineTableMatchesReadelf) {
   ASSERT_TRUE(r);
   const auto* mod = r->module_for(r->kernels[0]);
   ASSERT_NE(mod, nullptr);
-  auto c = readers::Cubin::parse(mod->binary);
+  auto c = readers::Cubin::parse(mod->binary.view());
   ASSERT_TRUE(c) << c.error().message;
   const auto* sym = c->symbol("_Z15addConstDouble3iP7double3dS0_");
   ASSERT_NE(sym, nullptr);
@@ -371,7 +371,7 @@ TEST(SourceCubin, SampleCubinDamageNeverCrashes) {
   KEET_REQUIRE_SHARED();
   auto r = sample_report();
   ASSERT_TRUE(r);
-  expect_no_crash_on_damage(r->module_for(r->kernels[0])->binary, 0x7f3d64fb1b90);
+  expect_no_crash_on_damage(std::string(r->module_for(r->kernels[0])->binary.view()), 0x7f3d64fb1b90);
 }
 
 // Every fixture with source counters: the table builds, its rows add up to
