@@ -291,7 +291,16 @@ struct FileState {
   pb::RuleResult rule;               // reused scratch messages
   pb::ProfileResultHeader header;
   std::string header_bytes;
-  std::vector<std::pair<std::string_view, uint64_t>> metric_bodies, rule_bodies;  // of the kernel being decoded
+  // The kernel being decoded: its metric bodies with their name ids as
+  // split() peeked them (read once, used by the filter, the grid and the
+  // deferral check), and its rule bodies.
+  struct MetricBody {
+    std::string_view body;
+    uint64_t at = 0;
+    std::optional<uint32_t> id;
+  };
+  std::vector<MetricBody> metric_bodies;
+  std::vector<std::pair<std::string_view, uint64_t>> rule_bodies;
   std::deque<Deferred> deferred;     // kernels waiting for names, in report order
   uint64_t deferred_bytes = 0;
   Unresolved unresolved;
@@ -342,8 +351,11 @@ class KernelDecoder {
     size_t used = 0;
     lists_.clear();
     if (opt_.metrics) {
-      k.metrics.reserve(st_.metric_bodies.size());
-      for (auto [body, at] : st_.metric_bodies) used += metric(body, k, used, at);
+      // Room for every metric only when every metric is kept: a kernel a
+      // filter keeps four metrics of (keet list) would hold room for a
+      // thousand, 10 KB per kernel of a report that is kept whole.
+      if (!opt_.metric_filter) k.metrics.reserve(st_.metric_bodies.size());
+      for (const auto& mb : st_.metric_bodies) used += metric(mb, k, used);
     }
     k.metrics.resize(used);
     attach_lists(k);
@@ -386,8 +398,9 @@ class KernelDecoder {
       std::string_view body;
       if (!w.delimited(body)) throw Corrupt{start, "kernel result field runs past its message", false};
       if (number == 13) {
-        st_.metric_bodies.emplace_back(body, start);
-        if (auto id = peek_name_id(body)) max_name_id_ = std::max(max_name_id_, *id);
+        auto id = peek_name_id(body);
+        st_.metric_bodies.push_back({body, start, id});
+        if (id) max_name_id_ = std::max(max_name_id_, *id);
       }
       if (number == 19) st_.rule_bodies.emplace_back(body, start);
       return;
@@ -428,9 +441,11 @@ class KernelDecoder {
 
   // Decodes one metric into k.metrics[slot] (appended when the kernel has
   // fewer); returns 1 when it was kept.
-  size_t metric(std::string_view body, model::Kernel& k, size_t slot, uint64_t offset) {
+  size_t metric(const FileState::MetricBody& mb, model::Kernel& k, size_t slot) {
     bool filtered = false;  // the filter is asked once per metric
-    auto id = peek_name_id(body);
+    std::string_view body = mb.body;
+    uint64_t offset = mb.at;
+    auto id = mb.id;
     if (opt_.metric_filter && id && *id < st_.strings.size()) {
       if (!keep(*id)) return 0;
       filtered = true;
@@ -528,12 +543,12 @@ class KernelDecoder {
   // The kernel's launch__grid_size metric (blocks), whatever the metric filter
   // keeps: it decides how to read GridSize (grid_in_blocks).
   std::optional<double> launch_grid() {
-    for (auto [body, at] : st_.metric_bodies) {
-      auto id = peek_name_id(body);
-      if (!id || std::find(st_.grid_size_ids.begin(), st_.grid_size_ids.end(), *id) == st_.grid_size_ids.end())
+    if (st_.grid_size_ids.empty()) return std::nullopt;
+    for (const auto& mb : st_.metric_bodies) {
+      if (!mb.id || std::find(st_.grid_size_ids.begin(), st_.grid_size_ids.end(), *mb.id) == st_.grid_size_ids.end())
         continue;
       WireMetric m;
-      if (!read_metric(body, m)) return std::nullopt;
+      if (!read_metric(mb.body, m)) return std::nullopt;
       return to_model_value(m.value).as_number();
     }
     return std::nullopt;
@@ -610,8 +625,9 @@ bool read_source_files(std::string_view bytes, model::Module& m) {
 }
 
 // SourceData {1: reference, 4: binary, 6: sm_revision, 8: SourceFiles} off
-// the wire: a cubin (often megabytes) goes from the file's bytes into the
-// model in one copy, and is only stepped over when modules are not wanted.
+// the wire: a cubin (often megabytes) is viewed where it lies in the mapped
+// report (copied once from a decompressed stream), and is only stepped over
+// when modules are not wanted.
 bool read_source_data(std::string_view bytes, const ReadOptions& opt, const FileState& st, model::Module& m) {
   wire::Walker w(bytes);
   std::string_view binary;
