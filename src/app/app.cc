@@ -83,6 +83,11 @@ std::unique_ptr<CLI::App> make_cli(Action& action, std::string_view only) {
 int run(int argc, const char* const* argv, Context& ctx) {
   Action action;
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  // `keet -V` alone needs no command line built (every command's flags would be).
+  if (args.size() == 1 && (args[0] == "-V" || args[0] == "--version")) {
+    ctx.out << "keet " << KEET_VERSION << "\n";
+    return 0;
+  }
   // A run of one command builds only that command's options.
   bool one = !args.empty() && args[0] != "help" && is_command(args[0]);
   auto owned = make_cli(action, one ? std::string_view(args[0]) : std::string_view());
