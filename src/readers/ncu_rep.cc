@@ -650,8 +650,9 @@ bool read_source_data(std::string_view bytes, const ReadOptions& opt, const File
     }
   }
   if (!opt.modules) return true;
-  bool inside = st.owner != nullptr && !binary.empty() && binary.data() >= st.backing.data() &&
-                binary.data() + binary.size() <= st.backing.data() + st.backing.size();
+  std::less_equal<const char*> le;  // a total order, whatever the two spans are
+  bool inside = st.owner != nullptr && !binary.empty() && le(st.backing.data(), binary.data()) &&
+                le(binary.data() + binary.size(), st.backing.data() + st.backing.size());
   m.binary = model::Blob(binary, inside ? st.owner : nullptr);
   for (auto f : files)
     if (!read_source_files(f, m)) return false;
