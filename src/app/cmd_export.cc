@@ -291,16 +291,15 @@ ExitCode write_held(Context& ctx, Held& h) {
   auto units = model::units_of(h.columns.names, h.chip_has_units);
   render::RawCsvWriter writer(std::move(h.columns.names), std::move(units));
   writer.append_header(out);
+  // A cell not filled yet has no data pointer; a filled one, even empty,
+  // points into `text`.
   std::vector<std::string_view> row(writer.columns().size());
-  std::vector<bool> filled(row.size());
   for (size_t r = 0; r < h.rows.size(); ++r) {
     std::fill(row.begin(), row.end(), std::string_view());
-    std::fill(filled.begin(), filled.end(), false);
     for (size_t i = h.first_cell[r]; i < h.first_cell[r + 1]; ++i) {
       const auto& cell = h.cells[i];
       int32_t c = h.column_of_id[cell.name_id];
-      if (c < 0 || filled[c]) continue;  // the first metric of a repeated name wins, as append_row's
-      filled[c] = true;
+      if (c < 0 || row[c].data() != nullptr) continue;  // the first metric of a repeated name wins, as append_row's
       row[c] = std::string_view(h.text).substr(cell.at, cell.size);
     }
     writer.append_row(h.columns.head, h.rows[r], row, out);

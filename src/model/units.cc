@@ -115,15 +115,15 @@ std::string unit_of(std::string_view metric, const Kernel& k) { return unit_of(m
 std::vector<std::string> units_of(const std::vector<std::string>& metrics, bool chip_has_units) {
   std::vector<std::string> units;
   units.reserve(metrics.size());
+  if (!chip_has_units) {
+    for (const auto& name : metrics) units.push_back(unit_of(name, false));
+    return units;
+  }
   const auto* at = std::begin(kUnits);
   std::string_view previous;
   for (const auto& name : metrics) {
     if (name < previous) at = std::begin(kUnits);  // out of order: search from the start again
     previous = name;
-    if (!chip_has_units) {
-      units.push_back(unit_of(name, false));
-      continue;
-    }
     at = gallop(at, std::end(kUnits), name);
     // As unit_of(name): the chip table, the chip-independent one, the rules.
     if (at != std::end(kUnits) && at->key == name) units.emplace_back(at->value);

@@ -594,34 +594,52 @@ std::optional<std::string_view> leading_message(std::string_view bytes) {
   return bytes.substr(in.CurrentPosition(), len);
 }
 
-// SourceFiles {1: repeated SourceFile {1: file_name, 2: content}} into `m`.
-bool read_source_files(std::string_view bytes, model::Module& m) {
+// The fields of a message in order, for the messages read off the wire once
+// per report (not per metric): `on(field, type, walker)` reads a field it
+// knows from the walker and returns whether that went well, or returns
+// nullopt to have the field stepped over, as protobuf steps over a field it
+// does not know or of an unexpected wire type.
+template <typename OnField>
+bool walk_fields(std::string_view bytes, OnField&& on) {
   wire::Walker w(bytes);
   while (!w.done()) {
     uint32_t field, type;
-    std::string_view file;
     if (!w.tag(field, type)) return false;
-    if (field != 1 || type != wire::kDelimited) {
-      if (!w.skip(type)) return false;
-      continue;
-    }
-    if (!w.delimited(file)) return false;
-    model::SourceFile out;
-    wire::Walker f(file);
-    while (!f.done()) {
-      uint32_t n, t;
-      std::string_view text;
-      if (!f.tag(n, t)) return false;
-      if ((n == 1 || n == 2) && t == wire::kDelimited) {
-        if (!f.delimited(text)) return false;
-        (n == 1 ? out.path : out.content).assign(text);
-      } else if (!f.skip(t)) {
-        return false;
-      }
-    }
-    m.files.push_back(std::move(out));
+    std::optional<bool> took = on(field, type, w);
+    if (took ? !*took : !w.skip(type)) return false;
   }
   return true;
+}
+
+// Calls `f` for each occurrence of the string (or bytes) field `want`.
+template <typename F>
+bool walk_strings(std::string_view bytes, uint32_t want, F&& f) {
+  return walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
+    if (field != want || type != wire::kDelimited) return std::nullopt;
+    std::string_view s;
+    if (!w.delimited(s)) return false;
+    f(s);
+    return true;
+  });
+}
+
+// SourceFiles {1: repeated SourceFile {1: file_name, 2: content}} into `m`.
+bool read_source_files(std::string_view bytes, model::Module& m) {
+  return walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
+    if (field != 1 || type != wire::kDelimited) return std::nullopt;
+    std::string_view file;
+    if (!w.delimited(file)) return false;
+    model::SourceFile out;
+    bool ok = walk_fields(file, [&](uint32_t n, uint32_t t, wire::Walker& f) -> std::optional<bool> {
+      if ((n != 1 && n != 2) || t != wire::kDelimited) return std::nullopt;
+      std::string_view text;
+      if (!f.delimited(text)) return false;
+      (n == 1 ? out.path : out.content).assign(text);
+      return true;
+    });
+    if (ok) m.files.push_back(std::move(out));
+    return ok;
+  });
 }
 
 // SourceData {1: reference, 4: binary, 6: sm_revision, 8: SourceFiles} off
@@ -629,26 +647,26 @@ bool read_source_files(std::string_view bytes, model::Module& m) {
 // report (copied once from a decompressed stream), and is only stepped over
 // when modules are not wanted.
 bool read_source_data(std::string_view bytes, const ReadOptions& opt, const FileState& st, model::Module& m) {
-  wire::Walker w(bytes);
   std::string_view binary;
   std::vector<std::string_view> files;  // repeated occurrences merge, as protobuf's do
-  while (!w.done()) {
-    uint32_t field, type;
+  bool ok = walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
     uint64_t v = 0;
-    if (!w.tag(field, type)) return false;
+    std::string_view sub;
     if ((field == 1 || field == 6) && type == wire::kVarint) {
       if (!w.varint(v)) return false;
       if (field == 1) m.reference = v;
       else m.sm_revision = static_cast<uint32_t>(v);
-    } else if ((field == 4 || field == 8) && type == wire::kDelimited) {
-      std::string_view sub;
+      return true;
+    }
+    if ((field == 4 || field == 8) && type == wire::kDelimited) {
       if (!w.delimited(sub)) return false;
       if (field == 4) binary = sub;
       else files.push_back(sub);
-    } else if (!w.skip(type)) {
-      return false;
+      return true;
     }
-  }
+    return std::nullopt;
+  });
+  if (!ok) return false;
   if (!opt.modules) return true;
   std::less_equal<const char*> le;  // a total order, whatever the two spans are
   bool inside = st.owner != nullptr && !binary.empty() && le(st.backing.data(), binary.data()) &&
@@ -688,10 +706,7 @@ struct BlockHeader {
 };
 
 bool walk_block_header(std::string_view bytes, BlockHeader& h) {
-  wire::Walker w(bytes);
-  while (!w.done()) {
-    uint32_t field, type;
-    if (!w.tag(field, type)) return false;
+  return walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
     uint64_t v = 0;
     std::string_view sub;
     if (type == wire::kVarint && (field == 1 || field == 2 || field == 5 || field == 7)) {
@@ -700,32 +715,15 @@ bool walk_block_header(std::string_view bytes, BlockHeader& h) {
       else if (field == 2) h.num_results = static_cast<uint32_t>(v);
       else if (field == 5) h.payload_size = v;
       else h.num_range_results = static_cast<uint32_t>(v);
-    } else if (type == wire::kDelimited && (field == 3 || field == 4 || field == 6)) {
+      return true;
+    }
+    if (type == wire::kDelimited && (field == 3 || field == 4 || field == 6)) {
       if (!w.delimited(sub)) return false;
       (field == 3 ? h.sessions : field == 4 ? h.tables : h.processes).push_back(sub);
-    } else if (!w.skip(type)) {
-      return false;
+      return true;
     }
-  }
-  return true;
-}
-
-// Calls `name` for each string of a StringTable; false when it is malformed.
-template <typename F>
-bool walk_string_table(std::string_view bytes, F&& name) {
-  wire::Walker w(bytes);
-  while (!w.done()) {
-    uint32_t field, type;
-    std::string_view s;
-    if (!w.tag(field, type)) return false;
-    if (field == 1 && type == wire::kDelimited) {
-      if (!w.delimited(s)) return false;
-      name(s);
-    } else if (!w.skip(type)) {
-      return false;
-    }
-  }
-  return true;
+    return std::nullopt;
+  });
 }
 
 template <typename Msg>
@@ -760,19 +758,7 @@ struct SessionPart {
 
 // A string field `want` of a message of strings and varints (SystemInfo).
 bool read_string_field(std::string_view bytes, uint32_t want, std::optional<std::string_view>& out) {
-  wire::Walker w(bytes);
-  while (!w.done()) {
-    uint32_t field, type;
-    if (!w.tag(field, type)) return false;
-    if (field == want && type == wire::kDelimited) {
-      std::string_view s;
-      if (!w.delimited(s)) return false;
-      out = s;
-    } else if (!w.skip(type)) {
-      return false;
-    }
-  }
-  return true;
+  return walk_strings(bytes, want, [&](std::string_view s) { out = s; });  // the last occurrence wins
 }
 
 bool read_version(std::string_view bytes, std::pair<std::string, std::string>& v) {
@@ -783,70 +769,55 @@ bool read_version(std::string_view bytes, std::pair<std::string, std::string>& v
 }
 
 bool read_named_attribute(std::string_view bytes, model::Device& d) {
-  wire::Walker w(bytes);
   std::string_view name;
   WireValue value;  // occurrences of the value merge, as protobuf's do
-  while (!w.done()) {
-    uint32_t field, type;
+  bool ok = walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
     std::string_view sub;
-    if (!w.tag(field, type)) return false;
-    if (field == 1 && type == wire::kDelimited) {
-      if (!w.delimited(name)) return false;
-    } else if (field == 2 && type == wire::kDelimited) {
-      if (!w.delimited(sub) || !read_value(sub, value)) return false;
-    } else if (!w.skip(type)) {
-      return false;
-    }
-  }
+    if (field == 1 && type == wire::kDelimited) return w.delimited(name);
+    if (field == 2 && type == wire::kDelimited) return w.delimited(sub) && read_value(sub, value);
+    return std::nullopt;
+  });
+  if (!ok) return false;
   assign_value(value, d.attributes[std::string(name)]);  // the last of a repeated name wins
   return true;
 }
 
 bool read_device(std::string_view bytes, model::Device& d) {
-  wire::Walker w(bytes);
-  while (!w.done()) {
-    uint32_t field, type;
+  return walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
     uint64_t v = 0;
     std::string_view sub;
-    if (!w.tag(field, type)) return false;
     if (field == 1 && type == wire::kVarint) {
       if (!w.varint(v)) return false;
       d.id = static_cast<uint32_t>(v);
-    } else if ((field == 2 || field == 3) && type == wire::kDelimited) {
-      if (!w.delimited(sub)) return false;
-      if (field == 2) d.name.assign(sub);
-      else if (!read_named_attribute(sub, d)) return false;
-    } else if (!w.skip(type)) {
-      return false;
+      return true;
     }
-  }
-  return true;
+    if ((field != 2 && field != 3) || type != wire::kDelimited) return std::nullopt;
+    if (!w.delimited(sub)) return false;
+    if (field == 3) return read_named_attribute(sub, d);
+    d.name.assign(sub);
+    return true;
+  });
 }
 
 bool read_session(std::string_view bytes, SessionPart& s) {
-  wire::Walker w(bytes);
-  while (!w.done()) {
-    uint32_t field, type;
+  return walk_fields(bytes, [&](uint32_t field, uint32_t type, wire::Walker& w) -> std::optional<bool> {
     uint64_t v = 0;
     std::string_view sub;
-    if (!w.tag(field, type)) return false;
     if (field == 2 && type == wire::kVarint) {
       if (!w.varint(v)) return false;
       s.creation_time = v;
-    } else if ((field == 3 || field == 4 || field == 6 || field == 8 || field == 11) && type == wire::kDelimited) {
-      if (!w.delimited(sub)) return false;
-      bool ok = true;
-      if (field == 3) ok = read_string_field(sub, 5, s.host_name);
-      else if (field == 4) ok = read_string_field(sub, 1, s.os);
-      else if (field == 6) ok = read_device(sub, s.devices.emplace_back());
-      else if (field == 8) ok = read_version(sub, s.versions.emplace_back());
-      else s.cmdline = sub;
-      if (!ok) return false;
-    } else if (!w.skip(type)) {
-      return false;
+      return true;
     }
-  }
-  return true;
+    bool known = field == 3 || field == 4 || field == 6 || field == 8 || field == 11;
+    if (!known || type != wire::kDelimited) return std::nullopt;
+    if (!w.delimited(sub)) return false;
+    if (field == 3) return read_string_field(sub, 5, s.host_name);
+    if (field == 4) return read_string_field(sub, 1, s.os);
+    if (field == 6) return read_device(sub, s.devices.emplace_back());
+    if (field == 8) return read_version(sub, s.versions.emplace_back());
+    s.cmdline = sub;
+    return true;
+  });
 }
 
 void merge_session(model::Session& into, SessionPart& from) {
@@ -865,7 +836,7 @@ void read_block_header(std::string_view bytes, uint64_t offset, FileState& st, B
   if (!walk_block_header(bytes, h)) throw bad;
   size_t total = 0;
   for (auto t : h.tables)
-    if (!walk_string_table(t, [&](std::string_view s) { total += s.size(); })) throw bad;
+    if (!walk_strings(t, 1, [&](std::string_view s) { total += s.size(); })) throw bad;
   SessionPart session;
   pb::ProcessInfo process;
   for (auto part : h.sessions)
@@ -877,7 +848,7 @@ void read_block_header(std::string_view bytes, uint64_t offset, FileState& st, B
   auto buffer = std::make_unique<char[]>(std::max<size_t>(total, 1));
   char* at = buffer.get();
   for (auto t : h.tables)
-    walk_string_table(t, [&](std::string_view s) {
+    walk_strings(t, 1, [&](std::string_view s) {
       std::memcpy(at, s.data(), s.size());
       if (s == "launch__grid_size") st.grid_size_ids.push_back(static_cast<uint32_t>(st.strings.size()));
       st.strings.emplace_back(at, s.size());
