@@ -173,50 +173,90 @@ async function follow(id) {
   } catch (e) { /* aborted or connection closed */ }
 }
 
-function evidenceLine(ev) {
-  const parts = [];
-  for (const e of ev || []) {
-    if (e.value === undefined || e.value === null) continue;
-    // Whole numbers as stored; others to 6 significant digits: never a digit the report does not hold.
-    const v = typeof e.value === 'number' && !Number.isInteger(e.value) ? +e.value.toPrecision(6) : e.value;
-    parts.push(e.metric + ' = ' + v + (e.unit ? ' ' + e.unit : ''));
+// A value in its unit, readable: percentages to one decimal, durations and
+// bytes scaled, other numbers to 4 significant digits (never more digits than
+// the report holds).
+function formatValue(v, unit) {
+  if (typeof v !== 'number') return String(v);
+  const u = unit || '';
+  if (u === '%') return v.toFixed(1) + '%';
+  if (/^(ns|nsecond)$/.test(u)) return duration(v);
+  if (/^(byte|bytes)$/.test(u)) {
+    const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+    let x = v, i = 0;
+    while (Math.abs(x) >= 1000 && i < units.length - 1) { x /= 1000; i++; }
+    return (i === 0 ? x.toFixed(0) : x.toFixed(2)) + ' ' + units[i];
   }
-  return parts.join('; ');
+  const shown = Number.isInteger(v) ? v.toLocaleString('en-US') : String(+v.toPrecision(4));
+  return shown + (u ? ' ' + u : '');
 }
 
-function kernelDiagnosis(k) {
+// Evidence as labelled values (the metric name in the tooltip).
+function evidenceList(ev) {
+  const ul = el('ul', null, 'evidence');
+  for (const e of ev || []) {
+    if (e.value === undefined || e.value === null) continue;
+    const li = el('li', (e.label || e.metric) + ': ' + formatValue(e.value, e.unit));
+    li.title = e.metric;
+    ul.appendChild(li);
+  }
+  return ul;
+}
+
+function kernelDiagnosis(k, fold) {
   const box = el('div', null, 'kernel-diag');
-  box.appendChild(el('h3', 'Kernel ' + k.index + ': ' + (k.demangled || k.name)));
+  const launches = fold && fold.count > 1 ? ' ×' + fold.count + ' launches' : '';
+  box.appendChild(el('h3', 'Kernel ' + k.index + ': ' + (k.demangled || k.name) + launches));
+  if (fold && fold.count > 1 && fold.timed > 0)
+    box.appendChild(el('p', 'median ' + duration(fold.median_ns) + ' (' + duration(fold.min_ns) + ' to ' +
+      duration(fold.max_ns) + '), total ' + duration(fold.total_ns), 'meta'));
   if (k.bottleneck) {
     box.appendChild(el('p', k.bottleneck.summary, 'bottleneck'));
-    box.appendChild(el('p', evidenceLine(k.bottleneck.evidence), 'evidence'));
+    box.appendChild(evidenceList(k.bottleneck.evidence));
+  }
+  if (k.library) {
+    box.appendChild(el('p', k.library + ' kernel: change how it is called, not its code', 'library'));
+    const ul = el('ul');
+    for (const a of k.library_advice || []) ul.appendChild(el('li', a));
+    box.appendChild(ul);
   }
   for (const f of k.findings || []) {
     const d = el('div', null, 'finding');
-    d.appendChild(el('h4', f.title + (f.estimated_speedup ? ' (est. ' + f.estimated_speedup.toFixed(2) + '×)' : '')));
+    d.appendChild(el('h4', '[' + f.severity + '] ' + f.title + (f.estimated_speedup ? ' (est. ' + f.estimated_speedup.toFixed(2) + '×)' : '')));
     if (f.explanation) d.appendChild(el('p', f.explanation));
     const ul = el('ul');
     for (const a of f.advice || []) ul.appendChild(el('li', a));
     d.appendChild(ul);
-    d.appendChild(el('p', evidenceLine(f.evidence), 'evidence'));
+    d.appendChild(evidenceList(f.evidence));
     box.appendChild(d);
   }
   return box;
 }
 
+// One row per group of identical launches (launch_folds: same kernel, grid and
+// block, durations within noise), ranked by their total time; a document
+// without folds ranks launches one by one.
+function foldsOf(doc) {
+  const byIndex = new Map((doc.kernels || []).map(k => [k.index, k]));
+  const folds = doc.launch_folds || (doc.kernels || []).map(k => ({count: 1, representative: k.index, timed: k.duration_ns ? 1 : 0,
+    total_ns: k.duration_ns, median_ns: k.duration_ns, min_ns: k.duration_ns, max_ns: k.duration_ns, indices: [k.index]}));
+  return folds.filter(f => byIndex.has(f.representative)).map(f => ({fold: f, kernel: byIndex.get(f.representative)}))
+    .sort((a, b) => (b.fold.total_ns || 0) - (a.fold.total_ns || 0));
+}
+
 function showAnalysis(doc) {
-  const kernels = (doc.kernels || []).slice().sort((a, b) => (b.duration_ns || 0) - (a.duration_ns || 0));
+  const groups = foldsOf(doc);
   const tbody = $('ranking').querySelector('tbody');
   tbody.replaceChildren();
-  for (const k of kernels) {
+  for (const {fold, kernel: k} of groups) {
     const top = (k.findings || [])[0];
-    tbody.appendChild(row([k.index, k.demangled || k.name, duration(k.duration_ns), k.bottleneck ? k.bottleneck.class : '',
+    tbody.appendChild(row([k.index, k.demangled || k.name, fold.count, duration(fold.total_ns), k.bottleneck ? k.bottleneck.class : '',
       top ? top.title : '', top && top.estimated_speedup ? top.estimated_speedup.toFixed(2) + '×' : '']));
   }
   $('ranking-box').hidden = false;
   const diag = $('diagnosis');
   diag.replaceChildren();
-  for (const k of kernels.slice(0, 10)) diag.appendChild(kernelDiagnosis(k));
+  for (const {fold, kernel} of groups.slice(0, 10)) diag.appendChild(kernelDiagnosis(kernel, fold));
 }
 
 function showDiff(doc) {

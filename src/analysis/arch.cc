@@ -114,6 +114,7 @@ std::optional<ComputeCapability> parse_cc(std::string_view s) {
 }
 
 bool ArchSpec::has(std::string_view feature) const {
+  if (feature == "tensor_cores") return tensor_core_generation > 0;  // the table's tensor_cores row says it
   auto it = features.find(feature);
   return it != features.end() && it->second;
 }

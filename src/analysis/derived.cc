@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "analysis/expr.h"
 #include "model/units.h"
 #include "util/data_value.h"
@@ -37,6 +39,8 @@ struct MessageSource {
 
 struct QuantityDef {
   std::string name, unit, meaning, label;  // label: "derived:<name>"
+  std::string reader_label;                // "DRAM throughput": the words evidence is shown under
+  std::string section;                     // the ncu section that collects it, when the catalogue says
   Kind kind = Kind::Plain;
   std::vector<Spelling> spellings;  // Stall: one per stall form (an empty name where the form lacks the reason)
   std::vector<Formula> formulas;
@@ -49,6 +53,7 @@ struct QuantityDef {
 struct StallForm {
   std::string unit;
   bool nvprof = false;
+  bool sampled = false;  // values are PC-sample counts: a share needs enough of them
   std::vector<std::string> complete_set;
 };
 
@@ -129,13 +134,14 @@ std::string name_in(Data table, const std::string& reason) {
 void add_stalls(Catalogue& c, Data s) {
   auto not_a_stall = s.value("not_a_stall", std::vector<std::string>{});
   for (auto f : s.at("forms")) {
-    StallForm form{f.at("unit").str(), f.value("nvprof", false), {}};
+    StallForm form{f.at("unit").str(), f.value("nvprof", false), f.value("sampled", false), {}};
     form.complete_set = s.at(form.nvprof ? "nvprof_complete_set" : "complete_set").strings();
     c.forms.push_back(std::move(form));
   }
   for (auto r : s.at("reasons")) {
     std::string reason = r.str();
     QuantityDef d{"stall_" + reason, "", "warps stalled on " + reason};
+    d.reader_label = "stall: " + reason;
     d.kind = Kind::Stall;
     for (size_t i = 0; i < c.forms.size(); ++i) {
       std::string form = s.at("forms")[i].at("form").str();
@@ -151,17 +157,34 @@ void add_stalls(Catalogue& c, Data s) {
     c.stall_ids.push_back(c.add(std::move(d)));
   }
   QuantityDef total{"stall_total", "", "sum of the stall reasons of one metric form"};
+  total.reader_label = "all stalls";
   total.kind = Kind::StallTotal;
   c.stall_total = c.add(std::move(total));
   for (const auto& reason : c.reasons) {
     QuantityDef share{"stall_share_" + reason, "%", "share of all stalls that were " + reason};
+    share.reader_label = "share of stalls: " + reason;
     share.kind = Kind::StallShare;
     c.share_ids.push_back(c.add(std::move(share)));
   }
 }
 
+// The words a reader sees beside a value: the catalogue's "label", else the
+// meaning up to its first colon, without a trailing ", % of peak" or a
+// parenthesised aside ("DRAM throughput, % of peak" -> "DRAM throughput").
+std::string reader_label_of(Data q, const std::string& meaning) {
+  std::string label = q.value("label", "");
+  if (!label.empty()) return label;
+  label = meaning.substr(0, meaning.find(':'));
+  for (std::string_view tail : {", % of peak", ", share of all", ", share"})
+    if (label.ends_with(tail)) label.resize(label.size() - tail.size());
+  if (auto open = label.find(" ("); open != std::string::npos && label.ends_with(")")) label.resize(open);
+  return label;
+}
+
 void add_quantity(Catalogue& c, Data q) {
   QuantityDef d{q.at("name").str(), q.value("unit", ""), q.value("meaning", "")};
+  d.reader_label = reader_label_of(q, d.meaning);
+  d.section = q.value("section", "");
   for (auto s : q.member("spellings")) {
     if (s.is_string()) d.spellings.push_back(spelling(s.str()));
     else d.spellings.push_back(spelling(s.at("metric").str(), s.value("scale", 1.0), d.unit));
@@ -194,6 +217,7 @@ void add_units_and_sections(Catalogue& c, Data root) {
     d.quantities = ids_of(c, u.at("quantities"), "unit " + d.id);
     d.generic = u.value("generic", false);
     d.saturation_finding = u.value("saturation_finding", "");
+    d.carries = u.value("carries", std::vector<std::string>{});
     c.units.push_back(std::move(d));
   }
   for (auto s : root.at("sections")) {
@@ -246,6 +270,8 @@ size_t quantity_count() { return catalogue().defs.size(); }
 const std::string& quantity_name(QuantityId id) { return def(id).name; }
 const std::string& quantity_unit(QuantityId id) { return def(id).unit; }
 const std::string& quantity_meaning(QuantityId id) { return def(id).meaning; }
+const std::string& quantity_label(QuantityId id) { return def(id).reader_label; }
+const std::string& quantity_section(QuantityId id) { return def(id).section; }
 std::optional<QuantityId> quantity_id(std::string_view name) { return catalogue().find(name); }
 
 std::vector<std::string> quantity_spellings(QuantityId id) {
@@ -407,6 +433,7 @@ void Facts::compute_stalls() {
   }
   if (best_count == 0) return;
   stall_unit_ = c.forms[best_form].unit;
+  stall_sampled_ = c.forms[best_form].sampled;
   double total = 0;
   for (size_t r = 0; r < c.reasons.size(); ++r) {
     if (!by_form[best_form][r]) continue;
@@ -434,17 +461,22 @@ Evidence Facts::evidence(QuantityId id) const {
   const QuantityDef& d = def(id);
   if (source_[id] <= kFromMessage) {
     auto it = std::ranges::find(message_rule_, id, &std::pair<QuantityId, std::string>::first);
-    return Evidence{"ncu-rule:" + it->second, *values_[id], d.unit, "", "stated in ncu's " + it->second + " message"};
+    return Evidence{"ncu-rule:" + it->second, *values_[id], d.unit, "", "stated in ncu's " + it->second + " message",
+                    d.reader_label};
   }
   if ((d.kind == Kind::Plain || d.kind == Kind::Stall) && source_[id] >= 0) {
     const Spelling& s = d.spellings[static_cast<size_t>(source_[id])];
-    return Evidence{s.metric.name, *values_[id], s.scale == 1 ? s.unit : d.unit, "", ""};
+    // A scaled spelling (a fraction shown as a percentage) is the quantity,
+    // not the metric: the metric's name never stands beside another value.
+    if (s.scale != 1)
+      return Evidence{d.label, *values_[id], d.unit, "", fmt::format("{} * {:g}", s.metric.name, s.scale), d.reader_label};
+    return Evidence{s.metric.name, *values_[id], s.unit, "", "", d.reader_label};
   }
   std::string formula;
   if (d.kind == Kind::StallTotal) formula = "sum of the stall reasons (" + stall_unit_ + ")";
   else if (d.kind == Kind::StallShare) formula = "stall_" + d.name.substr(12) + " / stall_total * 100";
   else formula = d.formulas[static_cast<size_t>(-1 - source_[id])].expr.text();
-  return Evidence{d.label, *values_[id], d.kind == Kind::StallTotal ? stall_unit_ : d.unit, "", formula};
+  return Evidence{d.label, *values_[id], d.kind == Kind::StallTotal ? stall_unit_ : d.unit, "", formula, d.reader_label};
 }
 
 namespace {

@@ -22,6 +22,10 @@ const std::string& quantity_name(QuantityId id);
 std::optional<QuantityId> quantity_id(std::string_view name);
 const std::string& quantity_unit(QuantityId id);
 const std::string& quantity_meaning(QuantityId id);
+// The words a reader sees beside the quantity's value ("DRAM throughput").
+const std::string& quantity_label(QuantityId id);
+// The ncu section that collects it ("SpeedOfLight"); empty when the catalogue does not say.
+const std::string& quantity_section(QuantityId id);
 // Every metric spelling the catalogue knows for a quantity (ncu and nvprof).
 std::vector<std::string> quantity_spellings(QuantityId id);
 
@@ -47,6 +51,7 @@ struct UnitDef {
   std::vector<QuantityId> quantities;              // utilisation is the largest present
   bool generic = false;                            // only the top-level speed-of-light number
   std::string saturation_finding;                  // the finding that names this unit as the limiter
+  std::vector<std::string> carries;                // units that see the same requests from the other side
 };
 const std::vector<UnitDef>& unit_defs();
 
@@ -90,6 +95,8 @@ class Facts {
   const std::string& stall_unit() const { return stall_unit_; }
   const std::vector<std::string>& stall_reasons_present() const { return stalls_present_; }
   bool stall_shares_complete() const { return stall_shares_; }
+  // The stall values are PC-sample counts (a share needs enough samples).
+  bool stall_sampled() const { return stall_sampled_; }
   // A present quantity as one evidence item: its metric, or "derived:<name>"
   // with the formula.
   Evidence evidence(QuantityId id) const;
@@ -123,6 +130,7 @@ class Facts {
   std::string stall_unit_;
   std::vector<std::string> stalls_present_;
   bool stall_shares_ = false;
+  bool stall_sampled_ = false;
 };
 
 }  // namespace keet::analysis

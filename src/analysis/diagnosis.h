@@ -23,6 +23,7 @@ struct Evidence {
   std::string unit;
   std::string threshold;  // optional, e.g. "> 60 %"
   std::string formula;    // for derived values
+  std::string label;      // what a reader sees beside the value ("DRAM throughput"); metric names stay in JSON
 };
 
 struct SourceRef {
@@ -114,6 +115,7 @@ struct KernelDiagnosis {
   Limiter limiter;
   DataQuality data_quality;
   std::string library;  // "cuBLAS", "CUTLASS", ... when the name says so: advice is about calling it
+  std::vector<std::string> library_advice;  // how to call it, once for the kernel (findings then carry none)
   std::vector<Finding> findings;  // most impactful first
   std::vector<std::string> notes; // missing metrics, lowered confidence, ...
   // Derived numbers the LLM verifier may accept as "from the report".

@@ -14,11 +14,13 @@
 
 #include "analysis/derived.h"
 #include "analysis/expr.h"
+#include "analysis/gpu_features.h"
 #include "analysis/hotspots.h"
 #include "analysis/ncu_coverage.h"
 #include "analysis/occupancy.h"
 #include "analysis/rules.h"
 #include "analysis/symbols.h"
+#include "model/units.h"
 #include "util/data_value.h"
 
 namespace keet::analysis {
@@ -80,7 +82,7 @@ void add_ncu_rules(const model::Kernel& k, const RuleSet& set, Scope& s) {
 
 // The busiest SM pipe of those the report measures (every compute unit of the
 // catalogue except issue slots and the generic SM number).
-void add_pipe_max(const Facts& f, Scope& s) {
+const UnitDef* busiest_pipe(const Facts& f) {
   std::optional<double> best;
   const UnitDef* busiest = nullptr;
   for (const auto& u : unit_defs()) {
@@ -88,8 +90,24 @@ void add_pipe_max(const Facts& f, Scope& s) {
     for (QuantityId q : u.quantities)
       if (auto v = f.get(q); v && (!best || *v > *best)) best = v, busiest = &u;
   }
-  if (busiest) s.set_text(TextVar::PipeMaxName, busiest->label);
+  return busiest;
+}
+
+void add_pipe_max(const Facts& f, Scope& s) {
+  const UnitDef* busiest = busiest_pipe(f);
+  if (!busiest) return;
+  s.set_text(TextVar::PipeMaxName, busiest->label);
+  std::optional<double> best;
+  for (QuantityId q : busiest->quantities)
+    if (auto v = f.get(q); v && (!best || *v > *best)) best = v;
   if (best) s.set(ContextVar::PipeMaxPct, *best);
+}
+
+// has_<feature> for the rule data: what this kernel's chip can do (unknown
+// when the report does not say which GPU ran it).
+void add_features(const RuleSet& set, const DeviceFeatures& dev, Scope& s) {
+  if (!dev.known()) return;
+  for (const auto& [key, sym] : set.feature_symbols) s.set(sym, dev.has(key) ? 1 : 0);
 }
 
 void add_fp_unfused(const Facts& f, Scope& s) {
@@ -122,13 +140,15 @@ void add_occupancy_context(const Facts& f, Scope& s) {
   if (auto w = f.get(waves); w && *w < 0.5) s.set(ContextVar::SmallGrid, 1);
 }
 
-void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, Scope& s) {
+void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, const DeviceFeatures& dev, Scope& s) {
   static const QuantityId cc_major = quantity("cc_major"), cc_minor = quantity("cc_minor"),
                           issue_active = quantity("issue_active_pct"), duration = quantity("duration_ns"),
                           sm_fill = quantity("sm_fill_pct"), warp_eff = quantity("warp_efficiency_pct"),
                           uniform = quantity("branch_uniform_pct");
   add_ncu_rules(k, set, s);
   add_pipe_max(f, s);
+  add_features(set, dev, s);
+  s.set(ContextVar::LaunchFloorNs, set.estimates.launch_floor_ns);
   add_fp_unfused(f, s);
   add_occupancy_context(f, s);
   if (auto major = f.get(cc_major)) s.set(ContextVar::Cc, *major + f.get(cc_minor).value_or(0) / 10);
@@ -346,7 +366,7 @@ void apply_cap(Finding& f, std::optional<double> cap, const std::string& formula
   f.explanation += fmt::format(" The estimate is capped at {:.2f}x by {}.", *f.estimated_speedup, what);
 }
 
-std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope& s) {
+std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope& s, const DeviceFeatures& dev) {
   auto cc = s.get(ContextVar::Cc);
   std::vector<std::string> out;
   for (const auto& a : all) {
@@ -355,9 +375,22 @@ std::vector<std::string> advice_for(const std::vector<Advice>& all, const Scope&
     bool ok = cc ? (*cc + 1e-9 >= a.min_cc && *cc <= a.max_cc + 1e-9) : a.min_cc == 0;
     // Advice that only fits some kernels (spill traffic, not data, fills DRAM).
     if (ok && a.when) ok = s.eval(*a.when).value_or(0) != 0;
+    // The same check as LLM answers get: the chip must have what it names.
+    if (ok) ok = advice_fits(a.text, dev);
     if (ok) out.push_back(a.text);
   }
   return out;
+}
+
+// The first variant whose `when` holds (and, for a title, whose values are
+// all known); nullopt when none does.
+std::optional<std::string> pick(const std::vector<TextVariant>& variants, const Scope& s, bool complete) {
+  for (const auto& v : variants) {
+    if (v.when && s.eval(*v.when).value_or(0) == 0) continue;
+    if (!complete) return s.render(v.text);
+    if (auto text = s.render_complete(v.text)) return text;
+  }
+  return std::nullopt;
 }
 
 void add_evidence(const Facts& f, std::span<const QuantityId> ids, std::vector<Evidence>& out) {
@@ -373,17 +406,13 @@ std::vector<std::string> warned_ncu_rules(const Scope& s, std::span<const std::s
   return out;
 }
 
-Finding make_finding(const Rule& r, const Scope& s, const Context& ctx) {
+Finding make_finding(const Rule& r, const Scope& s, const Context& ctx, const DeviceFeatures& dev) {
   Finding f;
   f.id = r.id;
   f.severity = severity_of(s.eval(r.severity_by).value_or(0), r.high, r.medium);
-  for (const auto& t : r.titles)
-    if (auto text = s.render_complete(t)) {
-      f.title = std::move(*text);
-      break;
-    }
+  f.title = pick(r.titles, s, true).value_or("");
   f.relieves = r.relieves;
-  f.explanation = s.render(r.explanation);
+  f.explanation = pick(r.explanations, s, false).value_or("");
   if (f.explanation.empty() && !r.explanation_short.empty()) f.explanation = s.render(r.explanation_short);
   add_evidence(s.facts(), r.evidence_ids, f.evidence);
   f.estimated_speedup = first_speedup(s, r.speedup, f.speedup_formula);
@@ -391,7 +420,7 @@ Finding make_finding(const Rule& r, const Scope& s, const Context& ctx) {
   for (const auto& cap : r.caps) apply_cap(f, s.eval(cap.formula), cap.formula.text(), cap.what);
   if (f.speedup_formula.empty()) f.speedup_formula = r.speedup_doc;
   else f.speedup_formula += " (" + r.speedup_doc + ")";
-  f.advice = advice_for(r.advice, s);
+  f.advice = advice_for(r.advice, s, dev);
   f.source = hot_lines(ctx, r.source_metrics, 3);
   f.references = r.references;
   f.ncu_rules = warned_ncu_rules(s, r.ncu_rules, r.ncu_warn);
@@ -415,12 +444,14 @@ std::vector<const StallRule*> top_stalls(const Scope& s, const RuleSet& set) {
   return out;
 }
 
-Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, const Context& ctx) {
+Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, const Context& ctx,
+                           const DeviceFeatures& dev) {
   static const QuantityId issue_active = quantity("issue_active_pct");
   double share = *s.get(st.share);  // top_stalls chose it for its share, so share is a quantity
   s.set(ContextVar::Share, share);
   Finding out;
   out.id = "latency.stall." + st.reason;
+  out.relieves = st.relieves;
   out.severity = severity_of(share, 50, 30);
   const std::string ncu_ids[] = {"CPIStall", st.ncu_rule};
   const SymbolId ncu_warn[] = {set.ncu_warn_cpi_stall, st.ncu_warn};
@@ -439,7 +470,7 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
     apply_dram_cap(out, s);
     out.speedup_formula += " (" + set.stall_speedup_doc + ")";
   }
-  out.advice = advice_for(st.advice, s);
+  out.advice = advice_for(st.advice, s, dev);
   out.source = hot_lines(ctx, {st.source_metric}, 3);
   out.references = {"finding:latency.stall." + st.reason, "stall:" + st.reason};
   return out;
@@ -470,7 +501,7 @@ bool explains_limiter(const Finding& f, const Bottleneck& b, const Limiter& lim)
 // limiter, the binding unit's saturation finding (or the class's fallback)
 // says what binds.
 void ensure_consistent(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim, const RuleSet& set,
-                       const Scope& s, const Context& ctx) {
+                       const Scope& s, const Context& ctx, const DeviceFeatures& dev) {
   if (b.cls == BottleneckClass::Unknown) return;
   if (std::ranges::any_of(fs, [&](const Finding& f) { return explains_limiter(f, b, lim); })) return;
   std::vector<std::string> ids;
@@ -483,7 +514,7 @@ void ensure_consistent(std::vector<Finding>& fs, const Bottleneck& b, const Limi
   for (const auto& id : ids) {
     const Rule* r = set.find(id);
     if (!r || !s.eval(r->severity_by)) continue;
-    Finding f = make_finding(*r, s, ctx);
+    Finding f = make_finding(*r, s, ctx, dev);
     if (!explains_limiter(f, b, lim)) continue;
     if (f.severity == Severity::High && s.eval(r->when).value_or(0) == 0) f.severity = Severity::Medium;
     fs.push_back(std::move(f));
@@ -522,13 +553,14 @@ const Library* library_of(const model::Kernel& k) {
   return nullptr;
 }
 
-// The user calls a library kernel but cannot edit it: advice is about the call.
+// The user calls a library kernel but cannot edit it: advice is about the
+// call, said once for the kernel rather than under every finding.
 void apply_library_advice(const model::Kernel& k, KernelDiagnosis& d) {
   const Library* lib = library_of(k);
   if (!lib) return;
   d.library = lib->name;
-  for (auto& f : d.findings) f.advice = lib->advice;
-  d.notes.push_back(lib->name + " kernel (recognised from its name): the advice is about how it is called, not its source");
+  d.library_advice = lib->advice;
+  for (auto& f : d.findings) f.advice.clear();
 }
 
 // Which block sizes reach the best theoretical occupancy for this kernel's
@@ -568,6 +600,36 @@ void add_block_size_advice(const model::Report& report, const model::Kernel& ker
   if (auto text = block_size_advice(report, kernel)) target->advice.insert(target->advice.begin(), *text);
 }
 
+// A stall estimate is a latency model: on a kernel a saturated unit binds,
+// hiding latency helps only where the stall's fix takes work off that unit,
+// and then only until the unit reaches 100% of its peak.
+// Once a finding has no estimate, the caps it went through say nothing.
+void drop_cap_sentences(std::string& text) {
+  for (size_t at; (at = text.find(" The estimate is capped at ")) != std::string::npos;) {
+    size_t end = text.find(". ", at + 1);
+    text.erase(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+  }
+}
+
+void cap_stall_estimate(Finding& f, const UnitLoad& bound) {
+  if (!relieves(f, bound.id)) {
+    f.speedup_formula = fmt::format("no gain while the {} binds ({}); was {}", bound.label, unit_text(bound), f.speedup_formula);
+    drop_cap_sentences(f.explanation);
+    f.explanation += fmt::format(" No gain is estimated: on a kernel the {} binds, warps waiting is the symptom of "
+                                 "that limit, not a separate cause; waiting less does not make the {} faster.",
+                                 unit_text(bound), bound.label);
+    f.estimated_speedup.reset();
+    f.severity = std::max(f.severity, Severity::Low);
+    return;
+  }
+  double cap = std::floor(100 / std::max(bound.pct, 1.0) * 1000) / 1000;
+  if (cap >= *f.estimated_speedup) return;
+  f.estimated_speedup = std::max(1.0, cap);
+  f.speedup_formula = fmt::format("min({}, 100 / bound_pct = 100 / {:.1f})", f.speedup_formula, bound.pct);
+  f.explanation += fmt::format(" The estimate is capped at {:.2f}x: beyond that the {} would be at 100% of its peak.",
+                               *f.estimated_speedup, bound.label);
+}
+
 // A cause of the binding unit can gain at most until the next-busiest unit
 // binds (binding / next utilisation); a cause of another unit gains nothing
 // while the binding unit stays saturated. Either way the text says so.
@@ -579,11 +641,17 @@ void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Lim
     // A finding about the binding unit shows the utilisation that binds.
     bool listed = std::ranges::any_of(f.evidence, [&](const Evidence& e) { return e.metric == bound->evidence.metric; });
     if (relieves(f, bound->id) && !listed) f.evidence.insert(f.evidence.begin(), bound->evidence);
+    if (f.estimated_speedup && f.id.starts_with("latency.stall.")) {
+      cap_stall_estimate(f, *bound);
+      continue;
+    }
     if (!f.estimated_speedup || f.relieves.empty()) continue;
     if (!relieves(f, bound->id)) {
       f.speedup_formula = fmt::format("no gain while the {} binds ({}); was {}", bound->label, unit_text(*bound), f.speedup_formula);
+      drop_cap_sentences(f.explanation);
       f.explanation += fmt::format(" No gain is estimated: this does not relieve the binding unit, the {}.", unit_text(*bound));
       f.estimated_speedup.reset();
+      f.severity = std::max(f.severity, Severity::Low);
       continue;
     }
     if (!next || next->pct <= 0 || relieves(f, next->id)) continue;
@@ -594,6 +662,96 @@ void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Lim
     f.explanation += fmt::format(" The estimate is capped at {:.2f}x: beyond that the {} would bind.", *f.estimated_speedup,
                                  unit_text(*next));
   }
+}
+
+// --- One voice, and gains that can happen -------------------------------------
+
+// The unit a saturation finding is about: a finding that only says "this unit
+// is busy" (the catalogue's saturation findings) names one unit.
+std::optional<std::string> saturated_unit(const Finding& f, const Facts& facts, const Limiter& lim) {
+  if (f.id == "compute.pipe_saturated") {
+    const UnitDef* pipe = busiest_pipe(facts);
+    return pipe ? std::optional(pipe->id) : std::nullopt;
+  }
+  if (f.id == "compute.issue_bound") return "issue";
+  if (f.id == "memory.dram_bandwidth") return "dram";
+  if (f.id == "memory.l1_l2_bandwidth")
+    for (const auto& u : lim.units)  // busiest first
+      if (u.id == "l1tex" || u.id == "l2" || u.id == "shared") return u.id;
+  return std::nullopt;
+}
+
+bool carries(const std::string& unit, const std::string& other) {
+  auto d = std::ranges::find(unit_defs(), unit, &UnitDef::id);
+  return d != unit_defs().end() && std::ranges::find(d->carries, other) != d->carries.end();
+}
+
+// A saturation finding about a unit that carries the binding unit's work (the
+// LSU pipe issuing the loads a binding L1/TEX cache serves) tells the verdict's
+// story a second time, from the other side. It folds into the finding that
+// explains the limiter: one sentence and its evidence, not a second voice.
+void fold_restatements(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim, const Facts& facts) {
+  if ((b.cls != BottleneckClass::Memory && b.cls != BottleneckClass::Compute) || !lim.binding()) return;
+  const UnitLoad& bound = *lim.binding();
+  auto target = std::ranges::find_if(fs, [&](const Finding& f) { return explains_limiter(f, b, lim); });
+  if (target == fs.end()) return;
+  std::vector<bool> folded(fs.size(), false);
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (&fs[i] == &*target) continue;
+    auto unit = saturated_unit(fs[i], facts, lim);
+    if (!unit || *unit == bound.id || !carries(bound.id, *unit)) continue;
+    auto load = std::ranges::find(lim.units, *unit, &UnitLoad::id);
+    if (load == lim.units.end()) continue;
+    target->explanation += fmt::format(" The {} is at {:.1f}% of peak too: it carries the same requests, so it is this "
+                                       "limit seen from the {} side, not a second one.",
+                                       load->label, load->pct,
+                                       load->kind == BottleneckClass::Compute ? "instruction" : "memory");
+    if (std::ranges::none_of(target->evidence, [&](const Evidence& e) { return e.metric == load->evidence.metric; }))
+      target->evidence.push_back(load->evidence);
+    folded[i] = true;
+  }
+  std::vector<Finding> kept;
+  for (size_t i = 0; i < fs.size(); ++i)
+    if (!folded[i]) kept.push_back(std::move(fs[i]));
+  fs = std::move(kept);
+}
+
+// No kernel runs shorter than the launch floor, so no estimate may promise it.
+void apply_launch_floor(std::vector<Finding>& fs, std::optional<double> duration, const Estimates& e) {
+  if (!duration || *duration <= 0 || e.launch_floor_ns <= 0) return;
+  double cap = std::max(1.0, std::floor(*duration / e.launch_floor_ns * 1000) / 1000);  // rounded down: never below
+  for (auto& f : fs) {
+    if (!f.estimated_speedup || *f.estimated_speedup <= cap) continue;
+    f.estimated_speedup = cap;
+    f.speedup_formula = fmt::format("min({}, duration / launch floor = {:.0f} ns / {:.0f} ns)", f.speedup_formula,
+                                    *duration, e.launch_floor_ns);
+    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: no kernel runs in less than about {} on a GPU, "
+                                 "and this one takes {}.",
+                                 cap, model::readable_duration(e.launch_floor_ns), model::readable_duration(*duration));
+  }
+}
+
+// Severity follows what the finding can gain and how much of the report's GPU
+// time its kernel takes: a 1.00x estimate, or a kernel at 0.1% of the run, is
+// never high.
+void apply_severity_policy(std::vector<Finding>& fs, const Estimates& e, std::optional<double> time_share) {
+  auto allowed = [](double v, double high, double medium) {
+    return v >= high ? Severity::High : v >= medium ? Severity::Medium : Severity::Low;
+  };
+  for (auto& f : fs) {
+    if (f.estimated_speedup)
+      f.severity = std::max(f.severity, allowed(*f.estimated_speedup, e.high_min_speedup, e.medium_min_speedup));
+    if (time_share)
+      f.severity = std::max(f.severity, allowed(*time_share * 100, e.high_min_share_pct, e.medium_min_share_pct));
+  }
+}
+
+// Every line of advice, whatever wrote it (rules, stall reasons, libraries,
+// the occupancy calculator), passes the check LLM answers get.
+void keep_advice_the_gpu_can_take(KernelDiagnosis& d, const DeviceFeatures& dev) {
+  auto unfit = [&](const std::string& a) { return !advice_fits(a, dev); };
+  for (auto& f : d.findings) std::erase_if(f.advice, unfit);
+  std::erase_if(d.library_advice, unfit);
 }
 
 // Causes of the limiter first; then findings of the same class; then the
@@ -630,11 +788,20 @@ void set_bound(Scope& s, const Bottleneck& b, const Limiter& lim) {
   }
 }
 
-std::vector<Finding> evaluate_rules(const RuleSet& set, Scope& s, const Context& ctx) {
+// PC-sampled stall shares rest on a count of samples: below the minimum they
+// are noise, and no finding is drawn from them.
+bool enough_stall_samples(const Facts& f, const RuleSet& set) {
+  static const QuantityId total = quantity("stall_total");
+  if (!f.stall_sampled()) return true;
+  return f.get(total).value_or(0) >= set.estimates.stall_min_samples;
+}
+
+std::vector<Finding> evaluate_rules(const RuleSet& set, Scope& s, const Context& ctx, const DeviceFeatures& dev) {
   std::vector<Finding> out;
   for (const auto& r : set.rules)
-    if (s.eval(r.when).value_or(0) != 0) out.push_back(make_finding(r, s, ctx));
-  for (const auto* st : top_stalls(s, set)) out.push_back(make_stall_finding(*st, set, s, ctx));
+    if (s.eval(r.when).value_or(0) != 0) out.push_back(make_finding(r, s, ctx, dev));
+  if (!enough_stall_samples(s.facts(), set)) return out;
+  for (const auto* st : top_stalls(s, set)) out.push_back(make_stall_finding(*st, set, s, ctx, dev));
   return out;
 }
 
@@ -657,9 +824,40 @@ void fill_identity(const model::Report& report, const model::Kernel& k, const Fa
     d.device.compute_capability = spec.arch.cc.text();
 }
 
+void note_few_samples(const Facts& f, const RuleSet& set, KernelDiagnosis& d) {
+  static const QuantityId total = quantity("stall_total");
+  double n = f.get(total).value_or(0);
+  d.notes.push_back(fmt::format("only {:.0f} PC sample{} of warp stalls, too few for a stall share (at least {:.0f}): "
+                                "no stall finding is drawn",
+                                n, n == 1 ? "" : "s", set.estimates.stall_min_samples));
+}
+
+// "not in this report ...: the SpeedOfLight section (GPU speed of light ...)":
+// what a reader can collect, not the engine's quantity names.
+std::string missing_note(const std::vector<std::string>& missing) {
+  std::vector<std::string> sections, options, other;
+  for (const auto& name : missing) {
+    auto id = quantity_id(name);
+    const std::string section = id ? quantity_section(*id) : "";
+    auto def = std::ranges::find(section_defs(), section, &SectionDef::id);
+    if (def == section_defs().end()) {
+      other.push_back(id ? quantity_label(*id) : name);
+      continue;
+    }
+    if (std::ranges::find(options, def->option) != options.end()) continue;
+    sections.push_back(fmt::format("the {} section ({})", def->id, def->what));
+    options.push_back(def->option);
+  }
+  std::string out = "not in this report (fewer checks ran, confidence lowered): ";
+  for (size_t i = 0; i < sections.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == sections.size() ? " and " : ", ") + sections[i];
+  if (!other.empty()) out += fmt::format("{}{}", sections.empty() ? "" : "; also ", fmt::join(other, ", "));
+  if (!options.empty()) out += fmt::format("; collect {} with {}", options.size() > 1 ? "them" : "it", fmt::join(options, " "));
+  return out;
+}
+
 void note_quality(const DataQuality& q, KernelDiagnosis& d) {
-  if (!q.missing.empty())
-    d.notes.push_back(fmt::format("not in this report (fewer checks ran, confidence lowered): {}", fmt::join(q.missing, ", ")));
+  if (!q.missing.empty()) d.notes.push_back(missing_note(q.missing));
   if (!q.stall_reasons.empty() && !q.stall_shares)
     d.notes.push_back(fmt::format("only some warp stall reasons were collected ({}; {}): stall shares are not computed",
                                   fmt::join(q.stall_reasons, ", "), q.stall_unit));
@@ -687,14 +885,20 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   if (opt.derived) d.derived = facts.all_evidence();
   if (!d.data_quality.problems.empty()) return d;  // a broken capture supports no finding
   Scope scope(**set, facts);
-  add_context(kernel, **set, facts, scope);
+  DeviceFeatures dev(d.device.name, d.device.compute_capability);
+  add_context(kernel, **set, facts, dev, scope);
   set_bound(scope, d.bottleneck, d.limiter);
   Context ctx{report, kernel};
-  d.findings = evaluate_rules(**set, scope, ctx);
-  ensure_consistent(d.findings, d.bottleneck, d.limiter, **set, scope, ctx);
+  d.findings = evaluate_rules(**set, scope, ctx, dev);
+  if (!enough_stall_samples(facts, **set)) note_few_samples(facts, **set, d);
+  ensure_consistent(d.findings, d.bottleneck, d.limiter, **set, scope, ctx, dev);
+  fold_restatements(d.findings, d.bottleneck, d.limiter, facts);
   apply_limiter_caps(d.findings, d.bottleneck, d.limiter);
+  apply_launch_floor(d.findings, d.duration_ns, (*set)->estimates);
   apply_library_advice(kernel, d);
   add_block_size_advice(report, kernel, d);
+  keep_advice_the_gpu_can_take(d, dev);
+  apply_severity_policy(d.findings, (*set)->estimates, opt.time_share);
   sort_findings(d.findings, d.bottleneck, d.limiter, **set);
   if (opt.top > 0 && d.findings.size() > static_cast<size_t>(opt.top)) d.findings.resize(opt.top);
   return d;

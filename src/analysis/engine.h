@@ -1,5 +1,6 @@
 // The expert engine's entry points: a full diagnosis with no LLM.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "analysis/diagnosis.h"
@@ -12,6 +13,9 @@ struct AnalyzeOptions {
   // Fill KernelDiagnosis::derived (every derived number, for the LLM's
   // prompt and its answer's verification); no renderer prints it.
   bool derived = true;
+  // The kernel's share (0..1) of the report's GPU time, all launches of its
+  // name together, when the caller ranked the report: severity follows it.
+  std::optional<double> time_share;
 };
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel,

@@ -1,6 +1,7 @@
 #include "analysis/ranking.h"
 
 #include <algorithm>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -54,24 +55,67 @@ void LaunchGroups::add(const model::Kernel& k) {
   Group& g = groups_[it->second];
   g.summary.indices.push_back(k.index);
   if (auto d = kernel_duration_ns(k)) g.timed.emplace_back(*d, k.index);
+  else g.untimed.push_back(k.index);
 }
+
+namespace {
+
+// The summary of `timed` (sorted by duration) plus `untimed` launches; the
+// launch with the median duration stands for them (the first when none is timed).
+LaunchSummary summarise(const LaunchSummary& config, std::span<const std::pair<double, int>> timed,
+                        std::span<const int> untimed) {
+  LaunchSummary s;
+  s.name = config.name;
+  s.grid = config.grid;
+  s.block = config.block;
+  for (const auto& [ns, index] : timed) s.indices.push_back(index), s.total_ns += ns;
+  s.indices.insert(s.indices.end(), untimed.begin(), untimed.end());
+  std::ranges::sort(s.indices);
+  s.representative = s.indices.front();
+  if (!timed.empty()) {
+    s.timed = static_cast<int>(timed.size());
+    s.min_ns = timed.front().first;
+    s.max_ns = timed.back().first;
+    s.median_ns = timed[(timed.size() - 1) / 2].first;
+    s.representative = timed[(timed.size() - 1) / 2].second;
+  }
+  return s;
+}
+
+}  // namespace
 
 std::vector<LaunchSummary> LaunchGroups::summaries() const {
   std::vector<LaunchSummary> out;
   for (const auto& g : groups_) {
-    LaunchSummary s = g.summary;
-    s.representative = s.indices.front();
-    if (!g.timed.empty()) {
-      auto sorted = g.timed;
-      std::ranges::sort(sorted);
-      s.timed = static_cast<int>(sorted.size());
-      s.min_ns = sorted.front().first;
-      s.max_ns = sorted.back().first;
-      for (const auto& [ns, index] : sorted) s.total_ns += ns;
-      s.representative = sorted[(sorted.size() - 1) / 2].second;
-    }
-    out.push_back(std::move(s));
+    auto sorted = g.timed;
+    std::ranges::sort(sorted);
+    out.push_back(summarise(g.summary, sorted, g.untimed));
   }
+  return out;
+}
+
+std::vector<LaunchSummary> LaunchGroups::folds(const FoldRule& rule) const {
+  std::vector<LaunchSummary> out;
+  for (const auto& g : groups_) {
+    auto sorted = g.timed;
+    std::ranges::sort(sorted);
+    const auto& untimed = g.untimed;
+    // Bands: a launch starts a new band when it is beyond noise of the band's shortest.
+    std::vector<size_t> starts{0};
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      double first = sorted[starts.back()].first;
+      if (sorted[i].first > std::max(first * (1 + rule.relative), first + rule.absolute_ns)) starts.push_back(i);
+    }
+    if (sorted.empty() || starts.size() > rule.max_folds) starts = {0};
+    std::span<const std::pair<double, int>> all(sorted);
+    for (size_t b = 0; b < starts.size(); ++b) {
+      size_t end = b + 1 < starts.size() ? starts[b + 1] : sorted.size();
+      out.push_back(summarise(g.summary, all.subspan(starts[b], end - starts[b]),
+                              b == 0 ? std::span<const int>(untimed) : std::span<const int>()));
+    }
+  }
+  // First-seen order: by each fold's first launch.
+  std::ranges::stable_sort(out, {}, [](const LaunchSummary& s) { return s.indices.front(); });
   return out;
 }
 

@@ -43,20 +43,36 @@ struct LaunchSummary {
   model::Dim3 grid, block;
   std::vector<int> indices;  // report order
   int timed = 0;
-  double total_ns = 0, min_ns = 0, max_ns = 0;
+  double total_ns = 0, min_ns = 0, max_ns = 0, median_ns = 0;
   int representative = 0;  // kernel index
   double mean_ns() const { return timed ? total_ns / timed : 0; }
+};
+
+// When identical launches fold into one diagnosis (analyze's text, markdown
+// and HTML): same name, grid and block, and durations within noise of the
+// fold's shortest: at most `relative` longer, or `absolute_ns` (short kernels
+// jitter by about a microsecond whatever their length). A configuration whose
+// durations spread over more than `max_folds` bands is one fold with its
+// spread stated, so one kernel is never diagnosed more than that many times.
+struct FoldRule {
+  double relative = 0.25;
+  double absolute_ns = 1000;
+  size_t max_folds = 3;
 };
 
 class LaunchGroups {
  public:
   void add(const model::Kernel& k);
-  std::vector<LaunchSummary> summaries() const;  // first-seen order
+  std::vector<LaunchSummary> summaries() const;  // first-seen order, one per configuration
+  // Per configuration, one summary per band of durations within noise
+  // (untimed launches join the first band); first-seen order.
+  std::vector<LaunchSummary> folds(const FoldRule& rule = {}) const;
 
  private:
   struct Group {
     LaunchSummary summary;
     std::vector<std::pair<double, int>> timed;  // duration, index
+    std::vector<int> untimed;                   // indices of launches with no duration
   };
   std::map<std::string, size_t, std::less<>> position_;
   std::vector<Group> groups_;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "analysis/gpu_features.h"
 #include "util/data_value.h"
 
 namespace keet::analysis {
@@ -54,15 +55,29 @@ std::vector<QuantityId> quantities_of(const std::vector<std::string>& names) {
   return out;
 }
 
+// A string, or {"when": expression, "text": template}.
+TextVariant variant_of(Data v, SymbolTable& sym) {
+  if (v.is_string()) return {std::nullopt, TextTemplate(v.str(), sym)};
+  TextVariant out{std::nullopt, TextTemplate(v.at("text").str(), sym)};
+  if (v.contains("when")) out.when = expr_of(v.at("when").str(), sym);
+  return out;
+}
+
+// One text or a list of variants.
+std::vector<TextVariant> variants_of(Data v, SymbolTable& sym) {
+  std::vector<TextVariant> out;
+  if (v.is_array())
+    for (auto t : v) out.push_back(variant_of(t, sym));
+  else
+    out.push_back(variant_of(v, sym));
+  return out;
+}
+
 Rule rule_of(Data j, SymbolTable& sym) {
   Rule r;
   r.id = j.at("id").str();
   r.cls = class_from_name(j.at("class").str());
-  Data title = j.at("title");
-  if (title.is_array())
-    for (auto t : title) r.titles.emplace_back(t.str(), sym);
-  else
-    r.titles.emplace_back(title.str(), sym);
+  r.titles = variants_of(j.at("title"), sym);
   r.relieves = strings(j, "relieves");
   for (const auto& u : r.relieves)
     if (std::ranges::none_of(unit_defs(), [&](const UnitDef& d) { return d.id == u; }))
@@ -73,7 +88,7 @@ Rule rule_of(Data j, SymbolTable& sym) {
   r.medium = j.at("severity").at("medium").number();
   r.evidence = strings(j, "evidence");
   r.evidence_ids = quantities_of(r.evidence);
-  r.explanation = TextTemplate(j.at("explanation").str(), sym);
+  r.explanations = variants_of(j.at("explanation"), sym);
   r.explanation_short = TextTemplate(j.value("explanation_short", ""), sym);
   r.speedup = exprs_of(strings(j, "speedup"), sym);
   r.speedup_doc = j.value("speedup_doc", "");
@@ -101,13 +116,17 @@ std::string camel(const std::string& reason) {
 }
 
 StallRule stall_of(const std::string& reason, Data j, SymbolTable& sym) {
-  StallRule s{reason, class_from_name(j.at("class").str()), j.at("what").str(), {}, j.value("source_metric", "")};
+  StallRule s{reason, class_from_name(j.at("class").str()), j.at("what").str(), {}, {}, j.value("source_metric", "")};
   for (auto a : j.at("advice")) s.advice.push_back(advice_of_text(a.str()));
   s.stall = sym.intern("stall_" + reason);
   s.share = sym.intern("stall_share_" + reason);
   s.ncu_rule = "CPIStall" + camel(reason);
   s.ncu_warn = sym.intern("ncu_warn_" + s.ncu_rule);
   s.no_gain = j.value("no_gain", false);
+  s.relieves = strings(j, "relieves");
+  for (const auto& u : s.relieves)
+    if (std::ranges::none_of(unit_defs(), [&](const UnitDef& d) { return d.id == u; }))
+      throw std::invalid_argument("stall " + reason + " relieves unknown unit '" + u + "'");
   return s;
 }
 
@@ -123,16 +142,39 @@ Classify classify_of(Data j) {
   return c;
 }
 
+Estimates estimates_of(Data j) {
+  Estimates e;
+  if (!j.is_object()) return e;
+  e.launch_floor_ns = j.value("launch_floor_ns", e.launch_floor_ns);
+  e.launch_floor_doc = j.value("launch_floor_doc", "");
+  Data sev = j.member("severity");
+  if (sev.is_object()) {
+    e.high_min_speedup = sev.at("high").value("min_speedup", e.high_min_speedup);
+    e.high_min_share_pct = sev.at("high").value("min_share_pct", e.high_min_share_pct);
+    e.medium_min_speedup = sev.at("medium").value("min_speedup", e.medium_min_speedup);
+    e.medium_min_share_pct = sev.at("medium").value("min_share_pct", e.medium_min_share_pct);
+  }
+  e.stall_min_samples = j.value("stall_min_samples", e.stall_min_samples);
+  e.stall_min_samples_doc = j.value("stall_min_samples_doc", "");
+  return e;
+}
+
 // Every name rule data uses must be something a kernel can have: a catalogue
-// quantity, an engine context value or word, or an ncu rule input. A misspelt
-// name would otherwise be a symbol that is never set, and its rule would
-// silently never fire.
-void check_names(const SymbolTable& sym) {
+// quantity, an engine context value or word, an ncu rule input, or
+// has_<feature> of data/arch/features.json. A misspelt name would otherwise be
+// a symbol that is never set, and its rule would silently never fire.
+void check_names(const SymbolTable& sym, std::vector<std::pair<std::string, SymbolId>>& features) {
   auto first_other = quantity_count() + static_cast<size_t>(ContextVar::Count);
+  auto keys = feature_keys();
   for (SymbolId id = static_cast<SymbolId>(first_other); id < sym.size(); ++id) {
     const std::string& n = sym.name(id);
     if (n.starts_with("ncu_warn_") || n.starts_with("ncu_speedup_") || text_var(n)) continue;
-    throw std::invalid_argument("rule data names '" + n + "', which is no quantity, context value or ncu rule input");
+    if (n.starts_with("has_") && std::ranges::find(keys, n.substr(4)) != keys.end()) {
+      features.emplace_back(n.substr(4), id);
+      continue;
+    }
+    throw std::invalid_argument("rule data names '" + n + "', which is no quantity, context value, ncu rule input "
+                                "or has_<feature>");
   }
 }
 
@@ -174,12 +216,13 @@ RuleSet rules_from(Data f, Data s) {
   auto& sym = set.symbols;
   for (auto r : f.at("rules")) set.rules.push_back(rule_of(r, sym));
   set.classify = classify_of(f.at("classify"));
+  set.estimates = estimates_of(f.member("estimates"));
   set.stall_min_share = s.at("min_share").number();
   set.stall_speedup = expr_of(s.at("speedup").str(), sym);
   set.stall_speedup_doc = s.value("speedup_doc", "");
   for (auto [reason, j] : s.at("reasons").items()) set.stalls.push_back(stall_of(std::string(reason), j, sym));
   set.ncu_warn_cpi_stall = sym.intern("ncu_warn_CPIStall");
-  check_names(sym);
+  check_names(sym, set.feature_symbols);
   set.index_ncu_symbols();
   return set;
 }

@@ -29,20 +29,30 @@ struct Advice {
   std::optional<Expr> when;  // given only when this holds for the kernel (unknown: not given)
 };
 
+// A title or explanation given only when `when` holds for the kernel (a
+// finding's words follow the verdict: "Compute-bound: ..." only under a
+// compute verdict). No `when`: always a candidate.
+struct TextVariant {
+  std::optional<Expr> when;
+  TextTemplate text;
+  std::vector<SymbolId> symbols() const { return text.symbols(); }
+};
+
 struct Rule {
   std::string id;
   BottleneckClass cls = BottleneckClass::Latency;
-  // With {quantity[:fmt]} placeholders; the first whose values are all known
-  // is used (the last has none, a test checks), so a title never shows a gap.
-  std::vector<TextTemplate> titles;
+  // With {quantity[:fmt]} placeholders; the first whose `when` holds and whose
+  // values are all known is used (the last has neither, a test checks), so a
+  // title never shows a gap.
+  std::vector<TextVariant> titles;
   std::vector<std::string> relieves;  // unit ids (quantities.json "units") the fix takes work off
   Expr when;
   Expr severity_by;  // gives the severity score
   double high = 0, medium = 0;
   std::vector<std::string> evidence;     // quantity names
   std::vector<QuantityId> evidence_ids;  // the names that are quantities, same order
-  TextTemplate explanation;
-  TextTemplate explanation_short;  // used when `explanation` names a quantity the report lacks
+  std::vector<TextVariant> explanations;  // the first whose `when` holds
+  TextTemplate explanation_short;  // used when the explanation names only quantities the report lacks
   std::vector<Expr> speedup;       // first evaluable wins
   std::string speedup_doc;
   bool dram_cap = false;  // the fix cannot remove DRAM bytes: cap at dram_headroom
@@ -63,11 +73,23 @@ struct StallRule {
   BottleneckClass cls = BottleneckClass::Latency;
   std::string what;
   std::vector<Advice> advice;
+  std::vector<std::string> relieves;  // units a fix of the stall takes work off
   std::string source_metric;
   SymbolId stall = 0, share = 0;  // stall_<reason>, stall_share_<reason>
   std::string ncu_rule;           // CPIStall<Reason>, as newer ncu names it
   bool no_gain = false;           // a sign of plenty of parallelism, not a cost (not_selected)
   SymbolId ncu_warn = 0;          // ncu_warn_CPIStall<Reason>
+};
+
+// The physics every estimate obeys (findings.json "estimates").
+struct Estimates {
+  double launch_floor_ns = 1000;  // no kernel runs shorter: no estimate goes below it
+  std::string launch_floor_doc;
+  // Severity follows the gain and the kernel's share of the report's GPU time.
+  double high_min_speedup = 1.1, high_min_share_pct = 5;
+  double medium_min_speedup = 1.02, medium_min_share_pct = 1;
+  double stall_min_samples = 100;  // PC samples a stall share needs
+  std::string stall_min_samples_doc;
 };
 
 struct Classify {
@@ -93,6 +115,10 @@ struct RuleSet {
   std::string stall_speedup_doc;
   SymbolId ncu_warn_cpi_stall = 0;  // ncu_warn_CPIStall (2022-era ncu)
   Classify classify;
+  Estimates estimates;
+  // has_<feature> symbols the rule data uses, with the feature key
+  // (data/arch/features.json), set per kernel from its chip.
+  std::vector<std::pair<std::string, SymbolId>> feature_symbols;
   const Rule* find(std::string_view id) const;
   // By ncu rule id; absent when no rule data reads that ncu rule.
   const NcuSymbols* ncu(std::string_view rule_id) const;

@@ -42,6 +42,7 @@ enum class ContextVar : uint8_t {
   OccupancyCanGrow,  // 1 when the grid supplies more CTAs per SM than the resources allow
   SmallGrid,         // 1 when the grid has fewer CTAs than the GPU has SMs
   BoundIsL1,         // the binding unit is L1/TEX or shared memory
+  LaunchFloorNs,     // the shortest a kernel can run (findings.json estimates.launch_floor_ns)
   Count
 };
 std::string_view context_var_name(ContextVar v);

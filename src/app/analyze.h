@@ -17,6 +17,8 @@ struct AnalyzeArgs {
   std::string format;
   std::string output;
   std::string summary = "none";  // --print-summary
+  std::string launches = "fold";  // --launches fold|all
+  bool verbose = false;           // --verbose: metric names beside evidence
   LlmArgs llm;
   TimelineArgs timeline;  // --timeline: weigh the diagnosis by the whole run
   double coverage_threshold = 0.5;

@@ -65,6 +65,10 @@ std::string calibrated_text(const AnalyzeArgs& a, const model::Kernel& k, const 
 
 bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
 
+// Identical launches fold into one diagnosis in the formats people read;
+// JSON keeps every launch (unless --print-summary per-kernel).
+bool folds_launches(const AnalyzeArgs& a) { return a.launches == "fold" && a.format != "json"; }
+
 // A kernel the LLM will be asked about once the engine's answer is out: the
 // narrative needs the kernel's metrics, so they are kept only in that case.
 struct Pending {
@@ -87,9 +91,13 @@ struct Ranked {
   std::vector<analysis::KernelGroup> groups;
   model::Report head;  // complete: session, devices, modules
   analysis::Diagnosis meta;
-  // --print-summary per-kernel: one entry per kernel and launch configuration,
-  // by the index of the launch that stands for it.
+  // --print-summary per-kernel: one entry per kernel and launch configuration;
+  // folded launches: one per configuration and band of durations; by the
+  // index of the launch that stands for it.
   std::map<int, analysis::LaunchSummary> summaries;
+  // Each kernel name's share (0..1) of the selected kernels' GPU time.
+  std::map<std::string, double, std::less<>> shares;
+  std::vector<analysis::LaunchSummary> folds;  // every fold, report order (JSON's launch_folds)
 };
 
 Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
@@ -102,14 +110,19 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   auto ok = stream_report(ctx, a.report, opt, head,
                           {.visit = [&](model::Kernel&& k, const model::Report&) {
                              ranking.add(k);
-                             if (per_kernel(a)) launches.add(k);
+                             launches.add(k);
                              return true;
                            },
                            .quiet = true});
   if (!ok) return std::unexpected(ok.error());
   auto meta = report_meta(head);
-  Ranked r{ranking.groups(), std::move(head), std::move(meta), {}};
-  for (auto& s : launches.summaries()) r.summaries.emplace(s.representative, std::move(s));
+  Ranked r{ranking.groups(), std::move(head), std::move(meta), {}, {}, launches.folds()};
+  if (per_kernel(a))
+    for (auto& s : launches.summaries()) r.summaries.emplace(s.representative, std::move(s));
+  else
+    for (const auto& s : r.folds) r.summaries.emplace(s.representative, s);
+  for (const auto& g : r.groups)
+    if (g.timed > 0) r.shares.emplace(g.name, g.share);
   return r;
 }
 
@@ -124,24 +137,11 @@ std::vector<llm::LlmResult> narrate(Context& ctx, LlmRuntime& rt, const std::vec
   return out;
 }
 
-std::string summary_line(const analysis::LaunchSummary& s, bool markdown) {
-  std::string text;
-  if (s.timed > 0)
-    text = fmt::format("{} launch(es) with this configuration: total {}, mean {}, min {}, max {}; the diagnosis is of "
-                       "launch #{} (median duration)",
-                       s.indices.size(), render::human_duration(s.total_ns), render::human_duration(s.mean_ns()),
-                       render::human_duration(s.min_ns), render::human_duration(s.max_ns), s.representative);
-  else
-    text = fmt::format("{} launch(es) with this configuration, none timed; the diagnosis is of launch #{}",
-                       s.indices.size(), s.representative);
-  return markdown ? "> " + render::md_text(text) + "\n\n" : "Summary: " + text + "\n";
-}
-
 nlohmann::json summary_json(const analysis::LaunchSummary& s) {
   auto ns = [&](double v) { return s.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"count", s.indices.size()}, {"indices", s.indices},     {"timed", s.timed},
           {"total_ns", ns(s.total_ns)}, {"mean_ns", ns(s.mean_ns())}, {"min_ns", ns(s.min_ns)},
-          {"max_ns", ns(s.max_ns)},     {"representative", s.representative}};
+          {"max_ns", ns(s.max_ns)},     {"median_ns", ns(s.median_ns)}, {"representative", s.representative}};
 }
 
 std::string narrative_heading(const analysis::KernelDiagnosis& d, const render::TextStyle& style) {
@@ -158,8 +158,10 @@ struct Run {
   std::vector<Pending> pending;
 };
 
-// `only`, when given, names the kernels to analyse (--print-summary per-kernel).
-Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report& context,
+// `only`, when given, names the kernels to analyse (folded launches,
+// --print-summary per-kernel); `ranked` gives each kernel's share of the GPU
+// time, which the severity of its findings follows.
+Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const Ranked& ranked,
                          const std::map<int, analysis::LaunchSummary>* only, bool keep_for_llm,
                          const std::function<void(const model::Report&)>& begin,
                          const std::function<void(const model::Report&, const model::Kernel&,
@@ -172,34 +174,42 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const model::Report
   auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
                           {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
                              if (only && !only->contains(k.index)) return true;
+                             auto share = ranked.shares.find(k.display_name());
+                             opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
                              auto d = analysis::analyze_kernel(h, k, opt);
                              if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
                              write(h, k, d);
                              if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
                              return true;
                            },
-                           .context = &context});
+                           .context = &ranked.head});
   if (!ok) return std::unexpected(ok.error());
   run.stats = *ok;
   run.meta = report_meta(head);
   return run;
 }
 
+// Prose wraps to the terminal ($COLUMNS, else its width); text piped or
+// written to a file keeps one line per sentence, as tools that grep it expect,
+// unless $COLUMNS asks for a width.
+size_t prose_width(const Context& ctx, const AnalyzeArgs& a) {
+  bool terminal = ctx.out_is_tty && a.output.empty();
+  return terminal || !ctx.getenv("COLUMNS").empty() ? output_width(ctx) : 0;
+}
+
 Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
                        std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
-  render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown"};
+  render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown", prose_width(ctx, a), a.verbose};
   auto begin = [&](const model::Report& head) {
     if (style.markdown) out << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
     if (ranking->groups.size() > 1) out << render::ranking_text(ranking->groups, style);
   };
-  const auto* only = per_kernel(a) ? &ranking->summaries : nullptr;
-  auto run = analyse_pass(ctx, a, ranking->head, only, rt != nullptr, begin,
+  const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
+  auto run = analyse_pass(ctx, a, *ranking, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-                            if (only && only->at(d.index).indices.size() > 1)
-                              out << summary_line(only->at(d.index), style.markdown);
-                            out << render::kernel_text(d, style);
+                            out << render::kernel_text(d, style, only ? &only->at(d.index) : nullptr);
                             if (a.calibrated) out << calibrated_text(a, k, d);
                           },
                           app_view);
@@ -213,17 +223,30 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   return run;
 }
 
+// The kernels the page diagnoses, in report order: the launches that stand
+// for folds, or every selected launch.
+std::vector<render::TocEntry> table_of_contents(const Ranked& r, const std::map<int, analysis::LaunchSummary>* only) {
+  std::vector<render::TocEntry> toc;
+  if (only)
+    for (const auto& [index, fold] : *only) toc.push_back({index, fold.name, fold.indices.size()});
+  else
+    for (const auto& g : r.groups)
+      for (int index : g.indices) toc.push_back({index, g.name, 1});
+  std::ranges::sort(toc, {}, &render::TocEntry::index);
+  return toc;
+}
+
 Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
                        std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   auto ranking = rank_pass(ctx, a);
   if (!ranking) return std::unexpected(ranking.error());
-  auto begin = [&](const model::Report&) { out << render::html_report_begin(ranking->meta, ranking->groups); };
-  const auto* only = per_kernel(a) ? &ranking->summaries : nullptr;
-  auto run = analyse_pass(ctx, a, ranking->head, only, rt != nullptr, begin,
+  const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
+  auto begin = [&](const model::Report&) {
+    out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only));
+  };
+  auto run = analyse_pass(ctx, a, *ranking, only, rt != nullptr, begin,
                           [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-                            if (only && only->at(d.index).indices.size() > 1)
-                              out << "<p class='meta'>" << render::html::esc(summary_line(only->at(d.index), false)) << "</p>";
-                            out << render::html_kernel(head, &k, d);
+                            out << render::html_kernel(head, &k, d, only ? &only->at(d.index) : nullptr);
                           },
                           app_view);
   if (!run) return run;
@@ -244,17 +267,10 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 // the bytes are those of the whole document dumped at once.
 Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
                        std::vector<llm::LlmResult>& narratives, AppView* app_view) {
-  // A per-kernel summary needs every launch's duration first (the ranking pass).
-  std::optional<Ranked> ranked;
-  if (per_kernel(a)) {
-    auto r = rank_pass(ctx, a);
-    if (!r) return std::unexpected(r.error());
-    ranked = std::move(*r);
-  } else {
-    auto head = read_head(ctx, a.report);
-    if (!head) return std::unexpected(head.error());
-    ranked = Ranked{{}, std::move(*head), {}, {}};
-  }
+  // Every launch's duration first (the ranking pass): the severity of a
+  // finding follows its kernel's share of the GPU time, in every format.
+  auto ranked = rank_pass(ctx, a);
+  if (!ranked) return std::unexpected(ranked.error());
   const auto* only = per_kernel(a) ? &ranked->summaries : nullptr;
   auto kernel_json = [&](const analysis::KernelDiagnosis& d, const nlohmann::json* llm) {
     return [&d, llm, only](JsonWriter& w) {
@@ -266,7 +282,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   JsonObjectStream doc(out, 2);
   std::optional<JsonArrayStream> kernels;
   auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
-  auto run = analyse_pass(ctx, a, ranked->head, only, rt != nullptr, begin,
+  auto run = analyse_pass(ctx, a, *ranked, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
                             if (!rt) kernels->add(kernel_json(d, nullptr));
                           },
@@ -281,6 +297,8 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   }
   kernels->close();
   auto rest = render::analysis_json(run->meta);  // everything but the kernels
+  rest["launch_folds"] = nlohmann::json::array();
+  for (const auto& f : ranked->folds) rest["launch_folds"].push_back(summary_json(f));
   if (app_view) rest["timeline"] = render::join_json(app_view->join());
   for (const auto& [key, value] : rest.items())
     if (key != "kernels") doc.member(key, value);
@@ -365,6 +383,13 @@ Command analyze_command() {
                            "count and duration spread (as ncu's --print-summary)")
                 ->check(CLI::IsMember({"none", "per-kernel"}))
                 ->capture_default_str();
+            sub.add_option("--launches", a->launches,
+                           "fold: identical launches (same kernel, grid and block, durations within noise) share one "
+                           "diagnosis with their count and spread (text, markdown, html); all: one diagnosis per "
+                           "launch. JSON always lists every launch")
+                ->check(CLI::IsMember({"fold", "all"}))
+                ->capture_default_str();
+            sub.add_flag("-v,--verbose", a->verbose, "show each evidence value's metric name (JSON always has them)");
             add_app_view_flags(sub, a->timeline, a->coverage_threshold);
             sub.add_flag("--calibrated", a->calibrated,
                          "beside each estimated speedup, the estimate corrected by the history's measured/predicted "

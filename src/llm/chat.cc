@@ -71,13 +71,13 @@ std::string ChatSession::opening_context() const {
 
 VerifyContext ChatSession::verify_context() const {
   VerifyContext ctx;
-  std::set<std::string> ccs;
+  std::set<std::pair<std::string, std::string>> devices;  // (name, compute capability)
   for (const auto& d : tools_.diagnosis->kernels) {
     auto kv = known_values(d, kernel_at(tools_.report, d.index));
     ctx.known.insert(ctx.known.end(), kv.begin(), kv.end());
-    ccs.insert(d.device.compute_capability);
+    devices.emplace(d.device.name, d.device.compute_capability);
   }
-  ctx.compute_capabilities.assign(ccs.begin(), ccs.end());
+  for (const auto& [name, cc] : devices) ctx.devices.push_back({name, cc});
   const auto& kernels = tools_.diagnosis->kernels;
   for (const auto& d : kernels)
     if (kernels.size() == 1 || d.index == opt_.focus_kernel) ctx.bottleneck = d.bottleneck;

@@ -46,7 +46,7 @@ void fill_from_answer(LlmResult& r, const json& ans, const analysis::KernelDiagn
       sug.finding = s["finding"].get<std::string>();
       sug.speculative = false;
     }
-    auto sv = verify_text(sug.text, {ctx.known, ctx.compute_capabilities, std::nullopt});
+    auto sv = verify_text(sug.text, {ctx.known, ctx.devices, std::nullopt});
     sug.text = mark_unsupported(sug.text, sv.claims);
     apply_verification(r, sv);
     r.suggestions.push_back(std::move(sug));
@@ -106,7 +106,7 @@ LlmResult explain_kernel(LlmClient& client, const analysis::KernelDiagnosis& d, 
                   opt.max_tokens};
   auto first = send_with_repair(client, req, r);
   if (!first) return r;
-  VerifyContext ctx{known_values(d, k), {d.device.compute_capability}, d.bottleneck};
+  VerifyContext ctx{known_values(d, k), {d.device}, d.bottleneck};
   fill_from_answer(r, *first->structured, d, ctx);
   r.error.clear();
   if (r.status == Status::Verified) return r;

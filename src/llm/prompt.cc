@@ -98,6 +98,10 @@ std::string header(const analysis::KernelDiagnosis& d, const PromptOptions& opt)
   out += fmt::format("Bottleneck (engine): {}-bound, confidence {}. {}\n", analysis::class_name(d.bottleneck.cls),
                      number_text(d.bottleneck.confidence), scrub_paths(d.bottleneck.summary));
   for (const auto& e : d.bottleneck.evidence) out += "  evidence: " + evidence_line(e) + "\n";
+  if (!d.library.empty()) {
+    out += fmt::format("Library kernel ({}): the user calls it and cannot edit its code; advice is about the call:\n", d.library);
+    for (const auto& a : d.library_advice) out += "  - " + scrub_paths(a) + "\n";
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/arch.h"
+#include "analysis/gpu_features.h"
 #include "model/units.h"
 #include "util/embedded_data.h"
 #include "util/pattern.h"
@@ -211,90 +212,6 @@ bool matches(const Claim& c, const KnownValue& k) {
   return false;
 }
 
-// ---- architecture ----
-
-// RE2 has no lookaround, so features.json spells "X not followed by Y" as a
-// trailing X(?!Y), checked here: a match of X counts only when Y does not
-// match right after it.
-struct FeaturePattern {
-  Pattern match;
-  std::optional<Pattern> not_followed_by;
-  bool found(std::string_view s) const {
-    size_t from = 0;
-    while (auto m = match.find(s, from)) {
-      if (!not_followed_by || !not_followed_by->search(s.substr(m->pos + m->len))) return true;
-      from = m->pos + 1;
-    }
-    return false;
-  }
-};
-
-FeaturePattern feature_pattern(const std::string& p) {
-  Pattern::Options icase{.case_insensitive = true};
-  size_t at = p.rfind("(?!");
-  if (at == std::string::npos || !p.ends_with(")")) return {Pattern::compile(p, icase).value(), std::nullopt};
-  return {Pattern::compile(p.substr(0, at), icase).value(),
-          Pattern::compile("^(?:" + p.substr(at + 3, p.size() - at - 4) + ")", icase).value()};
-}
-
-struct Feature {
-  std::string key, name;
-  std::vector<FeaturePattern> patterns;
-};
-
-struct FeatureTable {
-  std::vector<Feature> features;
-  std::vector<std::string> negations;
-};
-
-const FeatureTable& feature_table() {
-  static const FeatureTable t = [] {
-    json j = embedded_json("llm/features.json");
-    FeatureTable out;
-    for (const auto& f : j.value("features", json::array())) {
-      Feature feat{f["feature"], f["name"], {}};
-      for (const auto& p : f["patterns"])
-        feat.patterns.push_back(feature_pattern(p.get<std::string>()));
-      out.features.push_back(std::move(feat));
-    }
-    out.negations = j.value("negations", std::vector<std::string>{});
-    return out;
-  }();
-  return t;
-}
-
-std::string min_cc_with(const std::string& feature) {
-  for (const auto& a : analysis::compute_capabilities())
-    if (a.has(feature)) return a.cc.text();
-  return "?";
-}
-
-// Sentences end at ".", "!" or "?" followed by a space, or at a newline
-// (so "cp.async" stays whole).
-std::vector<std::string_view> sentences(std::string_view text) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    bool end_mark = (text[i] == '.' || text[i] == '!' || text[i] == '?') && (i + 1 == text.size() || text[i + 1] == ' ');
-    if (end_mark || text[i] == '\n') {
-      out.push_back(text.substr(start, i + 1 - start));
-      start = i + 1;
-    }
-  }
-  if (start < text.size()) out.push_back(text.substr(start));
-  return out;
-}
-
-bool negated(std::string_view sentence) {
-  std::string lower = to_lower(sentence);
-  const auto& n = feature_table().negations;
-  return std::any_of(n.begin(), n.end(), [&](const std::string& w) { return lower.find(w) != std::string::npos; });
-}
-
-bool mentions(std::string_view sentence, const Feature& f) {
-  return std::any_of(f.patterns.begin(), f.patterns.end(), [&](const FeaturePattern& p) { return p.found(sentence); });
-}
-
 }  // namespace
 
 std::vector<Claim> extract_claims(std::string_view text) {
@@ -349,19 +266,9 @@ std::vector<KnownValue> known_values(const analysis::KernelDiagnosis& d, const m
   return out;
 }
 
-std::vector<std::string> arch_violations(std::string_view text, std::string_view cc) {
-  std::vector<std::string> out;
-  auto look = analysis::lookup_arch(cc);
-  if (!look.spec) return out;
-  for (const auto& f : feature_table().features) {
-    if (look.spec->has(f.key)) continue;
-    for (auto s : sentences(text))
-      if (mentions(s, f) && !negated(s)) {
-        out.push_back(fmt::format("{} needs compute capability {}; this device is {}", f.name, min_cc_with(f.key), cc));
-        break;
-      }
-  }
-  return out;
+std::vector<std::string> arch_violations(std::string_view text, const analysis::DeviceInfo& device) {
+  return analysis::feature_violations(text, analysis::DeviceFeatures(device.name, device.compute_capability),
+                                      {.allow_negated = true});
 }
 
 std::vector<std::string> bottleneck_contradictions(std::string_view text, const analysis::Bottleneck& b) {
@@ -393,8 +300,8 @@ Verification verify_text(std::string_view text, const VerifyContext& ctx) {
     c.supported_by = support_for(c, ctx.known);
     if (!c.supported_by) ++v.unsupported;
   }
-  for (const auto& cc : ctx.compute_capabilities)
-    for (auto& a : arch_violations(text, cc))
+  for (const auto& device : ctx.devices)
+    for (auto& a : arch_violations(text, device))
       if (std::find(v.arch_violations.begin(), v.arch_violations.end(), a) == v.arch_violations.end())
         v.arch_violations.push_back(std::move(a));
   if (ctx.bottleneck) v.contradictions = bottleneck_contradictions(text, *ctx.bottleneck);

@@ -2,7 +2,7 @@
 // one (unit conversion, percent vs fraction, rounding to the shown precision);
 // advice must fit the device's feature table; the text must not contradict the
 // engine's bottleneck class. Rules and vocabularies: data/llm/verify.json and
-// data/llm/features.json; feature availability: analysis/arch.h.
+// data/arch/features.json; feature availability: analysis/gpu_features.h.
 #pragma once
 #include <optional>
 #include <string>
@@ -42,15 +42,16 @@ std::vector<Claim> extract_claims(std::string_view text);
 // The source of a known value that matches the claim, if any.
 std::optional<std::string> support_for(const Claim& c, const std::vector<KnownValue>& known);
 
-// "TMA (Tensor Memory Accelerator) needs compute capability 9.0; this device is 8.6".
-std::vector<std::string> arch_violations(std::string_view text, std::string_view compute_capability);
+// "TMA (Tensor Memory Accelerator) needs compute capability 9.0; this device is 8.6": the
+// check of analysis/gpu_features.h, which also guards the engine's own advice.
+std::vector<std::string> arch_violations(std::string_view text, const analysis::DeviceInfo& device);
 
 // Statements such as "compute-bound" that disagree with the engine's class.
 std::vector<std::string> bottleneck_contradictions(std::string_view text, const analysis::Bottleneck& b);
 
 struct VerifyContext {
   std::vector<KnownValue> known;
-  std::vector<std::string> compute_capabilities;  // devices the advice must fit
+  std::vector<analysis::DeviceInfo> devices;  // devices the advice must fit (name and compute capability)
   std::optional<analysis::Bottleneck> bottleneck;  // absent when the text spans kernels
 };
 

@@ -11,6 +11,7 @@ using json = nlohmann::json;
 void write_evidence(JsonWriter& w, const analysis::Evidence& e) {
   w.begin_object();
   if (!e.formula.empty()) w.member("formula", e.formula);
+  if (!e.label.empty()) w.member("label", e.label);
   w.member("metric", e.metric);
   if (!e.threshold.empty()) w.member("threshold", e.threshold);
   w.member("unit", e.unit).member("value", e.value);
@@ -143,7 +144,7 @@ void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, c
   if (extras.launches) w.member("launches", *extras.launches);
   w.key("library");
   write_optional_string(w, k.library);
-  w.key("limiter");
+  w.member("library_advice", k.library_advice).key("limiter");
   write_limiter(w, k.limiter);
   if (extras.llm) w.member("llm", *extras.llm);
   w.member("name", k.name).member("notes", k.notes).end_object();

@@ -7,6 +7,8 @@
 
 #include "model/units.h"
 #include "render/table.h"
+#include <algorithm>
+
 #include "util/strings.h"
 #include "render/markdown.h"
 
@@ -31,18 +33,32 @@ std::string speedup_text(const analysis::Finding& f) {
   return fmt::format("est. speedup {:.2f}x", *f.estimated_speedup);
 }
 
-std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+bool folded(const analysis::LaunchSummary* fold) { return fold && fold->indices.size() > 1; }
+
+std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s, const analysis::LaunchSummary* fold) {
   std::string device = k.device.name.empty() ? "unknown device" : k.device.name;
   if (!k.device.compute_capability.empty()) device += " (CC " + k.device.compute_capability + ")";
   std::string dur = k.duration_ns ? human_duration(*k.duration_ns) : "duration not collected";
-  std::string title = fmt::format("[{}] {}", k.index, k.demangled);
+  if (folded(fold)) dur = fold_spread(*fold);
+  // Long template names are abbreviated (JSON and --verbose keep them whole).
+  std::string title = fmt::format("[{}] {}", k.index, s.metric_names ? k.demangled : abbreviate_name(k.demangled));
+  if (folded(fold)) title += fmt::format("  x{} launches", fold->indices.size());
   bool geometry = !(k.grid == model::Dim3{} && k.block == model::Dim3{});
   std::string launch = geometry ? fmt::format("grid ({},{},{}) x block ({},{},{})", k.grid.x, k.grid.y, k.grid.z,
                                               k.block.x, k.block.y, k.block.z)
                                 : "launch geometry not recorded";
   std::string detail = fmt::format("{}, {}, {}", device, launch, dur);
-  if (s.markdown) return fmt::format("## {}\n\n{}\n", md_code(title), md_text(detail));
-  return paint(s, "1", title) + "\n  " + detail + "\n";
+  std::string launches;
+  if (folded(fold))
+    launches = fmt::format("Launches {} fold into this diagnosis of #{} (same grid and block, durations within noise); "
+                           "--launches all diagnoses each",
+                           index_ranges(fold->indices), fold->representative);
+  if (s.markdown)
+    return fmt::format("## {}\n\n{}\n", md_code(title), md_text(detail)) +
+           (launches.empty() ? "" : "\n" + md_text(launches) + "\n");
+  std::string out = paint(s, "1", title) + "\n" + wrap_text(detail, s.width, "  ", "    ") + "\n";
+  if (!launches.empty()) out += wrap_text(launches, s.width, "  ", "    ") + "\n";
+  return out;
 }
 
 std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
@@ -53,7 +69,7 @@ std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle&
   if (s.markdown)
     return fmt::format("**Bottleneck: {} (confidence {:.2f})** - {}\n\n", cls, k.bottleneck.confidence,
                        md_text(k.bottleneck.summary));
-  return "  " + paint(s, "1", line) + "\n";
+  return paint(s, "1", wrap_text(line, s.width, "  ", "    ")) + "\n";
 }
 
 // The busiest units the report measures, the binding one first.
@@ -94,10 +110,28 @@ std::string quality_lines(const analysis::KernelDiagnosis& k, const TextStyle& s
   return out;
 }
 
-std::string evidence_lines(const analysis::Finding& f, const std::string& indent) {
-  std::vector<std::string> parts;
-  for (const auto& e : f.evidence) parts.push_back(fmt::format("{} = {}", e.metric, evidence_value(e)));
-  return indent + "Evidence: " + fmt::format("{}", fmt::join(parts, "; ")) + "\n";
+// What a reader sees beside a value: the quantity's words, else the metric.
+const std::string& evidence_label(const analysis::Evidence& e) { return e.label.empty() ? e.metric : e.label; }
+
+// A short table of labelled values with their units; metric names only with
+// --verbose (JSON always has them).
+std::string evidence_lines(const analysis::Finding& f, const std::string& indent, const TextStyle& s) {
+  if (f.evidence.empty()) return "";
+  Table t({"", "", "", ""});
+  t.right_align({1});
+  for (const auto& e : f.evidence) {
+    // "76.13 warps per issued instruction": the number right-aligned, its unit beside it.
+    std::string value = evidence_value(e), unit;
+    if (auto space = value.find(' '); space != std::string::npos) unit = value.substr(space + 1), value.resize(space);
+    t.add({evidence_label(e), value, unit, s.metric_names ? e.metric : ""});
+  }
+  std::string out = indent + "Evidence:\n";
+  std::string body = t.str(200);
+  // Table::str writes the (empty) header line first: leave it out.
+  body.erase(0, body.find('\n') + 1);
+  for (auto line : split(body, '\n'))
+    if (!trim(line).empty()) out += indent + "  " + std::string(line.substr(0, line.find_last_not_of(' ') + 1)) + "\n";
+  return out;
 }
 
 std::string source_lines(const analysis::Finding& f, const std::string& indent) {
@@ -117,13 +151,14 @@ std::string source_lines(const analysis::Finding& f, const std::string& indent) 
 // A finding in Markdown: a heading, then explanation, evidence, places, fix and
 // ncu's agreeing rules each as their own paragraph or list (blank lines between,
 // nothing indented), outside text escaped and names in code spans.
-std::string finding_markdown(size_t i, const analysis::Finding& f) {
+std::string finding_markdown(size_t i, const analysis::Finding& f, const TextStyle&) {
   std::string out = fmt::format("### {}. \\[{}\\] {} — {} ({})\n\n", i, analysis::severity_name(f.severity),
                                 md_text(f.title), speedup_text(f), md_code(f.id));
   if (!f.explanation.empty()) out += md_text(f.explanation) + "\n\n";
-  std::vector<std::string> evidence;
-  for (const auto& e : f.evidence) evidence.push_back(md_code(e.metric) + " = " + md_text(evidence_value(e)));
-  if (!evidence.empty()) out += fmt::format("Evidence: {}\n\n", fmt::join(evidence, "; "));
+  if (!f.evidence.empty()) out += "Evidence:\n\n";
+  // "*" bullets: a list of its own, never merged with the "- Where:" list after it.
+  for (const auto& e : f.evidence) out += "* " + md_text(evidence_label(e)) + ": " + md_text(evidence_value(e)) + "\n";
+  if (!f.evidence.empty()) out += "\n";
   for (const auto& src : f.source) {
     std::string where = src.line == 0 ? md_code(src.text) : md_code(fmt::format("{}:{}", src.file, src.line));
     out += fmt::format("- Where: {} ({:.0f}%)", where, src.share * 100);
@@ -141,17 +176,23 @@ std::string finding_markdown(size_t i, const analysis::Finding& f) {
 }
 
 std::string finding_block(size_t i, const analysis::Finding& f, const TextStyle& s) {
-  if (s.markdown) return finding_markdown(i, f);
+  if (s.markdown) return finding_markdown(i, f, s);
   std::string sev(analysis::severity_name(f.severity));
   std::string indent = "      ";
-  std::string out = fmt::format("  {}. {} {}  {}\n", i, paint(s, severity_color(f.severity), "[" + sev + "]"), f.title,
-                                paint(s, "32", speedup_text(f)));
+  // Wrapped as plain text, then painted, so colour codes never count as columns.
+  std::string tag = "[" + sev + "]", prefix = fmt::format("  {}. {} ", i, tag), gain = speedup_text(f);
+  std::string head = wrap_text(f.title + "  " + gain, s.width, prefix, indent);
+  if (s.color) {  // the gain may have been broken across lines: then it stays plain
+    if (auto at = head.rfind(gain); at != std::string::npos) head.replace(at, gain.size(), paint(s, "32", gain));
+    head.replace(head.find(tag), tag.size(), paint(s, severity_color(f.severity), tag));
+  }
+  std::string out = head + "\n";
   out += indent + paint(s, "2", f.id) + "\n";
-  out += indent + f.explanation + "\n";
-  out += evidence_lines(f, indent);
+  if (!f.explanation.empty()) out += wrap_text(f.explanation, s.width, indent, indent) + "\n";
+  out += evidence_lines(f, indent, s);
   out += source_lines(f, indent);
   if (!f.advice.empty()) out += indent + "Fix:\n";
-  for (const auto& a : f.advice) out += indent + "  - " + a + "\n";
+  for (const auto& a : f.advice) out += wrap_text(a, s.width, indent + "  - ", indent + "    ") + "\n";
   if (!f.ncu_rules.empty()) out += indent + fmt::format("Also flagged by ncu: {}\n", fmt::join(f.ncu_rules, ", "));
   return out;
 }
@@ -168,7 +209,7 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
   for (size_t i = 0; i < groups.size() && i < max_rows; ++i) {
     const auto& g = groups[i];
     bool timed = g.timed > 0;
-    t.add({std::to_string(i + 1), g.name, std::to_string(g.indices.size()),
+    t.add({std::to_string(i + 1), abbreviate_name(g.name, 70), std::to_string(g.indices.size()),
            timed ? human_duration(g.total_ns) : "not measured", timed ? fmt::format("{:.1f}%", g.share * 100) : "-"});
   }
   std::string title = "Kernels by share of total GPU time (start with the first):";
@@ -177,24 +218,65 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
   return paint(s, "1", title) + "\n" + t.str(70) + more + "\n";
 }
 
+// A library kernel's advice, once for the kernel: how it is called.
+std::string library_lines(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  if (k.library.empty()) return "";
+  std::string head = k.library + " kernel (recognised from its name): change how it is called, not its code";
+  if (s.markdown) {
+    std::string out = "**" + md_text(head) + "**\n\n";
+    for (const auto& a : k.library_advice) out += "- " + md_text(a) + "\n";
+    return out + "\n";
+  }
+  std::string out = wrap_text(head + (k.library_advice.empty() ? "." : ":"), s.width, "  ", "    ") + "\n";
+  for (const auto& a : k.library_advice) out += wrap_text(a, s.width, "    - ", "      ") + "\n";
+  return out + "\n";
+}
+
 // Markdown: blocks separated by blank lines; each note its own quote.
-std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle& s) {
-  std::string out = header_line(k, s) + "\n" + bottleneck_line(k, s) + limiter_line(k, s);
+std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle& s, const analysis::LaunchSummary* fold) {
+  std::string out = header_line(k, s, fold) + "\n" + bottleneck_line(k, s) + limiter_line(k, s);
   out += quality_lines(k, s);
+  out += library_lines(k, s);
   if (k.findings.empty() && k.data_quality.sufficient) out += "No finding passed its threshold.\n\n";
-  for (size_t i = 0; i < k.findings.size(); ++i) out += finding_markdown(i + 1, k.findings[i]);
+  for (size_t i = 0; i < k.findings.size(); ++i) out += finding_markdown(i + 1, k.findings[i], s);
   for (const auto& n : k.notes) out += "> Note: " + md_text(n) + "\n\n";
   return out;
 }
 
-std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s) {
-  if (s.markdown) return kernel_markdown(k, s);
-  std::string out = header_line(k, s) + bottleneck_line(k, s) + limiter_line(k, s) + "\n";
+std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s, const analysis::LaunchSummary* fold) {
+  if (s.markdown) return kernel_markdown(k, s, fold);
+  std::string out = header_line(k, s, fold) + bottleneck_line(k, s) + limiter_line(k, s) + "\n";
   out += quality_lines(k, s);
+  out += library_lines(k, s);
   if (k.findings.empty() && k.data_quality.sufficient) out += "  No finding passed its threshold.\n";
   for (size_t i = 0; i < k.findings.size(); ++i) out += finding_block(i + 1, k.findings[i], s) + "\n";
-  for (const auto& n : k.notes) out += "  Note: " + n + "\n";
+  for (const auto& n : k.notes) out += wrap_text("Note: " + n, s.width, "  ", "    ") + "\n";
   return out + "\n";
+}
+
+std::string index_ranges(std::vector<int> indices, size_t max) {
+  std::ranges::sort(indices);
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (parts.size() == max) {
+      parts.push_back("...");
+      break;
+    }
+    parts.push_back(j == i ? fmt::format("#{}", indices[i]) : fmt::format("#{}-#{}", indices[i], indices[j]));
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string fold_spread(const analysis::LaunchSummary& f) {
+  if (f.timed == 0) return fmt::format("{} launches, none timed", f.indices.size());
+  std::string text = fmt::format("{} launches: median {} ({} to {}), total {}", f.indices.size(),
+                                 human_duration(f.median_ns), human_duration(f.min_ns), human_duration(f.max_ns),
+                                 human_duration(f.total_ns));
+  if (static_cast<size_t>(f.timed) < f.indices.size()) text += fmt::format(" over {} timed", f.timed);
+  return text;
 }
 
 std::string analysis_text(const analysis::Diagnosis& d, const std::vector<analysis::KernelGroup>& ranking,

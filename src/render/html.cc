@@ -11,6 +11,7 @@
 #include "render/analysis_text.h"
 #include "render/diff_format.h"
 #include "render/html_parts.h"
+#include "util/strings.h"
 
 namespace keet::render {
 namespace {
@@ -26,12 +27,12 @@ std::string ranking_section(const std::vector<analysis::KernelGroup>& groups) {
   for (const auto& g : groups) {
     if (g.timed == 0) {
       rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td>not measured</td><td>-</td></tr>",
-                          esc(g.name), g.indices.size());
+                          esc(abbreviate_name(g.name, 120)), g.indices.size());
       continue;
     }
     rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td>"
                         "<td><span class='share'><span style='width:{:.0f}%'></span></span> {:.1f}%</td></tr>",
-                        esc(g.name), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
+                        esc(abbreviate_name(g.name, 120)), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
   }
   return "<section class='card'><h2>Kernel ranking</h2><table><tr><th>kernel</th><th>launches</th>"
          "<th>total time</th><th>share of GPU time</th></tr>" + rows + "</table></section>";
@@ -41,9 +42,10 @@ std::string evidence_table(const std::vector<analysis::Evidence>& ev) {
   if (ev.empty()) return "";
   std::string rows;
   for (const auto& e : ev)
-    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td>{}</td></tr>", esc(e.metric),
-                        esc(evidence_value(e)), esc(e.formula.empty() ? e.threshold : e.formula));
-  return "<table><tr><th>evidence</th><th>value</th><th>threshold / formula</th></tr>" + rows + "</table>";
+    rows += fmt::format("<tr><td>{}</td><td class='num'>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                        esc(e.label.empty() ? e.metric : e.label), esc(evidence_value(e)), esc(e.metric),
+                        esc(e.formula.empty() ? e.threshold : e.formula));
+  return "<table><tr><th>evidence</th><th>value</th><th>metric</th><th>threshold / formula</th></tr>" + rows + "</table>";
 }
 
 std::string finding_html(const analysis::Finding& f) {
@@ -118,12 +120,43 @@ std::string stall_chart(const analysis::DataQuality& q) {
   return html::bar_chart(bars, bars.empty() ? 1 : bars.front().value, "stalls");
 }
 
-std::string kernel_header(const analysis::KernelDiagnosis& d) {
+bool folded(const analysis::LaunchSummary* fold) { return fold && fold->indices.size() > 1; }
+
+// The kernel's title (the summary of its collapsible section) and its launch line.
+std::string kernel_header(const analysis::KernelDiagnosis& d, const analysis::LaunchSummary* fold) {
   const auto& name = d.demangled.empty() ? d.name : d.demangled;
-  return fmt::format("<h2 id='k{}'>#{} <code>{}</code></h2><p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) "
-                     "&middot; {} &middot; {} (sm_{})</p>",
-                     d.index, d.index, esc(name), d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z,
-                     esc(format_duration(d.duration_ns)), esc(d.device.name), esc(d.device.compute_capability));
+  std::string cls(analysis::class_name(d.bottleneck.cls));
+  std::string launches = folded(fold) ? fmt::format(" &times;{} launches", fold->indices.size()) : "";
+  std::string duration = folded(fold) ? fold_spread(*fold) : format_duration(d.duration_ns);
+  std::string out = fmt::format("<summary><h2>#{} <code title='{}'>{}</code>{} {}</h2></summary>", d.index, esc(name),
+                                esc(abbreviate_name(name, 160)), launches, badge(cls + "-bound", cls));
+  out += fmt::format("<p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) &middot; {} &middot; {} (sm_{})</p>",
+                     d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, esc(duration), esc(d.device.name),
+                     esc(d.device.compute_capability));
+  if (folded(fold))
+    out += fmt::format("<p class='meta'>launches {} fold into this diagnosis of #{} (same grid and block, durations "
+                       "within noise)</p>",
+                       esc(index_ranges(fold->indices)), fold->representative);
+  return out;
+}
+
+std::string library_html(const analysis::KernelDiagnosis& d) {
+  if (d.library.empty()) return "";
+  std::string out = "<div class='finding'><p><strong>" + esc(d.library) +
+                    " kernel</strong> (recognised from its name): change how it is called, not its code</p><ul>";
+  for (const auto& a : d.library_advice) out += "<li>" + esc(a) + "</li>";
+  return out + "</ul></div>";
+}
+
+std::string toc_section(const std::vector<TocEntry>& toc) {
+  if (toc.size() < 2) return "";
+  constexpr size_t kMax = 500;  // a page of 20,000 launches lists the first ones and says how many more
+  std::string rows;
+  for (size_t i = 0; i < toc.size() && i < kMax; ++i)
+    rows += fmt::format("<li><a href='#k{}'>#{} <code>{}</code></a>{}</li>", toc[i].index, toc[i].index,
+                        esc(abbreviate_name(toc[i].name, 80)), toc[i].launches > 1 ? fmt::format(" &times;{}", toc[i].launches) : "");
+  if (toc.size() > kMax) rows += fmt::format("<li>&hellip; {} more</li>", toc.size() - kMax);
+  return "<nav class='card'><h2>Contents</h2><ol class='toc'>" + rows + "</ol></nav>";
 }
 
 std::string bottleneck_html(const analysis::Bottleneck& b) {
@@ -134,8 +167,10 @@ std::string bottleneck_html(const analysis::Bottleneck& b) {
 
 }  // namespace
 
-std::string html_kernel(const model::Report& r, const model::Kernel* k, const analysis::KernelDiagnosis& d) {
-  std::string out = "<section class='card'>" + kernel_header(d) + bottleneck_html(d.bottleneck) + quality_html(d.data_quality);
+std::string html_kernel(const model::Report& r, const model::Kernel* k, const analysis::KernelDiagnosis& d,
+                        const analysis::LaunchSummary* fold) {
+  std::string out = fmt::format("<section class='card' id='k{}'><details open>", d.index) + kernel_header(d, fold) +
+                    bottleneck_html(d.bottleneck) + quality_html(d.data_quality) + library_html(d);
   out += "<div class='grid2'><div>" + units_section(d.limiter);
   if (!d.data_quality.stall_unit.empty())
     out += "<h3>Warp stalls (" + esc(d.data_quality.stall_unit) + ")</h3>" + stall_chart(d.data_quality);
@@ -145,7 +180,7 @@ std::string html_kernel(const model::Report& r, const model::Kernel* k, const an
   for (const auto& f : d.findings) out += finding_html(f);
   out += "<h3>Hot source lines</h3>" + source_section(hot_lines(r, k, d));
   for (const auto& n : d.notes) out += "<p class='meta'>note: " + esc(n) + "</p>";
-  return out + "</section>";
+  return out + "</details></section>";
 }
 
 namespace {
@@ -174,11 +209,12 @@ std::string unmatched_section(const DiffResult& d) {
 
 }  // namespace
 
-std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking) {
+std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking,
+                              const std::vector<TocEntry>& toc) {
   std::string body = fmt::format("<header><h1>keet analysis</h1><p>{} &middot; {} &middot; Nsight Compute {}</p></header><main>",
                                  esc(meta.report_path), esc(meta.report_format),
                                  esc(meta.ncu_version.empty() ? "unknown" : meta.ncu_version));
-  return html::page_head("keet analysis: " + meta.report_path) + body + ranking_section(ranking);
+  return html::page_head("keet analysis: " + meta.report_path) + body + ranking_section(ranking) + toc_section(toc);
 }
 
 std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r) {
@@ -214,7 +250,9 @@ std::string html_report(const model::Report& report, const analysis::Diagnosis& 
   analysis::KernelRanking ranking;
   for (const auto& kd : diagnosis.kernels)
     if (const auto* k = kernel_of(kd.index)) ranking.add(*k);
-  std::string out = html_report_begin(diagnosis, ranking.groups());
+  std::vector<TocEntry> toc;
+  for (const auto& kd : diagnosis.kernels) toc.push_back({kd.index, kd.demangled.empty() ? kd.name : kd.demangled, 1});
+  std::string out = html_report_begin(diagnosis, ranking.groups(), toc);
   for (const auto& kd : diagnosis.kernels) out += html_kernel(report, kernel_of(kd.index), kd);
   return out + html_report_end();
 }

@@ -20,8 +20,18 @@ std::string html_report(const model::Report& report, const analysis::Diagnosis& 
 // are not read), one section per kernel as it is analysed (`kernel` may be
 // null: no roofline or hot lines then; `head` supplies modules for source
 // lines), and the end.
-std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking);
-std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d);
+// One line of the page's table of contents: a diagnosed kernel (the launch
+// that stands for `launches` identical ones when they fold).
+struct TocEntry {
+  int index = 0;
+  std::string name;
+  size_t launches = 1;
+};
+std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking,
+                              const std::vector<TocEntry>& toc = {});
+// Each kernel is a collapsible section (<details open>) with the anchor #k<index>.
+std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d,
+                        const analysis::LaunchSummary* fold = nullptr);
 std::string html_report_end();
 // The LLM's narrative about one kernel (status, text, suggestions, what the
 // verifier flagged), placed after every kernel's engine section.

@@ -16,7 +16,9 @@ constexpr const char* kStyle = R"css(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
 header{background:#1d2330;color:#fff;padding:16px 28px}header h1{margin:0;font-size:20px}
 header p{margin:4px 0 0;color:#b8c0d0;font-size:13px}main{padding:18px 28px;max-width:1200px}
-section.card{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:16px 20px;margin:0 0 18px}
+section.card,nav.card{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:16px 20px;margin:0 0 18px;display:block}
+details>summary{cursor:pointer;list-style-position:outside}details>summary h2{display:inline}
+ol.toc{margin:0;padding-left:20px;columns:2;font-size:13px}ol.toc a{color:#1d4ed8;text-decoration:none}
 h2{font-size:17px;margin:0 0 8px;word-break:break-all}h3{font-size:14px;margin:14px 0 6px;color:#445}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #e4e6eb;vertical-align:top}
 th{background:#f0f2f5;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}

@@ -99,3 +99,103 @@ std::string valid_utf8(std::string_view s) {
 }
 
 }  // namespace keet
+
+namespace keet {
+namespace {
+
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // count code points, not continuation bytes
+  return n;
+}
+
+}  // namespace
+
+std::string wrap_text(std::string_view text, size_t width, std::string_view first_indent, std::string_view indent) {
+  std::string out(first_indent);
+  if (width == 0) return out.append(text);
+  size_t used = columns(first_indent);
+  bool line_empty = true;
+  size_t gap = 1;  // spaces before the next word: a run of spaces inside a line is kept
+  for (auto word : split(text, ' ')) {
+    if (word.empty()) {
+      if (!line_empty) ++gap;
+      continue;
+    }
+    size_t w = columns(word);
+    if (!line_empty && used + gap + w > width) {
+      out += '\n';
+      out += indent;
+      used = columns(indent);
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out.append(gap, ' ');
+      used += gap;
+    }
+    out += word;
+    used += w;
+    line_empty = false;
+    gap = 1;
+  }
+  return out;
+}
+
+namespace {
+
+// `name` with the contents of every <...> deeper than `keep` levels replaced
+// by "..."; nullopt when the brackets do not balance (an operator< in the name).
+std::optional<std::string> collapse_templates(std::string_view name, int keep) {
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    for (std::string_view marker : {"<unnamed>", "(anonymous namespace)"})
+      if (name.substr(i).starts_with(marker)) {
+        if (depth <= keep) out += marker;
+        i += marker.size() - 1;
+        c = 0;
+        break;
+      }
+    if (c == 0) continue;
+    if (c == '<') {
+      if (depth < keep) out += c;
+      else if (depth == keep) out += "<...";
+      ++depth;
+    } else if (c == '>') {
+      if (--depth < 0) return std::nullopt;
+      if (depth <= keep) out += c;
+    } else if (depth <= keep) {
+      out += c;
+    }
+  }
+  if (depth != 0) return std::nullopt;
+  return out;
+}
+
+// The outermost parameter list, the last top-level "(...)", as "(...)".
+std::string collapse_parameters(const std::string& name) {
+  if (name.empty() || name.back() != ')') return name;
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ')') ++depth;
+    if (name[i] == '(' && --depth == 0) return name.substr(0, i) + "(...)";
+  }
+  return name;
+}
+
+}  // namespace
+
+std::string abbreviate_name(std::string_view name, size_t max) {
+  if (name.size() <= max) return std::string(name);
+  std::string out(name);
+  for (int keep : {2, 1, 0}) {
+    if (auto shorter = collapse_templates(name, keep)) out = *shorter;
+    if (out.size() <= max) return out;
+  }
+  out = collapse_parameters(out);
+  if (out.size() <= max) return out;
+  return out.substr(0, max > 3 ? max - 3 : 0) + "...";
+}
+
+}  // namespace keet

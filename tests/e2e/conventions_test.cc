@@ -93,8 +93,9 @@ TEST(Units, TextAndHtmlShowCountsAndSizesTheSameWay) {
   auto text = run_keet("analyze " + r);
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_NE(text.out.find("(6,000,000 sectors)"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("derived__memory_l2_theoretical_sectors_global_excessive = 6,000,000 sector"),
-            std::string::npos) << text.out;
+  // Evidence rows: the reader's words, the number, its unit (the metric name with --verbose).
+  EXPECT_NE(text.out.find("L1-L2 sectors of global accesses no thread needed  6,000,000  sector"), std::string::npos)
+      << text.out;
   EXPECT_EQ(text.out.find("6.00 MB"), std::string::npos) << text.out;
   auto html = run_keet("analyze --format html " + r);
   ASSERT_EQ(html.rc, 0) << html.err;

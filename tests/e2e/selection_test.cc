@@ -103,7 +103,8 @@ TEST(Selection, PerKernelSummaryFoldsRepeatedLaunches) {
   EXPECT_DOUBLE_EQ(a["max_ns"].get<double>(), 1600);
   auto text = run_keet("analyze --print-summary per-kernel " + r);
   ASSERT_EQ(text.rc, 0);
-  EXPECT_NE(text.out.find("5 launch(es) with this configuration"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("x5 launches"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("5 launches: median 1.30 us (1.00 us to 1.60 us), total 6.50 us"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("[0] "), std::string::npos);  // launch 0 is folded into launch 3
   auto list = run_keet("list --format json --print-summary per-kernel " + r);
   ASSERT_EQ(list.rc, 0);

@@ -4,7 +4,12 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "analysis/engine.h"
+#include "analysis/gpu_features.h"
+#include "analysis/rules.h"
+#include "util/pattern.h"
 #include "readers/reader.h"
 #include "support/report_writer.h"
 
@@ -13,8 +18,10 @@ namespace {
 
 using Metrics = std::vector<std::pair<std::string, double>>;
 
-// A kernel on an "8.6" device with the given metrics on top of a neutral base.
-model::Report report_with(const Metrics& extra, uint64_t grid = 4096, uint64_t block = 256) {
+// A kernel on an "8.6" device with the given metrics on top of a neutral base;
+// `device` names the GPU (device__attribute_display_name) when given.
+model::Report report_with(const Metrics& extra, uint64_t grid = 4096, uint64_t block = 256,
+                          const std::string& device = "", const std::string& kernel = "scenario") {
   Metrics base = {{"gpu__time_duration.sum", 300000},
                   {"device__attribute_compute_capability_major", 8},
                   {"device__attribute_compute_capability_minor", 6},
@@ -31,7 +38,12 @@ model::Report report_with(const Metrics& extra, uint64_t grid = 4096, uint64_t b
   }
   testing::ReportWriter w;
   testing::ReportWriter::Block b;
-  auto k = w.kernel("scenario", grid, block, base);
+  auto k = w.kernel(kernel, grid, block, base);
+  if (!device.empty()) {
+    auto* name = k.add_metric_results();
+    name->set_name_id(w.name_id("device__attribute_display_name"));
+    name->mutable_value()->set_string_value(device);
+  }
   w.flush_strings(b);
   b.results.push_back(k.SerializeAsString());
   w.add(b);
@@ -116,7 +128,9 @@ TEST(AnalysisEngine, TinyKernelIsLaunchBound) {
   EXPECT_NE(find(d, "launch.tiny_kernel"), nullptr);
   const Finding* small = find(d, "launch.small_grid");
   ASSERT_NE(small, nullptr);
-  EXPECT_NEAR(*small->estimated_speedup, 8.0, 1e-9);  // capped at 8x
+  // The 2 us above the 1 us launch floor spread over 26 SMs instead of 1:
+  // 3000 / (1000 + 2000 / 26) = 2.79x, not a constant 8x.
+  EXPECT_NEAR(*small->estimated_speedup, 3000.0 / (1000 + 2000.0 / 26), 0.002);
 }
 
 TEST(AnalysisEngine, DominantStallBecomesAFinding) {
@@ -152,7 +166,10 @@ TEST(AnalysisEngine, MissingMetricsLowerConfidenceAndSaySo) {
   EXPECT_LT(bare.bottleneck.confidence, full.bottleneck.confidence);
   ASSERT_FALSE(bare.notes.empty());
   EXPECT_NE(bare.notes.front().find("not in this report"), std::string::npos) << bare.notes.front();
-  EXPECT_NE(bare.notes.front().find("compute_sol"), std::string::npos) << bare.notes.front();
+  // Named as the ncu section that collects them, not as the engine's quantities.
+  EXPECT_NE(bare.notes.front().find("the SpeedOfLight section"), std::string::npos) << bare.notes.front();
+  EXPECT_NE(bare.notes.front().find("--section SpeedOfLight"), std::string::npos) << bare.notes.front();
+  EXPECT_EQ(bare.notes.front().find("compute_sol"), std::string::npos) << bare.notes.front();
 }
 
 TEST(AnalysisEngine, ClassAndFindingsNeverContradict) {
@@ -196,7 +213,7 @@ Metrics complete_stalls(const std::string& dominant) {
 }
 
 TEST(RuleGoldens, StallReasonsNoFixtureShows) {
-  for (std::string reason : {"membar", "branch_resolving", "dispatch_stall", "sleeping", "misc"}) {
+  for (std::string reason : {"membar", "branch_resolving", "dispatch_stall", "sleeping", "misc", "no_instruction"}) {
     auto d = diagnose(report_with(complete_stalls(reason)));
     EXPECT_NE(find(d, "latency.stall." + reason), nullptr) << reason;
     auto other = diagnose(report_with(complete_stalls("wait")));
@@ -234,6 +251,280 @@ TEST(RuleGoldens, TensorCoresUnused) {
   EXPECT_NE(find(d, "compute.tensor_cores_unused"), nullptr);
   m[3].second = 20;  // the tensor pipe in use
   EXPECT_EQ(find(diagnose(report_with(m)), "compute.tensor_cores_unused"), nullptr);
+}
+
+// --- Every sentence an expert would sign (issue 24) ---------------------------
+
+bool any_advice(const KernelDiagnosis& d, std::string_view needle) {
+  for (const auto& f : d.findings)
+    for (const auto& a : f.advice)
+      if (a.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+Metrics on_cc(Metrics m, int major, int minor) {
+  m.emplace_back("device__attribute_compute_capability_major", major);
+  m.emplace_back("device__attribute_compute_capability_minor", minor);
+  return m;
+}
+
+// FMA-bound FP32 work that would suit tensor cores.
+Metrics fma_bound() {
+  return {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 88},
+          {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 20},
+          {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 88}};
+}
+
+TEST(ExpertAdvice, TensorCoresAreAdvisedOnlyOnChipsThatHaveThem) {
+  auto gtx = diagnose(report_with(on_cc(fma_bound(), 7, 5), 4096, 256, "NVIDIA GeForce GTX 1650"));
+  auto rtx = diagnose(report_with(on_cc(fma_bound(), 7, 5), 4096, 256, "NVIDIA GeForce RTX 2070"));
+  EXPECT_EQ(gtx.bottleneck.cls, BottleneckClass::Compute);
+  EXPECT_NE(find(gtx, "compute.pipe_saturated"), nullptr);
+  EXPECT_FALSE(any_advice(gtx, "tensor cores")) << "TU117 has no tensor cores although it is 7.5";
+  EXPECT_TRUE(any_advice(rtx, "tensor cores")) << "TU106 has them: the same kernel gets the advice";
+  // Pascal: no tensor cores by compute capability.
+  EXPECT_FALSE(any_advice(diagnose(report_with(on_cc(fma_bound(), 6, 1), 4096, 256, "NVIDIA GeForce GTX 1080")),
+                          "tensor cores"));
+}
+
+TEST(ExpertAdvice, DeviceFeaturesPerChip) {
+  DeviceFeatures gtx("NVIDIA GeForce GTX 1660 SUPER", "7.5"), t4("Tesla T4", "7.5"), t1000("NVIDIA T1000", "7.5"),
+      a2000("NVIDIA RTX A2000", "8.6"), h100("NVIDIA H100 PCIe", "9.0"), unknown("", "");
+  EXPECT_FALSE(gtx.has("tensor_cores"));
+  EXPECT_NE(gtx.why_not("tensor_cores").find("although its compute capability is 7.5"), std::string::npos);
+  EXPECT_TRUE(t4.has("tensor_cores"));
+  EXPECT_FALSE(t1000.has("tensor_cores"));
+  EXPECT_TRUE(a2000.has("cp_async"));
+  EXPECT_FALSE(a2000.has("tma"));
+  EXPECT_NE(a2000.why_not("tma").find("needs compute capability 9.0"), std::string::npos);
+  EXPECT_TRUE(h100.has("tma"));
+  EXPECT_FALSE(unknown.known());
+  // The one check LLM answers and the engine's advice share.
+  EXPECT_FALSE(advice_fits("Move matrix-shaped work to tensor cores (WMMA/mma.sync).", gtx));
+  EXPECT_TRUE(advice_fits("Move matrix-shaped work to tensor cores (WMMA/mma.sync).", t4));
+  EXPECT_FALSE(advice_fits("Prefetch with LDGSTS.", DeviceFeatures("Tesla V100-SXM2-16GB", "7.0")));
+  EXPECT_EQ(feature_violations("TMA is not available on this GPU.", a2000, {.allow_negated = true}).size(), 0u);
+  EXPECT_EQ(feature_violations("Use TMA to load tiles.", a2000, {.allow_negated = true}).size(), 1u);
+}
+
+// Every advice line the rule data gates by compute capability names only
+// features that compute capability has: otherwise the check would silently
+// drop it on every GPU the gate lets through.
+TEST(ExpertAdvice, ArchitectureGatesMatchTheFeaturesAdviceNames) {
+  auto set = rule_set();
+  ASSERT_TRUE(set);
+  auto check = [](const Advice& a, const std::string& where) {
+    auto row = lookup_arch(fmt::format("{:.1f}", a.min_cc == 0 ? 6.0 : a.min_cc)).spec;
+    ASSERT_NE(row, nullptr) << where;
+    for (const auto& feature : features_named(a.text))
+      if (feature != "tensor_cores" || a.min_cc >= 7.0 || a.when)
+        EXPECT_TRUE(row->has(feature) || a.when) << where << ": '" << a.text << "' names " << feature
+                                                 << ", which " << row->cc.text() << " lacks";
+  };
+  for (const auto& r : (*set)->rules)
+    for (const auto& a : r.advice) check(a, r.id);
+  for (const auto& st : (*set)->stalls)
+    for (const auto& a : st.advice) check(a, "latency.stall." + st.reason);
+}
+
+TEST(ExpertAdvice, NoIntrinsicThatForbidsFmaIsOfferedAsFast) {
+  auto set = rule_set();
+  ASSERT_TRUE(set);
+  auto slow = Pattern::compile(R"(__[fd](mul|add|sub)_r[nzud]\b)").value();
+  for (const auto& r : (*set)->rules)
+    for (const auto& a : r.advice) EXPECT_FALSE(slow.search(a.text)) << r.id << ": " << a.text;
+  for (const auto& st : (*set)->stalls)
+    for (const auto& a : st.advice) EXPECT_FALSE(slow.search(a.text)) << st.reason << ": " << a.text;
+}
+
+// The LSU pipe issuing the loads a binding L1/TEX cache serves is the same limit.
+TEST(ExpertVoice, ACarryingUnitFoldsIntoTheVerdict) {
+  auto d = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 83},
+                                 {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 84},
+                                 {"l1tex__throughput.avg.pct_of_peak_sustained_active", 84.1},
+                                 {"sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed", 83.1},
+                                 {"lts__throughput.avg.pct_of_peak_sustained_elapsed", 10.5},
+                                 {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 9.4}}));
+  EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Memory);
+  EXPECT_EQ(d.limiter.binding()->id, "l1tex");
+  EXPECT_EQ(find(d, "compute.pipe_saturated"), nullptr) << "the LSU pipe's story is the verdict's";
+  const Finding* l1 = find(d, "memory.l1_l2_bandwidth");
+  ASSERT_NE(l1, nullptr);
+  EXPECT_NE(l1->explanation.find("LSU pipe is at 83.1% of peak too"), std::string::npos) << l1->explanation;
+  for (const auto& f : d.findings) {
+    EXPECT_FALSE(f.title.starts_with("Compute-bound")) << f.title;
+    EXPECT_EQ(f.explanation.find("not by memory"), std::string::npos) << f.id;
+  }
+}
+
+// A busy FMA pipe next to a binding DRAM is a second limit, told as one.
+TEST(ExpertVoice, TitlesFollowTheKindOfUnitAndTheVerdict) {
+  auto d = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 75},
+                                 {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 91},
+                                 {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 91},
+                                 {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 75}}));
+  EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Memory);
+  const Finding* pipe = find(d, "compute.pipe_saturated");
+  ASSERT_NE(pipe, nullptr);
+  EXPECT_EQ(pipe->title, "The FMA pipe is also busy: 75% of peak");
+  EXPECT_EQ(pipe->explanation.find("not by memory"), std::string::npos) << pipe->explanation;
+  // The same pipe binding: the verdict's words.
+  auto c = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 91},
+                                 {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 70},
+                                 {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 70},
+                                 {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", 91}}));
+  EXPECT_EQ(c.bottleneck.cls, BottleneckClass::Compute);
+  ASSERT_NE(find(c, "compute.pipe_saturated"), nullptr);
+  EXPECT_TRUE(find(c, "compute.pipe_saturated")->title.starts_with("Compute-bound: the FMA pipe"));
+  const Finding* dram = find(c, "memory.dram_bandwidth");
+  ASSERT_NE(dram, nullptr);
+  EXPECT_EQ(dram->title, "DRAM bandwidth is also high: 70% of peak");
+  EXPECT_EQ(dram->explanation.find("more FLOPs will not help"), std::string::npos);
+}
+
+TEST(ExpertGains, NoEstimateBringsAKernelUnderTheLaunchFloor) {
+  auto d = diagnose(report_with({{"gpu__time_duration.sum", 1500},
+                                 {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 1},
+                                 {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 2},
+                                 {"launch__waves_per_multiprocessor", 0.01}},
+                                1, 64));
+  ASSERT_NE(find(d, "launch.small_grid"), nullptr);
+  for (const auto& f : d.findings)
+    if (f.estimated_speedup) EXPECT_GE(1500 / *f.estimated_speedup, 1000.0) << f.id << " " << *f.estimated_speedup;
+  // A 1.2 us kernel whose warps run 3 of 32 lanes: the divergence formula says
+  // 3.8x; the launch floor says 1.2x, and the text says why.
+  auto div = diagnose(report_with({{"gpu__time_duration.sum", 1200},
+                                   {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                                   {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 10},
+                                   {"smsp__issue_active.avg.pct_of_peak_sustained_active", 80},
+                                   {"smsp__thread_inst_executed_per_inst_executed.ratio", 3}}));
+  const Finding* branch = find(div, "divergence.branch");
+  ASSERT_NE(branch, nullptr);
+  ASSERT_TRUE(branch->estimated_speedup);
+  EXPECT_DOUBLE_EQ(*branch->estimated_speedup, 1.2);
+  EXPECT_NE(branch->explanation.find("no kernel runs in less than about 1"), std::string::npos) << branch->explanation;
+}
+
+TEST(ExpertGains, SeverityFollowsTheGainAndTheKernelsShare) {
+  auto r = report_with({{"gpu__time_duration.sum", 3000},
+                        {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 1},
+                        {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 2},
+                        {"launch__waves_per_multiprocessor", 0.01}},
+                       1, 64);
+  AnalyzeOptions whole{0};
+  whole.time_share = 0.9;
+  auto big = analyze_kernel(r, r.kernels.at(0), whole);
+  ASSERT_NE(find(big, "launch.small_grid"), nullptr);
+  EXPECT_EQ(find(big, "launch.small_grid")->severity, Severity::High);
+  AnalyzeOptions tiny{0};
+  tiny.time_share = 0.0005;  // 0.05% of the report's GPU time
+  for (const auto& f : analyze_kernel(r, r.kernels.at(0), tiny).findings) EXPECT_EQ(f.severity, Severity::Low) << f.id;
+  // A finding whose estimate is about 1x is never high.
+  for (const auto& f : big.findings)
+    if (f.estimated_speedup && *f.estimated_speedup < 1.1) EXPECT_NE(f.severity, Severity::High) << f.id;
+}
+
+Metrics sampled_stalls(double dominant_samples) {
+  Metrics m;
+  for (const auto& r : {"long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle",
+                        "math_pipe_throttle", "wait", "branch_resolving", "no_instructions", "not_selected",
+                        "tex_throttle"})
+    m.emplace_back(std::string("smsp__pcsamp_warps_issue_stalled_") + r,
+                   std::string(r) == "long_scoreboard" ? dominant_samples : 0);
+  m.emplace_back("sm__throughput.avg.pct_of_peak_sustained_elapsed", 30);
+  m.emplace_back("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 35);
+  return m;
+}
+
+TEST(ExpertGains, StallFindingsNeedEnoughPcSamples) {
+  auto few = diagnose(report_with(sampled_stalls(4)));
+  EXPECT_EQ(find(few, "latency.stall.long_scoreboard"), nullptr);
+  EXPECT_TRUE(std::ranges::any_of(few.notes, [](const std::string& n) { return n.find("only 4 PC samples") != n.npos; }));
+  auto many = diagnose(report_with(sampled_stalls(4000)));
+  EXPECT_NE(find(many, "latency.stall.long_scoreboard"), nullptr);
+}
+
+TEST(ExpertGains, StallsGainNothingAgainstASaturatedUnitTheyDoNotRelieve) {
+  Metrics m = complete_stalls("long_scoreboard");
+  m.emplace_back("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 92);
+  m.emplace_back("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 92);
+  auto d = diagnose(report_with(m));
+  EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Memory);
+  const Finding* f = find(d, "latency.stall.long_scoreboard");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->estimated_speedup) << "waiting less cannot make a saturated DRAM faster";
+  EXPECT_EQ(f->severity, Severity::Low);
+}
+
+TEST(ExpertPremises, ASingleThreadStoreIsNotAStride) {
+  Metrics m = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30},
+               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 35},
+               {"smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct", 100},
+               {"smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct", 12.5},
+               {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", 4},
+               {"l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", 1}};
+  EXPECT_EQ(find(diagnose(report_with(m)), "memory.uncoalesced_global"), nullptr);
+  m.back().second = 32;  // the same bytes per sector over 32 sectors a request: a stride
+  auto strided = diagnose(report_with(m));
+  const Finding* f = find(strided, "memory.uncoalesced_global");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "Global stores use only 12% of the bytes of each sector they write");
+}
+
+TEST(ExpertPremises, AStreamingCopyHasNothingToReuse) {
+  Metrics m = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20},
+               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 95},
+               {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 95},
+               {"l1tex__t_sector_hit_rate.pct", 0},
+               {"lts__t_sector_hit_rate.pct", 33},
+               {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e6},
+               {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 1e6},
+               {"derived__memory_l2_theoretical_sectors_global_excessive", 0},
+               {"dram__bytes_read.sum", 32e6},
+               {"dram__bytes_write.sum", 32e6}};
+  EXPECT_EQ(find(diagnose(report_with(m)), "memory.poor_cache_reuse"), nullptr) << "DRAM moved what was asked for";
+  m[8].second = 96e6;  // the same reads fetched three times over
+  EXPECT_NE(find(diagnose(report_with(m)), "memory.poor_cache_reuse"), nullptr);
+}
+
+// A report holding only the memory chart: L1 store requests and the L2 sectors
+// the L1 wrote for them. 11.5 sectors a request where 4 would do.
+TEST(ExpertPartial, TheMemoryChartAloneShowsAnUncoalescedStore) {
+  testing::ReportWriter w;
+  testing::ReportWriter::Block b;
+  auto k = w.kernel("scatter", 192, 1024,
+                    {{"gpu__time_duration.sum", 40000},
+                     {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 6144},
+                     {"lts__t_sectors_srcunit_tex_op_write.sum", 70948}});
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  auto src = io::memory_source("chart.ncu-rep", w.bytes());
+  auto r = readers::load(*src);
+  ASSERT_TRUE(r);
+  auto d = analyze_kernel(*r, r->kernels.at(0), {0});
+  EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Unknown);
+  const Finding* f = find(d, "memory.uncoalesced_global");
+  ASSERT_NE(f, nullptr) << "the chart's per-operation ratio proves the finding";
+  EXPECT_NE(f->title.find("11.5 sectors per request"), std::string::npos) << f->title;
+}
+
+TEST(ExpertLibraries, RecognisedByFamilyWithTheirAdviceOnce) {
+  const std::pair<const char*, const char*> kernels[] = {
+      {"DeviceRadixSortOnesweepKernel", "CUB/Thrust"}, {"generate_seed_pseudo", "cuRAND"},
+      {"regular_fft", "cuFFT"},       {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "NCCL"},
+      {"ampere_sgemm_128x64_nn", "cuBLAS"}};
+  for (const auto& [name, library] : kernels) {
+    auto d = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30},
+                                   {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 35},
+                                   {"launch__occupancy_limit_registers", 1},
+                                   {"sm__maximum_warps_per_active_cycle_pct", 25}},
+                                  4096, 256, "", name));
+    EXPECT_EQ(d.library, library) << name;
+    EXPECT_FALSE(d.library_advice.empty()) << name;
+    for (const auto& f : d.findings) EXPECT_TRUE(f.advice.empty()) << name << ": " << f.id << " repeats advice";
+  }
+  EXPECT_TRUE(diagnose(report_with({}, 4096, 256, "", "my_fft_kernel")).library.empty());
 }
 
 }  // namespace

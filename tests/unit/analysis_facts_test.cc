@@ -186,7 +186,8 @@ TEST(AnalysisFacts, AllEvidenceIsOrderedByQuantityName) {
   EXPECT_EQ(all[5].value, 50);
   EXPECT_EQ(all[5].unit, "%");
   EXPECT_EQ(all[5].formula, "min(grid_size, sm_count) / sm_count * 100");
-  EXPECT_EQ(all[6].value, 2);
+  // 1 ms of work on 40 of 80 SMs: 1 us launch floor + 999 us x 40 / 80.
+  EXPECT_NEAR(all[6].value, 1e6 / (1000 + 999000.0 / 2), 1e-9);
 }
 
 }  // namespace

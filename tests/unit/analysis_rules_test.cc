@@ -57,7 +57,12 @@ TEST(AnalysisRules, ExpressionsParseAndNameKnownQuantities) {
     }
     EXPECT_FALSE(r.advice.empty()) << r.id;
     EXPECT_FALSE(r.references.empty()) << r.id;
-    EXPECT_NE(r.explanation.text().find('{'), std::string::npos) << r.id << " explanation states no number";
+    for (const auto& v : r.explanations) {
+      EXPECT_NE(v.text.text().find('{'), std::string::npos) << r.id << " explanation states no number";
+      if (v.when) EXPECT_TRUE(identifiers(v.when->text())) << r.id;
+    }
+    for (const auto& v : r.titles)
+      if (v.when) EXPECT_TRUE(identifiers(v.when->text())) << r.id;
   }
   EXPECT_TRUE(identifiers(rules().stall_speedup.text()));
 }

@@ -73,6 +73,7 @@ TEST(CatalogueNames, EveryRuleTitleHasAFallbackWithoutValues) {
   for (const auto& r : (*set)->rules) {
     ASSERT_FALSE(r.titles.empty()) << r.id;
     EXPECT_TRUE(r.titles.back().symbols().empty()) << r.id << ": the last title must name no value";
+    EXPECT_FALSE(r.titles.back().when) << r.id << ": the last title must hold for every kernel";
   }
 }
 

@@ -214,6 +214,15 @@ TEST(LlmVerify, ArchitectureInvalidAdvice) {
   EXPECT_TRUE(explain(h90, f90).arch_violations.empty());
 }
 
+// The device's chip, not only its compute capability: TU116 has no tensor cores.
+TEST(LlmVerify, TensorCoreAdviceOnAChipWithout) {
+  auto gtx = arch_violations("Move the GEMM to tensor cores with WMMA.", {"NVIDIA GeForce GTX 1660 SUPER", "7.5"});
+  ASSERT_EQ(gtx.size(), 1u);
+  EXPECT_NE(gtx[0].find("although its compute capability is 7.5"), std::string::npos) << gtx[0];
+  EXPECT_TRUE(arch_violations("Move the GEMM to tensor cores with WMMA.", {"Tesla T4", "7.5"}).empty());
+  EXPECT_TRUE(arch_violations("Tensor cores are not available on this GPU.", {"NVIDIA GeForce GTX 1660 SUPER", "7.5"}).empty());
+}
+
 TEST(LlmVerify, ClaimsExtraction) {
   auto claims = extract_claims("L2 hit 45.2%, 1,234 cycles on sm_86 (CC 8.6); 2.5x faster, 239 us, 1. list");
   std::vector<std::string> texts;
@@ -226,7 +235,7 @@ TEST(LlmVerify, MatchesConversionsAndRounding) {
   auto f = make_fixture();
   auto known = known_values(f.diagnosis.kernels[0], &f.report.kernels[0]);
   auto ok = [&](const std::string& text) {
-    auto v = verify_text(text, {known, {"8.6"}, std::nullopt});
+    auto v = verify_text(text, {known, {{"", "8.6"}}, std::nullopt});
     return v.unsupported == 0 && !v.claims.empty();
   };
   EXPECT_TRUE(ok("throughput 92%"));      // rounding to the shown precision

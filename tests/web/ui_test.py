@@ -93,6 +93,10 @@ def main():
         assert "memory" in ranking, "the ranked kernels show the bottleneck class"
         assert "memory-bound" in diagnosis, "the per-kernel diagnosis shows the bottleneck summary"
         assert browser.find_elements(By.CSS_SELECTOR, "#diagnosis .finding"), "findings are listed"
+        assert "launches" in ranking, "the ranking counts the launches each row folds"
+        # Evidence reads as labelled, formatted values (the metric name is the tooltip).
+        assert re.search(r"throughput: \d+\.\d%", diagnosis), "evidence shows labelled percentages"
+        assert "pct_of_peak_sustained" not in diagnosis, "raw metric names stay out of the text"
         # The HTML report (with its charts) is in the sandboxed frame.
         frame = browser.find_element(By.ID, "report")
         assert frame.get_attribute("sandbox") == "", "the report frame runs no script"
