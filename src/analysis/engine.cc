@@ -725,8 +725,8 @@ void apply_launch_floor(std::vector<Finding>& fs, std::optional<double> duration
     f.estimated_speedup = cap;
     f.speedup_formula = fmt::format("min({}, duration / launch floor = {:.0f} ns / {:.0f} ns)", f.speedup_formula,
                                     *duration, e.launch_floor_ns);
-    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: no kernel runs in less than about {} on a GPU, "
-                                 "and this one takes {}.",
+    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: no kernel runs in less than about {} on a GPU "
+                                 "(an empty kernel's measured time), and this one takes {}.",
                                  cap, model::readable_duration(e.launch_floor_ns), model::readable_duration(*duration));
   }
 }
