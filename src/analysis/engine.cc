@@ -885,7 +885,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   if (opt.derived) d.derived = facts.all_evidence();
   if (!d.data_quality.problems.empty()) return d;  // a broken capture supports no finding
   Scope scope(**set, facts);
-  DeviceFeatures dev(d.device.name, d.device.compute_capability);
+  const DeviceFeatures dev = device_features(d.device.name, d.device.compute_capability);
   add_context(kernel, **set, facts, dev, scope);
   set_bound(scope, d.bottleneck, d.limiter);
   Context ctx{report, kernel};

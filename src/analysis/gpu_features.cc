@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -14,41 +16,97 @@
 namespace keet::analysis {
 namespace {
 
-// RE2 has no lookaround, so features.json spells "X not followed by Y" as a
-// trailing X(?!Y), checked here: a match of X counts only when Y does not
-// match right after it.
-struct FeaturePattern {
-  Pattern match;
-  std::optional<Pattern> not_followed_by;
-  bool found(std::string_view s) const {
+// The lower-case text every match of an RE2 pattern must contain (the
+// longest run of plain characters outside groups and classes that no
+// quantifier makes optional), or "" when none is certain (a top-level "|").
+// A text without it cannot match, so most advice never reaches RE2.
+std::string required_literal(std::string_view p) {
+  std::string best, run;
+  auto flush = [&] {
+    if (run.size() > best.size()) best = run;
+    run.clear();
+  };
+  int depth = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (depth > 0) {  // inside a group: nothing there is certain
+      if (c == '\\') ++i;
+      else if (c == '(') ++depth;
+      else if (c == ')') --depth;
+      continue;
+    }
+    if (c == '|') return "";
+    if (c == '(') {
+      flush();
+      ++depth;
+    } else if (c == '[') {
+      flush();
+      while (i < p.size() && p[i] != ']') i += p[i] == '\\' ? 2 : 1;
+    } else if (c == '?' || c == '*' || c == '{') {
+      if (!run.empty()) run.pop_back();  // the character before is optional
+      flush();
+      if (c == '{') i = p.find('}', i) == std::string_view::npos ? p.size() : p.find('}', i);
+    } else if (c == '+' || c == '^' || c == '$' || c == '.') {
+      flush();
+    } else if (c == '\\' && i + 1 < p.size()) {
+      char e = p[++i];
+      if (e == '.' || e == '-' || e == '_' || e == ':' || e == '/') run += e;
+      else flush();  // \b, \d, \w ...
+    } else {
+      run += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  flush();
+  return best;
+}
+
+// One spelling of a feature. RE2 has no lookaround, so features.json spells
+// "X not followed by Y" as a trailing X(?!Y), checked here: a match of X
+// counts only when Y does not match right after it. Compiled on first use
+// (most runs never need most patterns), behind the literal prefilter.
+class FeaturePattern {
+ public:
+  explicit FeaturePattern(std::string source) : source_(std::move(source)) {
+    size_t at = source_.rfind("(?!");
+    bool lookahead = at != std::string::npos && source_.ends_with(")");
+    literal_ = required_literal(lookahead ? std::string_view(source_).substr(0, at) : source_);
+  }
+  // `lower`: the text in lower case, for the prefilter.
+  bool found(std::string_view s, std::string_view lower) const {
+    if (!literal_.empty() && lower.find(literal_) == std::string_view::npos) return false;
+    std::call_once(once_, [&] { compile(); });
+    if (!match_) return false;
     size_t from = 0;
-    while (auto m = match.find(s, from)) {
-      if (!not_followed_by || !not_followed_by->search(s.substr(m->pos + m->len))) return true;
+    while (auto m = match_->find(s, from)) {
+      if (!not_followed_by_ || !not_followed_by_->search(s.substr(m->pos + m->len))) return true;
       from = m->pos + 1;
     }
     return false;
   }
-};
 
-// The patterns are our own compiled-in data: one that does not compile is a
-// bug the unit tests catch, so it is skipped here rather than thrown.
-std::optional<FeaturePattern> feature_pattern(const std::string& p) {
-  Pattern::Options icase{.case_insensitive = true};
-  size_t at = p.rfind("(?!");
-  if (at == std::string::npos || !p.ends_with(")")) {
-    auto m = Pattern::compile(p, icase);
-    if (!m) return std::nullopt;
-    return FeaturePattern{std::move(*m), std::nullopt};
+ private:
+  // Our own compiled-in data: a pattern that does not compile is a bug the
+  // unit tests catch, so here it never matches rather than throwing.
+  void compile() const {
+    Pattern::Options icase{.case_insensitive = true};
+    size_t at = source_.rfind("(?!");
+    if (at == std::string::npos || !source_.ends_with(")")) {
+      if (auto m = Pattern::compile(source_, icase)) match_ = std::move(*m);
+      return;
+    }
+    auto m = Pattern::compile(source_.substr(0, at), icase);
+    auto not_after = Pattern::compile("^(?:" + source_.substr(at + 3, source_.size() - at - 4) + ")", icase);
+    if (m && not_after) match_ = std::move(*m), not_followed_by_ = std::move(*not_after);
   }
-  auto m = Pattern::compile(p.substr(0, at), icase);
-  auto not_after = Pattern::compile("^(?:" + p.substr(at + 3, p.size() - at - 4) + ")", icase);
-  if (!m || !not_after) return std::nullopt;
-  return FeaturePattern{std::move(*m), std::move(*not_after)};
-}
+
+  std::string source_, literal_;
+  mutable std::once_flag once_;
+  mutable std::optional<Pattern> match_, not_followed_by_;
+};
 
 struct Feature {
   std::string key, name;
-  std::vector<FeaturePattern> patterns;
+  std::vector<std::unique_ptr<FeaturePattern>> patterns;
 };
 
 struct FeatureTable {
@@ -64,8 +122,7 @@ const FeatureTable& feature_table() {
     for (auto f : j->member("features")) {
       if (out.features.size() == 64) break;
       Feature feat{f.at("feature").str(), f.at("name").str(), {}};
-      for (auto p : f.member("patterns"))
-        if (auto fp = feature_pattern(p.str())) feat.patterns.push_back(std::move(*fp));
+      for (auto p : f.member("patterns")) feat.patterns.push_back(std::make_unique<FeaturePattern>(p.str()));
       out.features.push_back(std::move(feat));
     }
     out.negations = member_or(*j, "negations", std::vector<std::string>{});
@@ -76,7 +133,7 @@ const FeatureTable& feature_table() {
 
 struct ChipRule {
   std::string chips;
-  std::vector<Pattern> patterns;
+  std::vector<std::unique_ptr<FeaturePattern>> patterns;
   std::vector<std::string> lacks;
 };
 
@@ -87,8 +144,7 @@ const std::vector<ChipRule>& chip_rules() {
     if (!j) return out;
     for (auto c : j->member("chip_features")) {
       ChipRule r{c.at("chips").str(), {}, member_or(c, "lacks", std::vector<std::string>{})};
-      for (auto p : c.member("patterns"))
-        if (auto m = Pattern::compile(p.str(), {.case_insensitive = true})) r.patterns.push_back(std::move(*m));
+      for (auto p : c.member("patterns")) r.patterns.push_back(std::make_unique<FeaturePattern>(p.str()));
       out.push_back(std::move(r));
     }
     return out;
@@ -118,8 +174,8 @@ bool negated(std::string_view sentence) {
   return std::ranges::any_of(n, [&](const std::string& w) { return lower.find(w) != std::string::npos; });
 }
 
-bool mentions(std::string_view text, const Feature& f) {
-  return std::ranges::any_of(f.patterns, [&](const FeaturePattern& p) { return p.found(text); });
+bool mentions(std::string_view text, std::string_view lower, const Feature& f) {
+  return std::ranges::any_of(f.patterns, [&](const auto& p) { return p->found(text, lower); });
 }
 
 std::string min_cc_with(std::string_view feature) {
@@ -128,11 +184,13 @@ std::string min_cc_with(std::string_view feature) {
   return "?";
 }
 
-uint64_t mask_of(std::string_view text) {
+// The features (bits in features.json order) among `which` that `text` names.
+uint64_t mask_of(std::string_view text, uint64_t which = ~uint64_t{0}) {
   uint64_t mask = 0;
+  std::string lower = to_lower(text);
   const auto& fs = feature_table().features;
   for (size_t i = 0; i < fs.size(); ++i)
-    if (mentions(text, fs[i])) mask |= uint64_t{1} << i;
+    if ((which & (uint64_t{1} << i)) && mentions(text, lower, fs[i])) mask |= uint64_t{1} << i;
   return mask;
 }
 
@@ -141,8 +199,9 @@ uint64_t mask_of(std::string_view text) {
 DeviceFeatures::DeviceFeatures(std::string_view device_name, std::string_view compute_capability)
     : name_(device_name), cc_(compute_capability), arch_(find_arch(compute_capability)) {
   if (!arch_ && !cc_.empty()) arch_ = lookup_arch(cc_).spec;  // a newer minor: the nearest older row
+  std::string lower = to_lower(name_);
   for (const auto& rule : chip_rules())
-    if (std::ranges::any_of(rule.patterns, [&](const Pattern& p) { return p.search(name_); })) {
+    if (std::ranges::any_of(rule.patterns, [&](const auto& p) { return p->found(name_, lower); })) {
       chip_lacks_.insert(chip_lacks_.end(), rule.lacks.begin(), rule.lacks.end());
       chip_family_ = rule.chips;
     }
@@ -151,6 +210,18 @@ DeviceFeatures::DeviceFeatures(std::string_view device_name, std::string_view co
     chip_lacks_.push_back("tensor_cores");
     if (chip_family_.empty()) chip_family_ = p->name;
   }
+}
+
+DeviceFeatures device_features(std::string_view device_name, std::string_view compute_capability) {
+  // A report names one or a few devices; its kernels ask for them again and again.
+  static std::mutex lock;
+  static std::map<std::pair<std::string, std::string>, DeviceFeatures, std::less<>> seen;
+  std::lock_guard guard(lock);
+  auto key = std::pair(std::string(device_name), std::string(compute_capability));
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  DeviceFeatures made(device_name, compute_capability);
+  if (seen.size() < 256) seen.emplace(std::move(key), made);  // bounded: a long-running server sees few devices
+  return made;
 }
 
 bool DeviceFeatures::has(std::string_view feature) const {
@@ -192,7 +263,7 @@ std::vector<std::string> feature_violations(std::string_view text, const DeviceF
   for (const auto& f : feature_table().features) {
     if (device.has(f.key)) continue;
     for (auto s : sentences(text))
-      if (mentions(s, f) && !(opt.allow_negated && negated(s))) {
+      if (mentions(s, to_lower(s), f) && !(opt.allow_negated && negated(s))) {
         out.push_back(f.name + " " + device.why_not(f.key));
         break;
       }
@@ -201,23 +272,30 @@ std::vector<std::string> feature_violations(std::string_view text, const DeviceF
 }
 
 bool advice_fits(std::string_view advice, const DeviceFeatures& device) {
-  static std::mutex lock;
-  static std::unordered_map<std::string, uint64_t> memo;
-  uint64_t mask = 0;
-  {
-    std::lock_guard guard(lock);
-    auto it = memo.find(std::string(advice));
-    if (it != memo.end()) mask = it->second;
-    else {
-      mask = mask_of(advice);
-      if (memo.size() < 4096) memo.emplace(std::string(advice), mask);
-    }
-  }
-  if (!mask) return true;
+  // Only the features this device lacks need looking for; what a text was
+  // checked for is remembered, so a report of 20,000 kernels asks about the
+  // same few dozen lines once.
   const auto& fs = feature_table().features;
+  uint64_t lacking = 0;
   for (size_t i = 0; i < fs.size(); ++i)
-    if ((mask & (uint64_t{1} << i)) && !device.has(fs[i].key)) return false;
-  return true;
+    if (!device.has(fs[i].key)) lacking |= uint64_t{1} << i;
+  if (!lacking) return true;
+  struct Checked {
+    uint64_t checked = 0, found = 0;
+  };
+  static std::mutex lock;
+  static std::unordered_map<std::string, Checked> memo;
+  std::lock_guard guard(lock);
+  Checked mine;
+  auto it = memo.find(std::string(advice));
+  if (it != memo.end()) mine = it->second;
+  if (uint64_t need = lacking & ~mine.checked) {
+    mine.found |= mask_of(advice, need);
+    mine.checked |= need;
+    if (it != memo.end()) it->second = mine;
+    else if (memo.size() < 4096) memo.emplace(std::string(advice), mine);
+  }
+  return (mine.found & lacking) == 0;
 }
 
 }  // namespace keet::analysis

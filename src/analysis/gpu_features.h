@@ -41,6 +41,9 @@ class DeviceFeatures {
   std::string chip_family_;
 };
 
+// The same, worked out once per device (name and compute capability) and copied.
+DeviceFeatures device_features(std::string_view device_name, std::string_view compute_capability);
+
 // Feature keys of data/arch/features.json, in file order.
 std::vector<std::string> feature_keys();
 // The readable name of a feature key ("tensor cores (WMMA/mma.sync)").

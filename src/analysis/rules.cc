@@ -248,12 +248,13 @@ Result<RuleSet> parse_rules(std::string_view findings_json, std::string_view sta
 }
 
 Result<const RuleSet*> rule_set() {
-  static const Result<RuleSet> set = [] {
+  // Never destroyed (as the catalogue): nothing to free at exit.
+  static const Result<RuleSet>& set = *new Result<RuleSet>([] {
     auto f = compiled_data("rules/findings.json");
     auto s = compiled_data("rules/stalls.json");
     if (!f || !s) return Result<RuleSet>(fail(ExitCode::BadInput, "rule data is missing from the build"));
     return checked([&] { return rules_from(*f, *s); });
-  }();
+  }());
   if (!set) return std::unexpected(set.error());
   return &*set;
 }

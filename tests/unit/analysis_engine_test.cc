@@ -307,6 +307,26 @@ TEST(ExpertAdvice, DeviceFeaturesPerChip) {
   EXPECT_EQ(feature_violations("Use TMA to load tiles.", a2000, {.allow_negated = true}).size(), 1u);
 }
 
+// The literal prefilter in front of RE2 never hides a spelling.
+TEST(ExpertAdvice, EveryFeatureSpellingIsFound) {
+  const std::pair<const char*, const char*> phrases[] = {
+      {"tensor_cores", "use WMMA fragments"},       {"tensor_cores", "Tensor-Core GEMM"},
+      {"tma", "cp.async.bulk.tensor"},              {"tma", "the Tensor Memory Accelerator"},
+      {"wgmma", "warp-group MMA"},                  {"thread_block_clusters", "thread-block clusters"},
+      {"thread_block_clusters", "__cluster_dims__"}, {"distributed_shared_memory", "DSMEM"},
+      {"cp_async", "LDGSTS"},                       {"cp_async", "cuda::memcpy_async"},
+      {"fp8", "E5M2 inputs"},                       {"fp4", "NVFP4"},
+      {"bf16_mma", "bfloat16"},                     {"tf32_mma", "TF32 math"},
+      {"tcgen05", "tcgen05.mma"},                   {"tensor_memory", "TMEM"},
+      {"l2_persistence", "accessPolicyWindow"},     {"async_barrier", "cuda::barrier"}};
+  for (const auto& [key, phrase] : phrases) {
+    auto named = features_named(phrase);
+    EXPECT_NE(std::ranges::find(named, key), named.end()) << key << ": '" << phrase << "'";
+  }
+  EXPECT_TRUE(features_named("cp.async.bulk.tensor").size() == 1) << "cp.async(?!.bulk) is not TMA";
+  EXPECT_TRUE(features_named("Coalesce the loads and use shared memory.").empty());
+}
+
 // Every advice line the rule data gates by compute capability names only
 // features that compute capability has: otherwise the check would silently
 // drop it on every GPU the gate lets through.
