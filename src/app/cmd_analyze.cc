@@ -389,7 +389,8 @@ Command analyze_command() {
                            "launch. JSON always lists every launch")
                 ->check(CLI::IsMember({"fold", "all"}))
                 ->capture_default_str();
-            sub.add_flag("-v,--verbose", a->verbose, "show each evidence value's metric name (JSON always has them)");
+            sub.add_flag("-v,--verbose", a->verbose,
+                         "show each evidence value's metric name and kernels' whole names (JSON always has them)");
             add_app_view_flags(sub, a->timeline, a->coverage_threshold);
             sub.add_flag("--calibrated", a->calibrated,
                          "beside each estimated speedup, the estimate corrected by the history's measured/predicted "

@@ -81,6 +81,9 @@ void add_analysis_flags(CLI::App& sub, AnalyzeArgs& a) {
   sub.add_option("--print-summary", a.summary, "per-kernel: one diagnosis per kernel and launch configuration")
       ->check(CLI::IsMember({"none", "per-kernel"}))
       ->capture_default_str();
+  sub.add_option("--launches", a.launches, "fold or all: identical launches share one diagnosis, as analyze")
+      ->check(CLI::IsMember({"fold", "all"}))
+      ->capture_default_str();
 }
 
 }  // namespace
