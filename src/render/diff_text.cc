@@ -79,12 +79,14 @@ std::string renamed_text(const std::string& before, const std::string& after) {
 
 std::string pairing_note(PairedBy by, const std::string& before_name, const std::string& after_name, int before_index,
                          int after_index) {
-  std::string differ = before_name == after_name ? "" : ": the kernel names differ " + renamed_text(before_name, after_name);
+  std::string differ =
+      before_name == after_name ? "" : ": the kernel names differ " + renamed_text(before_name, after_name);
   switch (by) {
     case PairedBy::Name: return "";
     case PairedBy::Forced: return fmt::format("--pair {}:{}{}", before_index, after_index, differ);
     case PairedBy::OnlyKernel: return "position, the only kernel of each report" + differ;
-    case PairedBy::LaunchConfigOrder: return "launch configuration (same grid and block) and order of appearance" + differ;
+    case PairedBy::LaunchConfigOrder:
+      return "launch configuration (same grid and block) and order of appearance" + differ;
   }
   return "";
 }
@@ -114,10 +116,10 @@ std::string pair_flags_text(const std::vector<std::pair<int, int>>& pairs) {
 std::string unmatched_hint(const DiffResult& d) {
   if (d.suggested_pairs.empty()) return "";
   bool more = std::min(d.unmatched_before.size(), d.unmatched_after.size()) > d.suggested_pairs.size();
-  return fmt::format("hint: {} kernel(s) only in before and {} only in after have no partner; if one is another "
-                     "renamed, pair them by index (BEFORE:AFTER), e.g. {}{}",
-                     d.unmatched_before.size(), d.unmatched_after.size(), pair_flags_text(d.suggested_pairs),
-                     more ? " ..." : "");
+  return fmt::format(
+      "hint: {} kernel(s) only in before and {} only in after have no partner; if a kernel here is another one "
+      "renamed, pair them by index (BEFORE:AFTER), e.g. {}{}",
+      d.unmatched_before.size(), d.unmatched_after.size(), pair_flags_text(d.suggested_pairs), more ? " ..." : "");
 }
 
 // The facts of one pair as (label, value) lines, shared by text and Markdown.
@@ -172,7 +174,8 @@ std::string summary_line(const DiffResult& d) {
 // The summary, then how the pairs were made when not all by name.
 std::string heading_lines(const DiffResult& d, bool markdown) {
   std::string out = summary_line(d) + "\n";
-  if (auto how = pairing_summary(d); !how.empty()) out += fmt::format("{}{}\n", markdown ? "\n" : "", markdown ? md_text(how) : how);
+  if (auto how = pairing_summary(d); !how.empty())
+    out += fmt::format("{}{}\n", markdown ? "\n" : "", markdown ? md_text(how) : how);
   return out;
 }
 

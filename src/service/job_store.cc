@@ -231,7 +231,8 @@ class SqlJobStore final : public JobStore {
 
   Result<void> add(const Job& j) override {
     std::lock_guard lock(mu_);
-    auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
+    auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
+                             "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
                              kColumns),
                  {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline, str(j.created_at),
                   str(j.size), pairs_text(j.pairs)},

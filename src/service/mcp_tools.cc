@@ -519,7 +519,8 @@ Outcome<Answer> diff_reports(const Call& c) {
                                    "--min-delta=" + c.text("min_delta")};
   // The declaration bounds each pair to two indices of 0..999999999 (what --pair reads).
   if (json forced = c.arg("pairs"); forced.is_array())
-    for (const auto& p : forced) args.push_back(fmt::format("--pair={}:{}", p.at(0).get<int64_t>(), p.at(1).get<int64_t>()));
+    for (const auto& p : forced)
+      args.push_back(fmt::format("--pair={}:{}", p.at(0).get<int64_t>(), p.at(1).get<int64_t>()));
   auto doc = run_json(c, args);
   if (!doc) return std::unexpected(doc.error());
   int64_t limit = c.number("limit");

@@ -178,7 +178,7 @@ TEST(DiffRenamed, SeveralKernelsPairByNameThenLaunchConfigurationAndTheRestAreLi
       << text;
   EXPECT_NE(text.find("new (only in after): #0 warmup() (grid (8, 1, 1) block (32, 1, 1))\n"), std::string::npos) << text;
   EXPECT_NE(text.find("new (only in after): #3 reduce_new() (grid (64, 1, 1) block (128, 1, 1))\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("hint: 1 kernel(s) only in before and 2 only in after have no partner; if one is another renamed, "
+  EXPECT_NE(text.find("hint: 1 kernel(s) only in before and 2 only in after have no partner; if a kernel here is another one renamed, "
                       "pair them by index (BEFORE:AFTER), e.g. --pair 2:3\n"),
             std::string::npos)
       << text;

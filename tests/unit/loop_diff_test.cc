@@ -135,7 +135,7 @@ TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) 
   EXPECT_NE(text.find("missing (only in before): #1 k"), std::string::npos) << text;
   EXPECT_NE(text.find("missing (only in before): #4 gone"), std::string::npos) << text;
   EXPECT_NE(text.find("new (only in after): #3 fresh"), std::string::npos) << text;
-  EXPECT_NE(text.find("hint: 2 kernel(s) only in before and 1 only in after have no partner; if one is another renamed, "
+  EXPECT_NE(text.find("hint: 2 kernel(s) only in before and 1 only in after have no partner; if a kernel here is another one renamed, "
                       "pair them by index (BEFORE:AFTER), e.g. --pair 1:3\n"),
             std::string::npos)
       << text;
