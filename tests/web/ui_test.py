@@ -141,10 +141,13 @@ def main():
         renamed = os.path.join(os.path.dirname(a.report), "addConstDouble.ncu-rep")
         if os.path.basename(a.report) == "addConstDouble3.ncu-rep" and os.path.isfile(renamed):
             browser.find_element(By.ID, "file").send_keys(renamed)
-            wait.until(lambda b: any("addConstDouble.ncu-rep" in o.text for o in b.find_elements(By.CSS_SELECTOR, "#after option")))
-            fixed = next(o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#after option")
-                         if "addConstDouble.ncu-rep" in o.text)
-            browser.execute_script("document.getElementById('after').value = arguments[0];", fixed)
+            # Read and set in one script: the job list refresh rebuilds the options every 2 s.
+            fixed = wait.until(lambda b: b.execute_script(
+                "const o = [...document.querySelectorAll('#after option')]"
+                ".find((o) => o.textContent.startsWith('addConstDouble.ncu-rep'));"
+                "if (o) document.getElementById('after').value = o.value;"
+                "return o ? o.value : null;"))
+            print(f"after: job {fixed}")
             browser.find_element(By.ID, "pairs").clear()
             browser.find_element(By.ID, "compare-go").click()
             wait.until(lambda b: "addConstDouble3.ncu-rep vs addConstDouble.ncu-rep" == b.find_element(By.ID, "detail-title").text)
