@@ -259,19 +259,71 @@ function showAnalysis(doc) {
   for (const {fold, kernel} of groups.slice(0, 10)) diag.appendChild(kernelDiagnosis(kernel, fold));
 }
 
+// How keet diff made a pair (keet.diff/1 paired_by), in the words keet diff uses.
+const PAIRED_BY = {
+  name: 'name',
+  forced: 'your pairs (--pair)',
+  only_kernel: 'position: the only kernel of each report',
+  launch_config_order: 'launch configuration and order',
+};
+
+function pairedBy(p) {
+  const b = p.before || {}, a = p.after || {};
+  const how = PAIRED_BY[p.paired_by] || p.paired_by || 'name';
+  return b.name !== a.name ? how + ': the kernel names differ' : how;
+}
+
+function pairText(pairs) { return pairs.map((p) => p[0] + ':' + p[1]).join(' '); }
+
+// "0:1 2:3" (or with commas) -> [[0, 1], [2, 3]]; null when a word is not I:J.
+function parsePairs(text) {
+  const pairs = [];
+  for (const word of text.split(/[\s,]+/).filter((w) => w)) {
+    const m = /^(\d{1,9}):(\d{1,9})$/.exec(word);
+    if (!m) return null;
+    pairs.push([Number(m[1]), Number(m[2])]);
+  }
+  return pairs;
+}
+
+function unpairedList(title, kernels) {
+  const box = el('div');
+  box.appendChild(el('h4', title));
+  const ul = el('ul');
+  for (const k of kernels) ul.appendChild(el('li', '#' + k.index + ' ' + k.name + ' (grid ' + (k.grid || []).join('×') +
+    ', block ' + (k.block || []).join('×') + ')'));
+  box.appendChild(ul);
+  return box;
+}
+
 function showDiff(doc) {
   $('ranking-box').hidden = true;
   const diag = $('diagnosis');
   diag.replaceChildren();
   diag.appendChild(el('h3', 'Before / after'));
   const t = el('table');
-  t.appendChild(row(['kernel', 'before', 'after', 'verdict', 'speedup', 'resolved', 'introduced']));
+  t.id = 'diff-pairs';
+  t.appendChild(row(['kernel', 'paired by', 'before', 'after', 'verdict', 'speedup', 'resolved', 'introduced']));
   for (const p of doc.pairs || []) {
     const b = p.before || {}, a = p.after || {};
-    t.appendChild(row([a.name || b.name, duration(b.duration_ns), duration(a.duration_ns), p.verdict,
+    const name = b.name === a.name ? a.name : '#' + b.index + ' ' + b.name + ' → #' + a.index + ' ' + a.name;
+    t.appendChild(row([name, pairedBy(p), duration(b.duration_ns), duration(a.duration_ns), p.verdict,
       typeof p.speedup === 'number' ? p.speedup.toFixed(2) + '×' : '', (p.resolved || []).join(', '), (p.introduced || []).join(', ')]));
   }
   diag.appendChild(t);
+  const before = doc.unmatched_before || [], after = doc.unmatched_after || [];
+  if (before.length) diag.appendChild(unpairedList('Only in before (missing)', before));
+  if (after.length) diag.appendChild(unpairedList('Only in after (new)', after));
+  const suggested = doc.suggested_pairs || [];
+  if (suggested.length) {
+    const hint = el('p', 'If one of these is another kernel renamed, pair them by index (before:after), e.g. ' +
+      pairText(suggested) + ' ', 'muted');
+    hint.id = 'pair-hint';
+    const use = el('button', 'use these pairs');
+    use.addEventListener('click', () => { $('pairs').value = pairText(suggested); $('pairs').focus(); });
+    hint.appendChild(use);
+    diag.appendChild(hint);
+  }
 }
 
 function resultLinks(job) {
@@ -321,7 +373,7 @@ async function select(id) {
   $('report').srcdoc = '';
   $('ask-box').hidden = true;
   const job = await apiJson('/api/v1/jobs/' + id);
-  $('detail-title').textContent = job.name;
+  $('detail-title').textContent = job.name + (job.pairs ? ' (pairs ' + pairText(job.pairs) + ')' : '');
   showState(job);
   if (job.state === 'done') showResult(job);
   else if (job.state === 'queued' || job.state === 'running') follow(id);
@@ -331,9 +383,14 @@ async function select(id) {
 async function compare() {
   const before = $('before').value, after = $('after').value;
   if (!before || !after) return;
+  const pairs = parsePairs($('pairs').value);
+  if (!pairs) { $('upload-status').textContent = 'Compare: pairs are before:after kernel indices, e.g. 0:1 2:3'; return; }
+  const request = { before, after };
+  if (pairs.length) request.pairs = pairs;
   try {
     const job = await apiJson('/api/v1/diff', { method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ before, after }) });
+      body: JSON.stringify(request) });
+    $('upload-status').textContent = '';
     await refreshJobs();
     select(job.id);
   } catch (e) { $('upload-status').textContent = 'Compare failed: ' + e.message; }

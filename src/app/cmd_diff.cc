@@ -19,6 +19,7 @@ struct DiffArgs {
   std::string format, output, threshold = "2%", min_delta = "0";
   std::string db;  // --db: store the pairs' calibration points there
   std::vector<std::string> pairs;  // "I:J"
+  bool names_only = false;         // --names-only: no pairing of renamed kernels
   TimelineArgs timeline;           // --timeline: weigh the changes by the run
   double coverage_threshold = 0.5;
 };
@@ -34,6 +35,10 @@ Result<render::DiffOptions> diff_options(const DiffArgs& a) {
   auto forced = pair_flags(a.pairs);
   if (!forced) return std::unexpected(forced.error());
   opt.forced = *forced;
+  // A person reads a diff, and every rendering says how each pair was made, so
+  // a renamed kernel is paired (the only kernel of each report, or by launch
+  // configuration and order) rather than left as missing + new.
+  opt.matching = a.names_only ? render::Matching::NameOnly : render::Matching::NameThenRenamed;
   return opt;
 }
 
@@ -85,6 +90,8 @@ Command diff_command() {
             sub.add_option("after", a->after.path, "report after the change")->required();
             add_format(sub, a->format, {"text", "markdown", "json", "html"});
             sub.add_option("--pair", a->pairs, "pair kernel I of BEFORE with kernel J of AFTER (I:J, repeatable)");
+            sub.add_flag("--names-only", a->names_only,
+                         "pair kernels by name (and --pair) only: a renamed kernel stays missing + new");
             sub.add_option("--threshold", a->threshold, "noise threshold on the duration change")->capture_default_str();
             sub.add_option("--min-delta", a->min_delta, "absolute duration change below which a pair is unchanged (e.g. 2us)")
                 ->capture_default_str();

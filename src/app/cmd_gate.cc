@@ -56,7 +56,12 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   base->kernels = render::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
   if (auto ok = render::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
     return report_error(ctx, ok.error());
-  auto d = render::diff(std::move(base->kernels), std::move(current->kernels), {*limit, *forced, *min_delta});
+  // Name-only pairing (unlike keet diff): the gate's exit status fails CI, and
+  // a verdict on a guessed pair of differently named kernels could fail a
+  // build, or pass it, on a comparison nobody asked for. A renamed kernel is
+  // missing + new; the text report suggests the --pair that compares it.
+  auto d = render::diff(std::move(base->kernels), std::move(current->kernels),
+                        {*limit, *forced, *min_delta, render::Matching::NameOnly});
   std::string app_view;
   if (*timeline) {
     auto v = analysis::weigh_changes(**timeline, changes_of(d), a.coverage_threshold);

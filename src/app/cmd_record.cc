@@ -42,7 +42,8 @@ ExitCode run_record(Context& ctx, const RecordArgs& a) {
   auto id = (*db)->record(run);
   if (!id) return report_error(ctx, id.error());
   if (previous && *previous) {
-    auto d = render::diff(std::move((*previous)->kernels), run.kernels, render::DiffOptions{});
+    // By name only: a calibration point from a guessed pair of renamed kernels would skew keet calibrate.
+    auto d = render::diff(std::move((*previous)->kernels), run.kernels, {.matching = render::Matching::NameOnly});
     if (auto c = (*db)->add_calibration(calibration_points(d, "record", run.recorded_at)); !c)
       ctx.err << "keet: warning: calibration not stored: " << c.error().message << "\n";
   }

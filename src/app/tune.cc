@@ -139,12 +139,14 @@ Result<std::vector<render::KernelSnapshot>> analysed(Loop& L, const std::string&
 }
 
 // Candidate vs the reference: the verdict on the total time of the profiled
-// kernels, the pair diff (one kernel each side pairs whatever its name: a fix
-// may rename the kernel) for calibration, artefact diff.json.
+// kernels, the pair diff for calibration, artefact diff.json. One kernel each
+// side pairs whatever its name (a fix may rename the kernel; diff.json says
+// only_kernel); with more, by name only, so a calibration point never rests
+// on a pair guessed from launch configurations.
 void judge(Loop& L, Candidate& c, const Reference& ref, std::vector<render::KernelSnapshot> kernels) {
   c.duration_ns = total_duration(kernels);
   render::DiffOptions opt{.threshold = L.threshold};
-  if (ref.kernels.size() == 1 && kernels.size() == 1) opt.forced = {{ref.kernels[0].index, kernels[0].index}};
+  if (ref.kernels.size() == 1 && kernels.size() == 1) opt.matching = render::Matching::NameThenRenamed;
   auto d = render::diff(ref.kernels, kernels, opt);
   io::write_text_file((fs::path(c.dir) / "diff.json").string(), json_text(render::diff_json(d), 2) + "\n");
   for (auto& p : calibration_points(d, "tune", unix_now())) L.calibration.push_back(std::move(p));

@@ -5,9 +5,13 @@
 #include "util/json.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -113,21 +117,89 @@ struct Pairing {
   const std::vector<KernelSnapshot>& before;
   const std::vector<KernelSnapshot>& after;
   std::vector<bool> used_before, used_after;
-  std::vector<std::pair<size_t, size_t>> pairs;
+  std::vector<KernelPair> pairs;
 
-  void take(size_t i, size_t j) {
+  void take(size_t i, size_t j, PairedBy by) {
     used_before[i] = used_after[j] = true;
-    pairs.emplace_back(i, j);
+    pairs.push_back({i, j, by});
   }
   // Pairs every unused BEFORE kernel with the first unused AFTER one `same` accepts.
-  void match(const std::function<bool(const KernelSnapshot&, const KernelSnapshot&)>& same) {
+  void match(const std::function<bool(const KernelSnapshot&, const KernelSnapshot&)>& same, PairedBy by) {
     for (size_t i = 0; i < before.size(); ++i) {
       if (used_before[i]) continue;
       auto j = first_unused(after, used_after, [&](const KernelSnapshot& s) { return same(before[i], s); });
-      if (j) take(i, *j);
+      if (j) take(i, *j, by);
     }
   }
 };
+
+// Whether a report has a kernel of the same function (same_function) as `s`,
+// answered from name sets so that two 20,000-kernel reports are never
+// compared kernel by kernel. The views point into the report's snapshots.
+class FunctionIndex {
+ public:
+  explicit FunctionIndex(const std::vector<KernelSnapshot>& report) {
+    for (const auto& k : report) {
+      names_.insert(k.name);
+      if (k.mangled.empty()) names_without_mangled_.insert(k.name);
+      else mangled_.insert(k.mangled);
+    }
+  }
+  bool has(const KernelSnapshot& s) const {
+    // Two mangled names decide; a side without one falls back to display names.
+    if (s.mangled.empty()) return names_.contains(s.name);
+    return mangled_.contains(s.mangled) || names_without_mangled_.contains(s.name);
+  }
+
+ private:
+  std::unordered_set<std::string_view> names_, names_without_mangled_, mangled_;
+};
+
+using LaunchKey = std::array<uint64_t, 6>;
+LaunchKey launch_key(const KernelSnapshot& s) {
+  return {s.grid.x, s.grid.y, s.grid.z, s.block.x, s.block.y, s.block.z};
+}
+
+// Kernels whose function the other report lacks are what a rename leaves:
+// the only kernel of each report pairs; else each pairs with the first one of
+// the same launch configuration on the other side, in order of appearance.
+// A kernel whose function the other report still has (a launch more or less
+// of a kept kernel) is never taken for a renamed one.
+void pair_renamed(Pairing& p) {
+  if (p.before.size() == 1 && p.after.size() == 1) {
+    if (!p.used_before[0] && !p.used_after[0]) p.take(0, 0, PairedBy::OnlyKernel);
+    return;
+  }
+  FunctionIndex in_before(p.before), in_after(p.after);
+  std::map<LaunchKey, std::deque<size_t>> new_by_launch;
+  for (size_t j = 0; j < p.after.size(); ++j)
+    if (!p.used_after[j] && !in_before.has(p.after[j])) new_by_launch[launch_key(p.after[j])].push_back(j);
+  for (size_t i = 0; i < p.before.size(); ++i) {
+    if (p.used_before[i] || in_after.has(p.before[i])) continue;
+    auto it = new_by_launch.find(launch_key(p.before[i]));
+    if (it == new_by_launch.end() || it->second.empty()) continue;
+    p.take(i, it->second.front(), PairedBy::LaunchConfigOrder);
+    it->second.pop_front();
+  }
+}
+
+// Each unmatched kernel before, in order, with the first unmatched one after
+// of the same block size (a rename often changes the grid, seldom the block),
+// else the first one left.
+std::vector<std::pair<int, int>> suggest_pairs(const std::vector<KernelSnapshot>& before,
+                                               const std::vector<KernelSnapshot>& after) {
+  std::vector<std::pair<int, int>> out;
+  std::vector<bool> taken(after.size());
+  for (const auto& b : before) {
+    if (out.size() == kSuggestedPairs) break;
+    auto j = first_unused(after, taken, [&](const KernelSnapshot& a) { return a.block == b.block; });
+    if (!j) j = first_unused(after, taken, [](const KernelSnapshot&) { return true; });
+    if (!j) break;
+    taken[*j] = true;
+    out.emplace_back(b.index, after[*j].index);
+  }
+  return out;
+}
 
 nlohmann::json opt_number(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -143,6 +215,7 @@ nlohmann::json pair_json(const PairDiff& p) {
     predicted.push_back({{"finding", g.finding}, {"predicted_speedup", g.predicted}, {"measured_speedup", g.measured}});
   return {{"before", snapshot_json(p.before)},
           {"after", snapshot_json(p.after)},
+          {"paired_by", paired_by_name(p.paired_by)},
           {"speedup", opt_number(p.speedup)},
           {"change", opt_number(p.change)},
           {"verdict", verdict_name(p.verdict)},
@@ -157,6 +230,12 @@ nlohmann::json pair_json(const PairDiff& p) {
 nlohmann::json snapshots_json(const std::vector<KernelSnapshot>& v) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& s : v) arr.push_back(snapshot_json(s));
+  return arr;
+}
+
+nlohmann::json index_pairs_json(const std::vector<std::pair<int, int>>& v) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (auto [i, j] : v) arr.push_back({i, j});
   return arr;
 }
 
@@ -224,6 +303,17 @@ std::string_view verdict_name(Verdict v) {
   return names[static_cast<int>(v)];
 }
 
+std::string_view paired_by_name(PairedBy b) {
+  static constexpr std::string_view names[] = {"name", "forced", "only_kernel", "launch_config_order"};
+  return names[static_cast<int>(b)];
+}
+
+std::optional<PairedBy> paired_by_from_name(std::string_view name) {
+  for (auto b : {PairedBy::Name, PairedBy::Forced, PairedBy::OnlyKernel, PairedBy::LaunchConfigOrder})
+    if (paired_by_name(b) == name) return b;
+  return std::nullopt;
+}
+
 std::string PairDiff::bottleneck_shift() const {
   if (before.bottleneck == after.bottleneck || before.bottleneck.empty() || after.bottleneck.empty()) return "";
   return fmt::format("{}-bound -> {}-bound", before.bottleneck, after.bottleneck);
@@ -245,15 +335,15 @@ Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const
   return {};
 }
 
-std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
-                                                    const std::vector<KernelSnapshot>& after,
-                                                    const std::vector<std::pair<int, int>>& forced) {
+std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+                                     const std::vector<std::pair<int, int>>& forced, Matching matching) {
   Pairing p{before, after, std::vector<bool>(before.size()), std::vector<bool>(after.size()), {}};
   for (auto [i, j] : forced) {
     auto a = position_of(before, i), b = position_of(after, j);
-    if (a && b && !p.used_before[*a] && !p.used_after[*b]) p.take(*a, *b);
+    if (a && b && !p.used_before[*a] && !p.used_after[*b]) p.take(*a, *b, PairedBy::Forced);
   }
-  p.match([](const auto& a, const auto& b) { return a.same_function(b); });
+  p.match([](const auto& a, const auto& b) { return a.same_function(b); }, PairedBy::Name);
+  if (matching == Matching::NameThenRenamed) pair_renamed(p);
   return p.pairs;
 }
 
@@ -277,16 +367,18 @@ PairDiff compare(KernelSnapshot before_in, KernelSnapshot after_in, double thres
 
 // The snapshots move into the result: two 20,000-kernel reports are held once.
 DiffResult diff(std::vector<KernelSnapshot> before, std::vector<KernelSnapshot> after, const DiffOptions& opt) {
-  DiffResult r{opt.threshold, opt.min_delta_ns, {}, {}, {}};
+  DiffResult r{opt.threshold, opt.min_delta_ns, {}, {}, {}, {}};
   std::vector<bool> used_before(before.size()), used_after(after.size());
-  for (auto [i, j] : pair_kernels(before, after, opt.forced)) {
+  for (auto [i, j, by] : pair_kernels(before, after, opt.forced, opt.matching)) {
     r.pairs.push_back(compare(std::move(before[i]), std::move(after[j]), opt.threshold, opt.min_delta_ns));
+    r.pairs.back().paired_by = by;
     used_before[i] = used_after[j] = true;
   }
   for (size_t i = 0; i < before.size(); ++i)
     if (!used_before[i]) r.unmatched_before.push_back(std::move(before[i]));
   for (size_t j = 0; j < after.size(); ++j)
     if (!used_after[j]) r.unmatched_after.push_back(std::move(after[j]));
+  r.suggested_pairs = suggest_pairs(r.unmatched_before, r.unmatched_after);
   return r;
 }
 
@@ -394,6 +486,7 @@ void write_diff_json(std::ostream& out, const DiffResult& d) {
   for (const auto& p : d.pairs) pairs.add(pair_json(p));
   pairs.close();
   doc.member("schema", "keet.diff/1");
+  doc.member("suggested_pairs", index_pairs_json(d.suggested_pairs));
   doc.member("summary", diff_summary_json(d));
   doc.member("threshold", d.threshold);
   doc.member("unmatched_after", snapshots_json(d.unmatched_after));
@@ -404,18 +497,14 @@ void write_diff_json(std::ostream& out, const DiffResult& d) {
 nlohmann::json diff_json(const DiffResult& d) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : d.pairs) pairs.push_back(pair_json(p));
-  int verdicts[4] = {};
-  for (const auto& p : d.pairs) ++verdicts[static_cast<int>(p.verdict)];
-  nlohmann::json summary = {{"pairs", d.pairs.size()}, {"missing", d.unmatched_before.size()},
-                            {"new", d.unmatched_after.size()}};
-  for (int v = 0; v < 4; ++v) summary[std::string(verdict_name(static_cast<Verdict>(v)))] = verdicts[v];
   return {{"schema", "keet.diff/1"},
           {"threshold", d.threshold},
           {"min_delta_ns", d.min_delta_ns},
-          {"summary", summary},
+          {"summary", diff_summary_json(d)},
           {"pairs", pairs},
           {"unmatched_before", snapshots_json(d.unmatched_before)},
-          {"unmatched_after", snapshots_json(d.unmatched_after)}};
+          {"unmatched_after", snapshots_json(d.unmatched_after)},
+          {"suggested_pairs", index_pairs_json(d.suggested_pairs)}};
 }
 
 }  // namespace keet::render

@@ -90,8 +90,38 @@ struct PredictedGain {
   double measured = 1;
 };
 
+// How a pair was made. Only `Name` pairs the same kernel function; every other
+// basis is said in each rendering, so a pair of differently named kernels is
+// never shown as if it were one kernel.
+enum class PairedBy {
+  Name,               // same function (same_function), repeated launches in order
+  Forced,             // --pair I:J
+  OnlyKernel,         // the only kernel of each report
+  LaunchConfigOrder,  // same grid and block, in order of appearance, among kernels whose names the other report lacks
+};
+std::string_view paired_by_name(PairedBy b);  // "name" | "forced" | "only_kernel" | "launch_config_order"
+std::optional<PairedBy> paired_by_from_name(std::string_view name);
+
+// Which kernels may pair without --pair.
+enum class Matching {
+  // Same function only: a renamed kernel is missing + new. The gate and record
+  // use it: a CI verdict or a calibration point never rests on a guess.
+  NameOnly,
+  // Then, for kernels whose names the other report lacks (renamed ones): the
+  // only kernel of each report, else the same launch configuration in order.
+  // keet diff uses it: a person reads the result, and it says how each pair was made.
+  NameThenRenamed,
+};
+
+struct KernelPair {
+  size_t before = 0, after = 0;  // positions into the snapshot vectors
+  PairedBy by = PairedBy::Name;
+  bool operator==(const KernelPair&) const = default;
+};
+
 struct PairDiff {
   KernelSnapshot before, after;
+  PairedBy paired_by = PairedBy::Name;
   std::optional<double> speedup;  // before duration / after duration
   std::optional<double> change;   // after / before - 1
   Verdict verdict = Verdict::Unknown;
@@ -105,6 +135,7 @@ struct DiffOptions {
   double threshold = 0.02;  // relative duration change below which a pair is unchanged
   std::vector<std::pair<int, int>> forced;  // --pair I:J (report indices)
   double min_delta_ns = 0;  // absolute duration change below which a pair is unchanged
+  Matching matching = Matching::NameOnly;
 };
 
 // unmatched_before are the kernels missing from AFTER; unmatched_after the new ones.
@@ -113,7 +144,13 @@ struct DiffResult {
   double min_delta_ns = 0;
   std::vector<PairDiff> pairs;
   std::vector<KernelSnapshot> unmatched_before, unmatched_after;
+  // --pair I:J (report indices) that would pair the unmatched kernels: each
+  // unmatched kernel before with the first unmatched one after of the same
+  // block size, else the first one left; at most kSuggestedPairs. A guess for
+  // the reader to check, never applied.
+  std::vector<std::pair<int, int>> suggested_pairs;
 };
+constexpr size_t kSuggestedPairs = 10;
 
 // Every --pair names a kernel each report has, and no kernel twice; else a
 // one-line error (a pairing that cannot be honoured is never dropped silently).
@@ -122,13 +159,16 @@ Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const
                                 const std::vector<std::pair<int, int>>& forced,
                                 std::string_view before_name = "first report",
                                 std::string_view after_name = "second report");
-// Positions into `before`/`after`: forced pairs, then kernels of the same
-// function (same_function) in order of occurrence: the n-th launch of a kernel
-// before pairs with its n-th launch after. A kernel is never paired with a
-// differently named one unless forced, so a renamed kernel is missing + new.
-std::vector<std::pair<size_t, size_t>> pair_kernels(const std::vector<KernelSnapshot>& before,
-                                                    const std::vector<KernelSnapshot>& after,
-                                                    const std::vector<std::pair<int, int>>& forced);
+// Positions into `before`/`after`, in this order: forced pairs; kernels of
+// the same function (same_function) in order of occurrence (the n-th launch of
+// a kernel before pairs with its n-th launch after); then, with
+// Matching::NameThenRenamed only, kernels whose function the other report
+// lacks: the only kernel of each report, else the first unpaired kernel of the
+// same grid and block in order of appearance. With NameOnly a renamed kernel
+// is missing + new unless forced.
+std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+                                     const std::vector<std::pair<int, int>>& forced,
+                                     Matching matching = Matching::NameOnly);
 // A change smaller than `threshold` (relative) or `min_delta_ns` (absolute) is "unchanged".
 PairDiff compare(KernelSnapshot before, KernelSnapshot after, double threshold,
                  double min_delta_ns = 0);

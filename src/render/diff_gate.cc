@@ -109,6 +109,10 @@ std::string gate_text(const GateResult& g) {
   static constexpr std::string_view labels[] = {"REGRESSION", "ok", "MISSING", "NEW"};
   for (const auto& r : gate_rows(g))
     out += fmt::format("{} {}\n", labels[static_cast<int>(r.status)], gate_row_message(r));
+  if (!g.diff.suggested_pairs.empty())
+    out += fmt::format("hint: the gate pairs kernels by name only; if a NEW kernel is a MISSING one renamed, gate it "
+                       "with --pair BASELINE:REPORT, e.g. {}\n",
+                       pair_flags_text(g.diff.suggested_pairs));
   out += g.failed() ? fmt::format("FAILED: {} regression(s)", g.regressions.size()) : std::string("PASSED");
   out += fmt::format(" ({} paired, {} missing, {} new)\n", g.diff.pairs.size(), g.diff.unmatched_before.size(),
                      g.diff.unmatched_after.size());

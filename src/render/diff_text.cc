@@ -1,4 +1,5 @@
 // Text and Markdown renderings of a DiffResult (JSON is in diff.cc).
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -47,9 +48,84 @@ std::string predicted_line(const PredictedGain& g) {
   return fmt::format("{}: predicted {:.2f}x, measured {:.2f}x", g.finding, g.predicted, g.measured);
 }
 
+namespace {
+
+// "void Sobel<float>(uchar4 *, int)" -> "Sobel<float>": the function without
+// its return type and parameters, so a note names both kernels in a short line.
+std::string function_label(std::string_view name) {
+  int depth = 0;
+  size_t start = 0, end = name.size();
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '<') ++depth;
+    else if (c == '>' && depth > 0) --depth;
+    else if (depth == 0 && c == ' ') start = i + 1;
+    else if (depth == 0 && c == '(' && i > start) {
+      end = i;
+      break;
+    }
+  }
+  return std::string(start < end ? name.substr(start, end - start) : name);
+}
+
+// "(a -> b)": short names, or the whole names when the short ones are alike (overloads).
+std::string renamed_text(const std::string& before, const std::string& after) {
+  auto a = function_label(before), b = function_label(after);
+  if (a == b) return fmt::format("({} -> {})", before, after);
+  return fmt::format("({} -> {})", a, b);
+}
+
+}  // namespace
+
+std::string pairing_note(PairedBy by, const std::string& before_name, const std::string& after_name, int before_index,
+                         int after_index) {
+  std::string differ =
+      before_name == after_name ? "" : ": the kernel names differ " + renamed_text(before_name, after_name);
+  switch (by) {
+    case PairedBy::Name: return "";
+    case PairedBy::Forced: return fmt::format("--pair {}:{}{}", before_index, after_index, differ);
+    case PairedBy::OnlyKernel: return "position, the only kernel of each report" + differ;
+    case PairedBy::LaunchConfigOrder:
+      return "launch configuration (same grid and block) and order of appearance" + differ;
+  }
+  return "";
+}
+
+std::string pairing_note(const PairDiff& p) {
+  return pairing_note(p.paired_by, p.before.name, p.after.name, p.before.index, p.after.index);
+}
+
+std::string pairing_summary(const DiffResult& d) {
+  static constexpr std::string_view labels[] = {"by name", "by --pair", "by position (the only kernel of each report)",
+                                                "by launch configuration and order"};
+  size_t counts[4] = {};
+  for (const auto& p : d.pairs) ++counts[static_cast<int>(p.paired_by)];
+  if (counts[0] == d.pairs.size()) return "";
+  std::string out;
+  for (int b = 0; b < 4; ++b)
+    if (counts[b] > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", counts[b], labels[b]);
+  return "pairing: " + out;
+}
+
+std::string pair_flags_text(const std::vector<std::pair<int, int>>& pairs) {
+  std::string out;
+  for (auto [i, j] : pairs) out += fmt::format("{}--pair {}:{}", out.empty() ? "" : " ", i, j);
+  return out;
+}
+
+std::string unmatched_hint(const DiffResult& d) {
+  if (d.suggested_pairs.empty()) return "";
+  bool more = std::min(d.unmatched_before.size(), d.unmatched_after.size()) > d.suggested_pairs.size();
+  return fmt::format(
+      "hint: {} kernel(s) only in before and {} only in after have no partner; if a kernel here is another one "
+      "renamed, pair them by index (BEFORE:AFTER), e.g. {}{}",
+      d.unmatched_before.size(), d.unmatched_after.size(), pair_flags_text(d.suggested_pairs), more ? " ..." : "");
+}
+
 // The facts of one pair as (label, value) lines, shared by text and Markdown.
 std::vector<std::pair<std::string, std::string>> pair_facts(const PairDiff& p) {
   std::vector<std::pair<std::string, std::string>> f;
+  if (auto how = pairing_note(p); !how.empty()) f.emplace_back("paired by", how);
   f.emplace_back("verdict", std::string(verdict_name(p.verdict)));
   f.emplace_back("duration", fmt::format("{} -> {} ({}, speedup {})", format_duration(p.before.duration_ns),
                                          format_duration(p.after.duration_ns), format_change(p.change),
@@ -95,18 +171,32 @@ std::string summary_line(const DiffResult& d) {
                      counts[0], counts[1], counts[2], d.unmatched_before.size(), d.unmatched_after.size(), noise);
 }
 
-}  // namespace
-
-std::string diff_text(const DiffResult& d) {
-  std::string out = summary_line(d) + "\n\n";
-  for (const auto& p : d.pairs) text_pair(out, p);
-  unmatched_lines(out, d.unmatched_before, true, false);
-  unmatched_lines(out, d.unmatched_after, false, false);
+// The summary, then how the pairs were made when not all by name.
+std::string heading_lines(const DiffResult& d, bool markdown) {
+  std::string out = summary_line(d) + "\n";
+  if (auto how = pairing_summary(d); !how.empty())
+    out += fmt::format("{}{}\n", markdown ? "\n" : "", markdown ? md_text(how) : how);
   return out;
 }
 
+std::string hint_line(const DiffResult& d, bool markdown) {
+  auto hint = unmatched_hint(d);
+  if (hint.empty()) return "";
+  return fmt::format("{}{}\n", markdown ? "\n" : "", markdown ? md_text(hint) : hint);
+}
+
+}  // namespace
+
+std::string diff_text(const DiffResult& d) {
+  std::string out = heading_lines(d, false) + "\n";
+  for (const auto& p : d.pairs) text_pair(out, p);
+  unmatched_lines(out, d.unmatched_before, true, false);
+  unmatched_lines(out, d.unmatched_after, false, false);
+  return out + hint_line(d, false);
+}
+
 std::string diff_markdown(const DiffResult& d) {
-  std::string out = "# keet diff\n\n" + summary_line(d) + "\n\n";
+  std::string out = "# keet diff\n\n" + heading_lines(d, true) + "\n";
   out += "| kernel | before | after | change | speedup | verdict |\n|---|---:|---:|---:|---:|---|\n";
   for (const auto& p : d.pairs)
     out += fmt::format("| {} | {} | {} | {} | {} | **{}** |\n", md_code(pair_title(p), true), format_duration(p.before.duration_ns),
@@ -122,7 +212,7 @@ std::string diff_markdown(const DiffResult& d) {
   if (!d.unmatched_before.empty() || !d.unmatched_after.empty()) out += "\n## Missing and new kernels\n\n";
   unmatched_lines(out, d.unmatched_before, true, true);
   unmatched_lines(out, d.unmatched_after, false, true);
-  return out;
+  return out + hint_line(d, true);
 }
 
 }  // namespace keet::render

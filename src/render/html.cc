@@ -204,7 +204,9 @@ std::string unmatched_section(const DiffResult& d) {
   std::string out = "<section class='card'><h2>Missing and new kernels</h2><ul>";
   for (const auto& s : d.unmatched_before) out += "<li>missing (only before): <code>" + esc(s.identity()) + "</code></li>";
   for (const auto& s : d.unmatched_after) out += "<li>new (only after): <code>" + esc(s.identity()) + "</code></li>";
-  return out + "</ul></section>";
+  out += "</ul>";
+  if (auto hint = unmatched_hint(d); !hint.empty()) out += "<p class='meta'>" + esc(hint) + "</p>";
+  return out + "</section>";
 }
 
 }  // namespace
@@ -260,6 +262,7 @@ std::string html_report(const model::Report& report, const analysis::Diagnosis& 
 std::string html_diff(const DiffResult& diff) {
   std::string body = "<header><h1>keet diff</h1><p>";
   body += esc(fmt::format("{} pair(s), noise threshold {:.1f}%", diff.pairs.size(), diff.threshold * 100));
+  if (auto how = pairing_summary(diff); !how.empty()) body += "</p><p>" + esc(how);
   body += "</p></header><main><section class='card'><h2>Summary</h2><table><tr><th>kernel</th><th>before</th>"
           "<th>after</th><th>change</th><th>speedup</th><th>verdict</th></tr>";
   for (const auto& p : diff.pairs) {

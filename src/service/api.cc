@@ -64,6 +64,11 @@ json job_json(const Job& j, const std::vector<std::string>& formats) {
               {"size_bytes", j.size},
               {"cancel_requested", j.cancel_requested}};
   if (!j.baseline.empty()) out["baseline"] = valid_utf8(j.baseline);
+  if (!j.pairs.empty()) {
+    json pairs = json::array();
+    for (auto [i, k] : j.pairs) pairs.push_back({i, k});
+    out["pairs"] = pairs;
+  }
   if (!j.error.empty()) out["error"] = valid_utf8(j.error);
   json results = json::array();
   for (const auto& f : formats)
@@ -85,6 +90,25 @@ bool match(std::string_view pattern, std::string_view path, Params& params) {
     }
   }
   return true;
+}
+
+// A diff's "pairs": [[before_index, after_index], ...] as keet diff --pair
+// takes them (indices of at most 9 digits), or why not.
+constexpr size_t kMaxPairs = 1000;
+constexpr int64_t kMaxKernelIndex = 999'999'999;
+
+std::optional<std::string> read_pairs(const json& v, std::vector<std::pair<int, int>>& out) {
+  const char* shape = "pairs must be a list of [before_index, after_index], e.g. [[0, 1]]";
+  if (!v.is_array()) return shape;
+  if (v.size() > kMaxPairs) return fmt::format("at most {} pairs", kMaxPairs);
+  for (const auto& p : v) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer()) return shape;
+    int64_t i = p[0].get<int64_t>(), j = p[1].get<int64_t>();
+    if (i < 0 || j < 0 || i > kMaxKernelIndex || j > kMaxKernelIndex)
+      return fmt::format("a kernel index is between 0 and {}", kMaxKernelIndex);
+    out.emplace_back(static_cast<int>(i), static_cast<int>(j));
+  }
+  return std::nullopt;
 }
 
 // A display name: printable, bounded; never a path.
@@ -390,13 +414,16 @@ struct Handlers {
     return {200, "application/json", {}, valid_utf8(o->out), {}};
   }
 
-  // Two reports, by the jobs they were uploaded with or as parts before/after.
+  // Two reports, by the jobs they were uploaded with or as parts before/after;
+  // optional pairs (keet diff --pair) as a JSON member or a multipart field.
   Response diff(const Request& req, const Params&) {
     Job job = new_job(JobKind::Diff, "");
     if (!req.parts.empty()) {
       auto before = upload(req, "before"), after = upload(req, "after");
       if (!before || !after || before->data.empty() || after->data.empty())
         return error_reply(400, "send multipart fields 'before' and 'after'");
+      if (auto pairs = upload(req, "pairs"))
+        if (auto bad = read_pairs(json::parse(pairs->data, nullptr, false), job.pairs)) return error_reply(400, *bad);
       if (before->data.size() + after->data.size() > api.opt_.max_upload)
         return error_reply(413, "the reports are larger than the upload limit");
       if (auto full = queue_full()) return *full;
@@ -411,6 +438,8 @@ struct Handlers {
     if (!body.is_object() || !body.contains("before") || !body.contains("after") || !body["before"].is_string() ||
         !body["after"].is_string())
       return error_reply(400, "send {\"before\": JOB_ID, \"after\": JOB_ID} or multipart fields 'before' and 'after'");
+    if (body.contains("pairs"))
+      if (auto bad = read_pairs(body["pairs"], job.pairs)) return error_reply(400, *bad);
     auto a = api.jobs_.get(body["before"].get<std::string>()), b = api.jobs_.get(body["after"].get<std::string>());
     if (!a || !b) return store_failed(!a ? a.error() : b.error());
     if (!*a || !*b) return error_reply(404, "no such job: " + std::string(!*a ? "before" : "after"));

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "render/diff.h"
 #include "store/history.h"
 #include "store/libpq.h"
 #include "util/strings.h"
@@ -138,7 +139,8 @@ constexpr const char* kSchema[] = {
     " name TEXT NOT NULL, report TEXT NOT NULL, report2 TEXT NOT NULL, baseline TEXT NOT NULL,"
     " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL,"
     " worker TEXT NOT NULL, claim TEXT NOT NULL, attempts INTEGER NOT NULL, progress DOUBLE PRECISION NOT NULL,"
-    " stage TEXT NOT NULL, cancel INTEGER NOT NULL, error TEXT NOT NULL, size BIGINT NOT NULL)",
+    " stage TEXT NOT NULL, cancel INTEGER NOT NULL, error TEXT NOT NULL, size BIGINT NOT NULL,"
+    " pairs TEXT NOT NULL DEFAULT '')",
     "CREATE TABLE IF NOT EXISTS keet_job_results (job_id TEXT NOT NULL, format TEXT NOT NULL, body TEXT NOT NULL,"
     " PRIMARY KEY (job_id, format))",
     "CREATE INDEX IF NOT EXISTS keet_jobs_queue ON keet_jobs (state, created_at)",
@@ -146,8 +148,22 @@ constexpr const char* kSchema[] = {
 
 constexpr const char* kColumns =
     "id, kind, state, name, report, report2, baseline, created_at, started_at, finished_at, heartbeat_at, worker,"
-    " claim, attempts, progress, stage, cancel, error, size";
-constexpr int kColumnCount = 19;
+    " claim, attempts, progress, stage, cancel, error, size, pairs";
+constexpr int kColumnCount = 20;
+
+// A diff's pairs as the column keeps them: "1:0 0:1" (what --pair takes).
+std::string pairs_text(const std::vector<std::pair<int, int>>& pairs) {
+  std::string out;
+  for (auto [i, j] : pairs) out += fmt::format("{}{}:{}", out.empty() ? "" : " ", i, j);
+  return out;
+}
+
+std::vector<std::pair<int, int>> pairs_from(const std::string& text) {
+  std::vector<std::pair<int, int>> out;
+  for (auto word : split(text, ' '))
+    if (auto p = render::parse_pair(word)) out.push_back(*p);
+  return out;
+}
 
 int64_t to_int(const std::string& s) {
   try {
@@ -181,6 +197,7 @@ Job job_from(const Row& r) {
   j.cancel_requested = to_int(r[16]) != 0;
   j.error = r[17];
   j.size = to_int(r[18]);
+  j.pairs = pairs_from(r[19]);
   return j;
 }
 
@@ -203,6 +220,10 @@ class SqlJobStore final : public JobStore {
         if (conn_->shared()) (void)run("ROLLBACK", {}, 0);
         return std::unexpected(r.error());
       }
+    if (auto r = add_pairs_column(); !r) {
+      if (conn_->shared()) (void)run("ROLLBACK", {}, 0);
+      return std::unexpected(r.error());
+    }
     if (conn_->shared())
       if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
     return {};
@@ -210,9 +231,11 @@ class SqlJobStore final : public JobStore {
 
   Result<void> add(const Job& j) override {
     std::lock_guard lock(mu_);
-    auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9)", kColumns),
+    auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
+                             "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
+                             kColumns),
                  {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline, str(j.created_at),
-                  str(j.size)},
+                  str(j.size), pairs_text(j.pairs)},
                  0);
     if (!r) return std::unexpected(r.error());
     return {};
@@ -335,6 +358,28 @@ class SqlJobStore final : public JobStore {
   bool shared() const override { return conn_->shared(); }
 
  private:
+  // A store made before diff jobs kept their pairs gets the column (empty:
+  // no pairs). PostgreSQL says IF NOT EXISTS, under init's advisory lock;
+  // SQLite cannot, so it looks first, inside a write transaction so that two
+  // processes starting together do not both add it.
+  Result<void> add_pairs_column() {
+    if (conn_->shared()) {
+      auto r = run("ALTER TABLE keet_jobs ADD COLUMN IF NOT EXISTS pairs TEXT NOT NULL DEFAULT ''", {}, 0);
+      if (!r) return std::unexpected(r.error());
+      return {};
+    }
+    if (auto r = run(conn_->begin(), {}, 0); !r) return std::unexpected(r.error());
+    auto has = run("SELECT COUNT(*) FROM pragma_table_info('keet_jobs') WHERE name = 'pairs'", {}, 1);
+    if (has && !has->empty() && to_int((*has)[0][0]) == 0)
+      has = run("ALTER TABLE keet_jobs ADD COLUMN pairs TEXT NOT NULL DEFAULT ''", {}, 0);
+    if (!has) {
+      (void)run("ROLLBACK", {}, 0);
+      return std::unexpected(has.error());
+    }
+    if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
+    return {};
+  }
+
   Result<bool> finish_in_transaction(const Job& j, JobState state, const std::string& error, int64_t now,
                                      const std::map<std::string, std::string>& results) {
     auto rows = run(

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/error.h"
@@ -31,6 +32,7 @@ struct Job {
   std::string report;    // content address (sha256) of the report; BEFORE of a diff
   std::string report2;   // AFTER of a diff
   std::string baseline;  // history tag to gate against (SARIF result); may be empty
+  std::vector<std::pair<int, int>> pairs;  // a diff's --pair I:J (kernel indices before, after)
   int64_t created_at = 0, started_at = 0, finished_at = 0, heartbeat_at = 0;  // unix ms
   std::string worker;
   std::string claim;  // token of the current claim

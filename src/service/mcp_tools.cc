@@ -478,10 +478,20 @@ json metric_delta(const json& m) {
           {"change", optional_measure(at(m, "change"), metric, "relative change")}};
 }
 
+// How keet diff made the pair, in its words (render::pairing_note).
+std::string pairing_text(const json& p, render::PairedBy by) {
+  const json &before = at(p, "before"), &after = at(p, "after");
+  return render::pairing_note(by, str(before, "name"), str(after, "name"), static_cast<int>(integer(before, "index")),
+                              static_cast<int>(integer(after, "index")));
+}
+
 json pair_of(const json& p) {
   json metrics = json::array();
   for (const auto& m : at(p, "metrics")) metrics.push_back(metric_delta(m));
+  auto by = render::paired_by_from_name(str(p, "paired_by")).value_or(render::PairedBy::Name);
   return {{"verdict", str(p, "verdict")},
+          {"paired_by", render::paired_by_name(by)},
+          {"pairing", pairing_text(p, by)},
           {"before", snapshot_of(at(p, "before"))},
           {"after", snapshot_of(at(p, "after"))},
           {"speedup", optional_measure(at(p, "speedup"), "duration_ns", "speedup (before / after)")},
@@ -505,13 +515,24 @@ Outcome<Answer> diff_reports(const Call& c) {
   if (!before) return std::unexpected(before.error());
   auto after = report_path(c, "after");
   if (!after) return std::unexpected(after.error());
-  auto doc = run_json(c, {"diff", *before, *after, "--format=json", "--threshold=" + c.text("threshold"),
-                          "--min-delta=" + c.text("min_delta")});
+  std::vector<std::string> args = {"diff", *before, *after, "--format=json", "--threshold=" + c.text("threshold"),
+                                   "--min-delta=" + c.text("min_delta")};
+  // The declaration bounds each pair to two indices of 0..999999999 (what --pair reads).
+  if (json forced = c.arg("pairs"); forced.is_array())
+    for (const auto& p : forced)
+      args.push_back(fmt::format("--pair={}:{}", p.at(0).get<int64_t>(), p.at(1).get<int64_t>()));
+  auto doc = run_json(c, args);
   if (!doc) return std::unexpected(doc.error());
   int64_t limit = c.number("limit");
   json pairs = json::array();
-  for (const auto& p : at((*doc), "pairs"))
+  size_t not_by_name = 0;
+  for (const auto& p : at((*doc), "pairs")) {
+    if (str(p, "paired_by") != "name") ++not_by_name;
     if (static_cast<int64_t>(pairs.size()) < limit) pairs.push_back(pair_of(p));
+  }
+  json suggested = json::array();
+  for (const auto& p : at((*doc), "suggested_pairs"))
+    if (p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer()) suggested.push_back(p);
   json summary = json::object();
   for (const char* key : {"pairs", "missing", "new", "faster", "slower", "unchanged", "unknown"})
     summary[key] = integer(at((*doc), "summary"), key);
@@ -520,6 +541,8 @@ Outcome<Answer> diff_reports(const Call& c) {
                                  at(summary, "slower").get<int64_t>(), at(summary, "unchanged").get<int64_t>(),
                                  at(summary, "unknown").get<int64_t>(), at(summary, "missing").get<int64_t>(),
                                  at(summary, "new").get<int64_t>());
+  if (not_by_name > 0) text += fmt::format("; {} pair(s) not made by name (see paired_by)", not_by_name);
+  if (!suggested.empty()) text += "; to pair unpaired kernels, try pairs " + suggested.dump();
   return Answer{{{"before", *before},
                  {"after", *after},
                  {"threshold", measure("threshold", at((*doc), "threshold").get<double>(), "fraction")},
@@ -528,7 +551,8 @@ Outcome<Answer> diff_reports(const Call& c) {
                  {"pairs", pairs},
                  {"truncated", at((*doc), "pairs").size() > pairs.size()},
                  {"missing", snapshots_of(at((*doc), "unmatched_before"))},
-                 {"new", snapshots_of(at((*doc), "unmatched_after"))}},
+                 {"new", snapshots_of(at((*doc), "unmatched_after"))},
+                 {"suggested_pairs", suggested}},
                 text};
 }
 

@@ -122,7 +122,12 @@ struct Step {
 std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt) {
   std::vector<Step> steps;
   if (job.kind == JobKind::Diff) {
-    for (std::string f : {"json", "markdown", "html"}) steps.push_back({f, {"diff", "before", "after", "--format", f}});
+    std::vector<std::string> diff{"diff", "before", "after"};
+    for (auto [i, j] : job.pairs) diff.insert(diff.end(), {"--pair", fmt::format("{}:{}", i, j)});
+    for (std::string f : {"json", "markdown", "html"}) {
+      steps.push_back({f, diff});
+      steps.back().args.insert(steps.back().args.end(), {"--format", f});
+    }
     return steps;
   }
   for (std::string f : {"json", "html", "markdown"}) steps.push_back({f, {"analyze", "report", "--format", f}});

@@ -131,15 +131,33 @@ TEST(CiPairing, ARenamedKernelIsMissingPlusNewInEveryFormatNeverOk) {
       << gh;
   EXPECT_NE(gh.find("::notice title=keet gate%3A new kernel%2C not gated%3A newName()::"), std::string::npos) << gh;
 
-  auto diff = run_keet("diff --format json " + report("ci_rename_a.ncu-rep", {{"oldName", 1000}}) + " " + renamed);
+  // The gate suggests the pair that would gate the renamed kernel, and --pair does.
+  EXPECT_NE(text.out.find("hint: the gate pairs kernels by name only; if a NEW kernel is a MISSING one renamed, gate it "
+                          "with --pair BASELINE:REPORT, e.g. --pair 0:0\n"),
+            std::string::npos)
+      << text.out;
+  auto forced = run_keet("gate " + renamed + " --baseline main --pair 0:0" + db);
+  EXPECT_EQ(forced.rc, 1) << "5x slower once paired: " << forced.out;
+  EXPECT_NE(forced.out.find("REGRESSION oldName() -> newName()"), std::string::npos) << forced.out;
+
+  // keet diff with --names-only pairs as the gate does ...
+  std::string old_report = report("ci_rename_a.ncu-rep", {{"oldName", 1000}});
+  auto diff = run_keet("diff --names-only --format json " + old_report + " " + renamed);
   ASSERT_EQ(diff.rc, 0) << diff.err;
   auto dj = nlohmann::json::parse(diff.out);
   EXPECT_TRUE(dj["pairs"].empty()) << diff.out;
   EXPECT_EQ(dj["summary"]["missing"], 1);
   EXPECT_EQ(dj["summary"]["new"], 1);
-  auto dt = run_keet("diff " + report("ci_rename_b.ncu-rep", {{"oldName", 1000}}) + " " + renamed).out;
+  EXPECT_EQ(dj["suggested_pairs"], nlohmann::json::parse("[[0, 0]]"));
+  auto dt = run_keet("diff --names-only " + old_report + " " + renamed).out;
   EXPECT_NE(dt.find("missing (only in before): #0 oldName()"), std::string::npos) << dt;
   EXPECT_NE(dt.find("new (only in after): #0 newName()"), std::string::npos) << dt;
+  EXPECT_NE(dt.find("e.g. --pair 0:0\n"), std::string::npos) << dt;
+  // ... and by default pairs the only kernel of each report, saying so.
+  auto paired = nlohmann::json::parse(run_keet("diff --format json " + old_report + " " + renamed).out);
+  ASSERT_EQ(paired["pairs"].size(), 1u);
+  EXPECT_EQ(paired["pairs"][0]["paired_by"], "only_kernel");
+  EXPECT_EQ(paired["pairs"][0]["verdict"], "slower");
 }
 
 TEST(CiPairing, SameNamedLaunchesPairInOrderAndOthersStayApart) {

@@ -85,8 +85,9 @@ TEST(LoopCliDiff, NvidiaSamplePairResolvesUncoalescedAccess) {
   auto dir = oracle_examples();
   if (!dir) GTEST_SKIP() << "ncu-oracle examples unavailable";
   // Their kernels are named differently (addConstDouble3 / addConstDouble): by
-  // name they are missing + new, so the user pairs them.
-  auto unpaired = run_keet("diff --format json " + shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " +
+  // name alone they are missing + new, so the user pairs them (or keet diff
+  // pairs the only kernel of each report by default: tests/e2e/diff_renamed_test.cc).
+  auto unpaired = run_keet("diff --names-only --format json " + shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " +
                            shell_quote(*dir + "/addConstDouble.ncu-rep"));
   ASSERT_EQ(unpaired.rc, 0) << unpaired.err;
   EXPECT_TRUE(nlohmann::json::parse(unpaired.out)["pairs"].empty()) << unpaired.out;
@@ -96,6 +97,7 @@ TEST(LoopCliDiff, NvidiaSamplePairResolvesUncoalescedAccess) {
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["pairs"].size(), 1u);
   const auto& p = j["pairs"][0];
+  EXPECT_EQ(p["paired_by"], "forced");
   EXPECT_EQ(p["verdict"], "faster");
   EXPECT_NEAR(p["speedup"].get<double>(), 294336.0 / 239008.0, 1e-3);
   auto resolved = p["resolved"].get<std::vector<std::string>>();

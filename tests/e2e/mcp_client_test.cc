@@ -125,7 +125,9 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
                  tool_call("gate", {{"report", "after.ncu-rep"}, {"baseline", "main"}}),
                  tool_call("analyze_kernel", {{"report", "broken.ncu-rep"}}),
                  tool_call("list_kernels", {{"report", "/etc/passwd"}}),
-                 tool_call("list_kernels", {{"report", "after.ncu-rep"}, {"limit", "many"}})}}};
+                 tool_call("list_kernels", {{"report", "after.ncu-rep"}, {"limit", "many"}}),
+                 tool_call("diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"},
+                                            {"pairs", json::parse("[[1, 0], [0, 1]]")}})}}};
   auto out = run_client(*dir, plan, "stdio-writer");
   expect_session(out);
   for (size_t i = 0; i < 8; ++i) expect_valid(find_call(out, i));
@@ -146,6 +148,14 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
   EXPECT_EQ(find_call(out, 10).value("sdkAccepted", true), false);
   EXPECT_EQ(find_call(out, 10).value("code", 0), -32602);
   EXPECT_NE(out.value("stderr", "").find("keet mcp:"), std::string::npos) << "logs belong on stderr";
+  // Explicit pairs: the tiny kernel forced against the scenario kernel and back, each said to be forced.
+  const auto& forced = find_call(out, 11);
+  expect_valid(forced);
+  ASSERT_EQ(forced["structured"]["pairs"].size(), 2u) << forced.dump();
+  for (const auto& p : forced["structured"]["pairs"]) {
+    EXPECT_EQ(p["paired_by"], "forced");
+    EXPECT_NE(p["pairing"].get<std::string>().find("the kernel names differ"), std::string::npos) << p.dump();
+  }
 }
 
 TEST(McpClientE2E, StdioOnAFixtureReport) {

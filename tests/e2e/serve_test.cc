@@ -200,6 +200,77 @@ TEST_F(Serve, TwoUploadsAreCompared) {
   EXPECT_EQ(doc["pairs"][0]["verdict"], "faster");
 }
 
+// Two kernels each: "same" keeps its name; "oldName" became "newName" with another grid.
+std::string two_kernel_report(const std::string& renamed, uint64_t grid, bool renamed_first) {
+  ReportWriter w;
+  ReportWriter::Block b;
+  auto same = w.kernel("same", 8, 256, scenario_metrics(50000)).SerializeAsString();
+  auto other = w.kernel(renamed, grid, 256, scenario_metrics(80000)).SerializeAsString();
+  b.results = renamed_first ? std::vector<std::string>{other, same} : std::vector<std::string>{same, other};
+  w.flush_strings(b);
+  w.add(b);
+  return w.bytes();
+}
+
+TEST_F(Serve, ADiffWithPairsSaysHowEachPairWasMade) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  std::string before = upload(two_kernel_report("oldName", 64, false))["id"];
+  std::string after = upload(two_kernel_report("newName", 128, true))["id"];
+  auto diff = [&](const json& body) {
+    auto res = client_->Post("/api/v1/diff", body.dump(), "application/json");
+    EXPECT_TRUE(res);
+    EXPECT_EQ(res->status, 202) << res->body;
+    auto done = wait_for(json::parse(res->body)["id"]);
+    EXPECT_EQ(done["state"], "done") << done.dump();
+    return done;
+  };
+  // By name: "same" pairs; the renamed kernel has another grid, so it is suggested, not paired.
+  auto plain = diff({{"before", before}, {"after", after}});
+  auto doc = json::parse(result(plain["id"], "json")->body);
+  ASSERT_EQ(doc["pairs"].size(), 1u);
+  EXPECT_EQ(doc["pairs"][0]["paired_by"], "name");
+  EXPECT_EQ(doc["suggested_pairs"], json::parse("[[1, 0]]"));
+  EXPECT_NE(result(plain["id"], "markdown")->body.find("e.g. --pair 1:0"), std::string::npos);
+
+  // The suggestion sent back: the job keeps its pairs, and every result says the pair was forced.
+  auto forced = diff({{"before", before}, {"after", after}, {"pairs", doc["suggested_pairs"]}});
+  EXPECT_EQ(forced["pairs"], json::parse("[[1, 0]]"));
+  auto j = json::parse(result(forced["id"], "json")->body);
+  ASSERT_EQ(j["pairs"].size(), 2u);
+  EXPECT_EQ(j["pairs"][0]["paired_by"], "forced");
+  EXPECT_EQ(j["pairs"][0]["before"]["name"], "oldName()");
+  EXPECT_EQ(j["pairs"][0]["after"]["name"], "newName()");
+  EXPECT_TRUE(j["unmatched_before"].empty() && j["unmatched_after"].empty());
+  auto md = result(forced["id"], "markdown")->body;
+  EXPECT_NE(md.find("- **paired by**: --pair 1:0: the kernel names differ (oldName -\\> newName)"), std::string::npos) << md;
+  EXPECT_NE(result(forced["id"], "html")->body.find("<th>paired by</th><td>--pair 1:0: the kernel names differ"),
+            std::string::npos);
+
+  // A pair naming no kernel fails the job with keet diff's line; a malformed one is refused at once.
+  auto res = client_->Post("/api/v1/diff", json{{"before", before}, {"after", after}, {"pairs", {{7, 0}}}}.dump(),
+                           "application/json");
+  ASSERT_TRUE(res);
+  auto failed = wait_for(json::parse(res->body)["id"]);
+  EXPECT_EQ(failed["state"], "failed");
+  EXPECT_NE(failed["error"].get<std::string>().find("--pair 7:0: the first report has no kernel 7"), std::string::npos)
+      << failed.dump();
+  auto bad = client_->Post("/api/v1/diff", json{{"before", before}, {"after", after}, {"pairs", "1:0"}}.dump(),
+                           "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
+
+  // Multipart: the reports and the pairs as fields.
+  httplib::MultipartFormDataItems items = {{"before", two_kernel_report("oldName", 64, false), "b.ncu-rep", ""},
+                                           {"after", two_kernel_report("newName", 128, true), "a.ncu-rep", ""},
+                                           {"pairs", "[[1, 0]]", "", ""}};
+  auto m = client_->Post("/api/v1/diff", items);
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->status, 202) << m->body;
+  auto mdone = wait_for(json::parse(m->body)["id"]);
+  ASSERT_EQ(mdone["state"], "done") << mdone.dump();
+  EXPECT_EQ(json::parse(result(mdone["id"], "json")->body)["pairs"][0]["paired_by"], "forced");
+}
+
 TEST_F(Serve, RecordHistoryGateAndSarif) {
   ASSERT_NO_FATAL_FAILURE(start());
   std::string base = upload(scenario_report(60000))["id"];

@@ -39,8 +39,8 @@ TEST(LoopDiffPairing, SameNameInOrderOfOccurrenceThenNothing) {
   auto pairs = pair_kernels(before, after, {});
   ASSERT_EQ(pairs.size(), 2u);
   // The n-th launch of k before pairs with its n-th launch after, whatever the launch configuration.
-  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 0}));
-  EXPECT_EQ(pairs[1], (std::pair<size_t, size_t>{1, 1}));
+  EXPECT_EQ(pairs[0], (KernelPair{0, 0, PairedBy::Name}));
+  EXPECT_EQ(pairs[1], (KernelPair{1, 1, PairedBy::Name}));
   auto d = diff(before, after, {});
   ASSERT_EQ(d.unmatched_before.size(), 1u);
   EXPECT_EQ(d.unmatched_before[0].name, "gone");
@@ -63,8 +63,8 @@ TEST(LoopDiffPairing, RepeatedLaunchesPairInOrder) {
   std::vector<KernelSnapshot> after = {snap(0, "k", 1, 11), snap(1, "k", 1, 21)};
   auto pairs = pair_kernels(before, after, {});
   ASSERT_EQ(pairs.size(), 2u);
-  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 0}));
-  EXPECT_EQ(pairs[1], (std::pair<size_t, size_t>{1, 1}));
+  EXPECT_EQ(pairs[0], (KernelPair{0, 0, PairedBy::Name}));
+  EXPECT_EQ(pairs[1], (KernelPair{1, 1, PairedBy::Name}));
 }
 
 TEST(LoopDiffPairing, ForcedPairOverridesIdentity) {
@@ -72,7 +72,119 @@ TEST(LoopDiffPairing, ForcedPairOverridesIdentity) {
   std::vector<KernelSnapshot> after = {snap(0, "x", 1, 10), snap(1, "y", 1, 10)};
   auto pairs = pair_kernels(before, after, {{0, 1}});
   ASSERT_EQ(pairs.size(), 1u);  // x->y forced; y and x left have no partner by name
-  EXPECT_EQ(pairs[0], (std::pair<size_t, size_t>{0, 1}));
+  EXPECT_EQ(pairs[0], (KernelPair{0, 1, PairedBy::Forced}));
+}
+
+// --- renamed kernels (Matching::NameThenRenamed, keet diff's default) ---
+
+constexpr auto kRenames = Matching::NameThenRenamed;
+
+KernelSnapshot launched(int index, std::string name, model::Dim3 grid, model::Dim3 block) {
+  auto s = snap(index, std::move(name), 1, 100);
+  s.grid = grid;
+  s.block = block;
+  return s;
+}
+
+TEST(LoopDiffRenamed, TheOnlyKernelOfEachReportPairsWhateverItsNameAndLaunch) {
+  auto pairs = pair_kernels({snap(0, "a", 1, 10)}, {snap(3, "b", 2, 10)}, {}, kRenames);
+  EXPECT_EQ(pairs, (std::vector<KernelPair>{{0, 0, PairedBy::OnlyKernel}}));
+  auto d = diff({snap(0, "a", 1, 20)}, {snap(3, "b", 2, 10)}, {.matching = kRenames});
+  ASSERT_EQ(d.pairs.size(), 1u);
+  EXPECT_EQ(d.pairs[0].paired_by, PairedBy::OnlyKernel);
+  EXPECT_EQ(d.pairs[0].verdict, Verdict::Faster);
+  EXPECT_TRUE(d.unmatched_before.empty() && d.unmatched_after.empty() && d.suggested_pairs.empty());
+  // The same name is still a pair by name, and name-only matching leaves a rename apart.
+  EXPECT_EQ(pair_kernels({snap(0, "a", 1, 10)}, {snap(0, "a", 2, 10)}, {}, kRenames)[0].by, PairedBy::Name);
+  EXPECT_TRUE(pair_kernels({snap(0, "a", 1, 10)}, {snap(0, "b", 1, 10)}, {}, Matching::NameOnly).empty());
+}
+
+TEST(LoopDiffRenamed, ForcedPairsComeFirstAndSayForced) {
+  auto pairs = pair_kernels({snap(0, "a", 1, 10)}, {snap(0, "b", 1, 10)}, {{0, 0}}, kRenames);
+  EXPECT_EQ(pairs, (std::vector<KernelPair>{{0, 0, PairedBy::Forced}}));
+}
+
+// Before: k k old1 old2 gone; after: k new1 new2 fresh. k pairs by name; its
+// second launch before is not a rename (k is still there) and stays missing;
+// old1 and old2 pair with new1 and new2 by launch configuration in order;
+// gone and fresh share no launch configuration and stay apart.
+TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) {
+  model::Dim3 g1{64, 1, 1}, g2{128, 1, 1}, b256{256, 1, 1}, b128{128, 1, 1};
+  std::vector<KernelSnapshot> before = {launched(0, "k", g1, b256), launched(1, "k", g2, b128), launched(2, "old1", g2, b128),
+                                        launched(3, "old2", g2, b128), launched(4, "gone", g1, b128)};
+  std::vector<KernelSnapshot> after = {launched(0, "k", g1, b256), launched(1, "new1", g2, b128),
+                                       launched(2, "new2", g2, b128), launched(3, "fresh", g2, b256)};
+  auto pairs = pair_kernels(before, after, {}, kRenames);
+  EXPECT_EQ(pairs, (std::vector<KernelPair>{{0, 0, PairedBy::Name},
+                                            {2, 1, PairedBy::LaunchConfigOrder},
+                                            {3, 2, PairedBy::LaunchConfigOrder}}));
+  auto d = diff(before, after, {.matching = kRenames});
+  ASSERT_EQ(d.unmatched_before.size(), 2u);
+  EXPECT_EQ(d.unmatched_before[0].index, 1);  // k's second launch
+  EXPECT_EQ(d.unmatched_before[1].name, "gone");
+  ASSERT_EQ(d.unmatched_after.size(), 1u);
+  EXPECT_EQ(d.unmatched_after[0].name, "fresh");
+  EXPECT_EQ(d.suggested_pairs, (std::vector<std::pair<int, int>>{{1, 3}}));
+
+  auto text = diff_text(d);
+  EXPECT_NE(text.find("pairing: 1 by name, 2 by launch configuration and order\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("old1 -> new1\n  paired by:             launch configuration (same grid and block) and order of "
+                      "appearance: the kernel names differ (old1 -> new1)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("missing (only in before): #1 k"), std::string::npos) << text;
+  EXPECT_NE(text.find("missing (only in before): #4 gone"), std::string::npos) << text;
+  EXPECT_NE(text.find("new (only in after): #3 fresh"), std::string::npos) << text;
+  EXPECT_NE(text.find("hint: 2 kernel(s) only in before and 1 only in after have no partner; if a kernel here is another one renamed, "
+                      "pair them by index (BEFORE:AFTER), e.g. --pair 1:3\n"),
+            std::string::npos)
+      << text;
+  auto j = diff_json(d);
+  EXPECT_EQ(j["pairs"][0]["paired_by"], "name");
+  EXPECT_EQ(j["pairs"][1]["paired_by"], "launch_config_order");
+  EXPECT_EQ(j["suggested_pairs"], nlohmann::json::parse("[[1, 3]]"));
+  auto md = diff_markdown(d);
+  EXPECT_NE(md.find("- **paired by**: launch configuration (same grid and block) and order of appearance"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("e.g. --pair 1:3"), std::string::npos) << md;
+}
+
+TEST(LoopDiffRenamed, MangledNamesDecideWhatTheOtherSideLacks) {
+  // An overload (same display name, other mangled name) is a different function: it may pair as renamed.
+  auto f = snap(0, "k", 1, 10), d = snap(0, "k", 1, 10), other = snap(1, "x", 1, 10);
+  f.mangled = "_Z1kPf";
+  d.mangled = "_Z1kPd";
+  EXPECT_EQ(pair_kernels({f, other}, {d, other}, {}, kRenames),
+            (std::vector<KernelPair>{{1, 1, PairedBy::Name}, {0, 0, PairedBy::LaunchConfigOrder}}));
+  // A side without mangled names falls back to display names: k is on both sides, so nothing is a rename.
+  auto plain = snap(0, "k", 1, 10), extra = snap(0, "k", 1, 10);
+  EXPECT_EQ(pair_kernels({f, extra}, {plain, other}, {}, kRenames), (std::vector<KernelPair>{{0, 0, PairedBy::Name}}));
+}
+
+TEST(LoopDiffRenamed, SuggestionsStopAtTheirLimit) {
+  std::vector<KernelSnapshot> before, after;
+  for (int i = 0; i < 12; ++i) {
+    before.push_back(snap(i, "b" + std::to_string(i), 1, 10));
+    after.push_back(snap(i, "a" + std::to_string(i), 2, 10));  // another grid: no pair by launch configuration
+  }
+  auto d = diff(before, after, {.matching = kRenames});
+  EXPECT_TRUE(d.pairs.empty());
+  ASSERT_EQ(d.suggested_pairs.size(), kSuggestedPairs);
+  EXPECT_EQ(d.suggested_pairs.back(), (std::pair<int, int>{9, 9}));
+  EXPECT_NE(diff_text(d).find("--pair 9:9 ...\n"), std::string::npos);
+}
+
+TEST(LoopDiffRenamed, NotesNameTheFunctionsWithoutTypesOrParameters) {
+  EXPECT_EQ(pairing_note(PairedBy::OnlyKernel, "void Sobel<double>(uchar4 *, int)", "void Sobel<float>(uchar4 *, int)", 0, 0),
+            "position, the only kernel of each report: the kernel names differ (Sobel<double> -> Sobel<float>)");
+  // Overloads share the short name: the whole names tell them apart.
+  EXPECT_EQ(pairing_note(PairedBy::Forced, "k(float *)", "k(double *)", 2, 5),
+            "--pair 2:5: the kernel names differ (k(float *) -> k(double *))");
+  EXPECT_EQ(pairing_note(PairedBy::Forced, "k", "k", 2, 5), "--pair 2:5");
+  EXPECT_EQ(pairing_note(PairedBy::Name, "k", "k", 0, 0), "");
+  for (auto b : {PairedBy::Name, PairedBy::Forced, PairedBy::OnlyKernel, PairedBy::LaunchConfigOrder})
+    EXPECT_EQ(paired_by_from_name(paired_by_name(b)), b);
+  EXPECT_FALSE(paired_by_from_name("guess"));
 }
 
 TEST(LoopDiffVerdict, MinDeltaKeepsSmallAbsoluteChangesUnchanged) {

@@ -95,7 +95,8 @@ const json& declaration(const std::string& tool) {
 // says what it counts; anything else is a number without its name.
 const std::set<std::string> kCountFields = {"index",   "line",     "offset",  "run",   "recorded_at", "count",
                                             "matched", "rows_total", "invocations", "regressions", "missing", "new",
-                                            "pairs",   "faster",   "slower",  "unchanged", "unknown"};
+                                            "pairs",   "faster",   "slower",  "unchanged", "unknown",
+                                            "suggested_pairs"};
 void expect_numbers_named(const json& j, const std::string& at, const std::string& key, const json* parent) {
   if (j.is_number()) {
     bool measure_value = key == "value" && parent && parent->is_object() && parent->contains("metric") &&
@@ -365,6 +366,66 @@ TEST(McpTools, DiffHistoryAndGateOverTheConfiguredStore) {
   EXPECT_EQ(lenient["passed"], true);
   auto none = expect_tool_error(call(s, "gate", {{"report", "after.ncu-rep"}, {"baseline", "nightly"}}));
   EXPECT_NE(none.find("no baseline 'nightly'"), std::string::npos) << none;
+}
+
+// One kernel per (name, grid), 256 threads a block.
+std::string write_kernels(const std::string& dir, const std::string& file,
+                          const std::vector<std::pair<std::string, uint64_t>>& kernels) {
+  testing::ReportWriter w;
+  testing::ReportWriter::Block b;
+  for (const auto& [name, grid] : kernels)
+    b.results.push_back(w.kernel(name, grid, 256, testing::scenario_metrics(100000)).SerializeAsString());
+  w.flush_strings(b);
+  w.add(b);
+  w.write(dir + "/" + file);
+  return dir + "/" + file;
+}
+
+TEST(McpTools, DiffSaysHowEachPairWasMadeAndTakesPairs) {
+  std::string root = fresh_root("diff-pairs");
+  write_kernels(root, "old.ncu-rep", {{"oldName", 64}});
+  write_kernels(root, "new.ncu-rep", {{"newName", 128}});
+  McpServer s(options_for(root));
+  initialize(s);
+  auto one = expect_ok(call(s, "diff_reports", {{"before", "old.ncu-rep"}, {"after", "new.ncu-rep"}}), "diff_reports");
+  ASSERT_EQ(one["pairs"].size(), 1u);
+  EXPECT_EQ(one["pairs"][0]["paired_by"], "only_kernel");
+  EXPECT_EQ(one["pairs"][0]["pairing"],
+            "position, the only kernel of each report: the kernel names differ (oldName -> newName)");
+  EXPECT_TRUE(one["suggested_pairs"].empty());
+
+  // Two kernels each: "same" pairs by name; the renamed one has another grid, so it is suggested, not paired.
+  write_kernels(root, "two-old.ncu-rep", {{"same", 8}, {"oldName", 64}});
+  write_kernels(root, "two-new.ncu-rep", {{"newName", 128}, {"same", 8}});
+  auto reply = call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"}});
+  auto two = expect_ok(reply, "diff_reports");
+  ASSERT_EQ(two["pairs"].size(), 1u);
+  EXPECT_EQ(two["pairs"][0]["paired_by"], "name");
+  EXPECT_EQ(two["pairs"][0]["pairing"], "");
+  EXPECT_EQ(two["missing"][0]["name"], "oldName()");
+  EXPECT_EQ(two["new"][0]["name"], "newName()");
+  EXPECT_EQ(two["suggested_pairs"], json::parse("[[1, 0]]"));
+  EXPECT_NE(reply["result"]["content"][0]["text"].get<std::string>().find("try pairs [[1,0]]"), std::string::npos)
+      << reply.dump();
+
+  // The suggestion passed back as pairs: a forced pair, said so.
+  auto forced = expect_ok(call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"},
+                                                   {"pairs", two["suggested_pairs"]}}),
+                          "diff_reports");
+  ASSERT_EQ(forced["pairs"].size(), 2u);
+  EXPECT_EQ(forced["pairs"][0]["paired_by"], "forced");
+  EXPECT_EQ(forced["pairs"][0]["pairing"], "--pair 1:0: the kernel names differ (oldName -> newName)");
+  EXPECT_TRUE(forced["missing"].empty() && forced["new"].empty());
+
+  // A pair naming no kernel is keet diff's one-line error; a pair not of two indices is refused before anything runs.
+  auto absent = expect_tool_error(call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"},
+                                                           {"pairs", json::parse("[[5, 0]]")}}));
+  EXPECT_NE(absent.find("--pair 5:0: the first report has no kernel 5"), std::string::npos) << absent;
+  for (auto bad : {json::parse("[[1]]"), json::parse("[[1, 2, 3]]"), json::parse("[[-1, 0]]"), json::parse("[[\"1\", 0]]"),
+                   json::parse("[\"1:0\"]")})
+    EXPECT_EQ(error_code(call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"}, {"pairs", bad}})),
+              -32602)
+        << bad.dump();
 }
 
 TEST(McpTools, MalformedReportIsAToolErrorWithTheReadersLine) {

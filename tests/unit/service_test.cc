@@ -10,8 +10,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sqlite3.h>
+
 #include "service/api.h"
 #include "service/job_store.h"
+#include "store/history.h"
+#include "store/libpq.h"
 #include "support/pg_server.h"
 #include "support/testing.h"
 
@@ -87,6 +91,12 @@ class ApiTest : public ::testing::Test {
     r.query["name"] = name;
     return r;
   }
+  static Request diff_request(const json& body) {
+    Request r = get("/api/v1/diff");
+    r.method = "POST";
+    r.body = body.dump();
+    return r;
+  }
   static std::string header(const Response& r, const std::string& name) {
     for (const auto& [k, v] : r.headers)
       if (k == name) return v;
@@ -124,12 +134,54 @@ TEST_F(ApiTest, AJobHasExactlyTheDocumentedMembers) {
   auto schema = json::parse(in)["components"]["schemas"]["Job"];
   auto a = api();
   auto job = json::parse(a.handle(upload("bytes", "x.ncu-rep")).body);
-  for (const auto& [key, value] : job.items()) EXPECT_TRUE(schema["properties"].contains(key)) << key << " is undocumented";
-  for (const auto& key : schema["required"]) EXPECT_TRUE(job.contains(key.get<std::string>())) << key << " is missing";
+  auto other = json::parse(a.handle(upload("other bytes", "y.ncu-rep")).body);
+  auto diff = json::parse(a.handle(diff_request({{"before", job["id"]}, {"after", other["id"]}, {"pairs", {{0, 1}}}})).body);
+  for (const auto& j : {job, diff}) {
+    for (const auto& [key, value] : j.items()) EXPECT_TRUE(schema["properties"].contains(key)) << key << " is undocumented";
+    for (const auto& key : schema["required"]) EXPECT_TRUE(j.contains(key.get<std::string>())) << key << " is missing";
+  }
+  EXPECT_TRUE(diff.contains("pairs")) << diff.dump();
   auto info = json::parse(a.handle(get("/api/v1/info")).body);
   auto info_schema = json::parse(std::ifstream(source_dir() + "/docs/openapi.json"))["components"]["schemas"]["Info"];
   for (const auto& [key, value] : info.items()) EXPECT_TRUE(info_schema["properties"].contains(key)) << key;
   EXPECT_EQ(info.size(), info_schema["required"].size());
+}
+
+// A diff's pairs (keet diff --pair) are checked, kept with the job and shown in it.
+TEST_F(ApiTest, ADiffTakesPairsAsJsonOrAMultipartField) {
+  opt_.max_queue = 10;  // two uploads and three diffs wait: no worker runs here
+  auto a = api();
+  std::string before = json::parse(a.handle(upload("b", "before.ncu-rep")).body)["id"];
+  std::string after = json::parse(a.handle(upload("a", "after.ncu-rep")).body)["id"];
+  auto res = a.handle(diff_request({{"before", before}, {"after", after}, {"pairs", {{1, 0}, {0, 2}}}}));
+  ASSERT_EQ(res.status, 202) << res.body;
+  auto job = json::parse(res.body);
+  EXPECT_EQ(job["pairs"], json::parse("[[1, 0], [0, 2]]"));
+  auto stored = jobs_->get(job["id"]);
+  ASSERT_TRUE(stored && *stored);
+  EXPECT_EQ((*stored)->pairs, (std::vector<std::pair<int, int>>{{1, 0}, {0, 2}}));
+  EXPECT_EQ(json::parse(a.handle(get("/api/v1/jobs/" + job["id"].get<std::string>())).body)["pairs"], job["pairs"]);
+  // No pairs: none shown.
+  auto plain = json::parse(a.handle(diff_request({{"before", before}, {"after", after}})).body);
+  EXPECT_FALSE(plain.contains("pairs")) << plain.dump();
+
+  for (const char* bad : {R"("0:1")", "[[1]]", "[[1, 2, 3]]", "[[-1, 0]]", R"([["1", 0]])", "[[1.5, 0]]", "[[1000000000, 0]]"}) {
+    auto refused = a.handle(diff_request({{"before", before}, {"after", after}, {"pairs", json::parse(bad)}}));
+    EXPECT_EQ(refused.status, 400) << bad << ": " << refused.body;
+    EXPECT_NE(json::parse(refused.body)["error"].get<std::string>().find("index"), std::string::npos) << refused.body;
+  }
+  json many = json::array();
+  for (int i = 0; i < 1001; ++i) many.push_back({i, i});
+  EXPECT_EQ(a.handle(diff_request({{"before", before}, {"after", after}, {"pairs", many}})).status, 400);
+
+  Request multipart = diff_request(json::object());
+  multipart.body.clear();
+  multipart.parts = {{"before", "b.ncu-rep", "before bytes"}, {"after", "a.ncu-rep", "after bytes"}, {"pairs", "", "[[0, 0]]"}};
+  auto m = a.handle(multipart);
+  ASSERT_EQ(m.status, 202) << m.body;
+  EXPECT_EQ(json::parse(m.body)["pairs"], json::parse("[[0, 0]]"));
+  multipart.parts.back().data = "0:0";
+  EXPECT_EQ(a.handle(multipart).status, 400);
 }
 
 TEST_F(ApiTest, TheUploadedNameIsShownButNeverAPath) {
@@ -354,6 +406,58 @@ class SqliteJobStore : public ::testing::Test {
 TEST_F(SqliteJobStore, ClaimsAreExclusiveAndStaleOnesReturn) { claims_are_exclusive_and_stale_ones_return(*store_); }
 TEST_F(SqliteJobStore, CancelAndRemove) { cancel_and_remove(*store_); }
 
+// A diff job's pairs come back from the store as they went in.
+void pairs_are_kept(JobStore& s) {
+  Job diff = queued("d", 1);
+  diff.kind = JobKind::Diff;
+  diff.report2 = std::string(64, 'b');
+  diff.pairs = {{1, 0}, {0, 12}};
+  ASSERT_TRUE(s.add(diff));
+  ASSERT_TRUE(s.add(queued("plain", 2)));
+  EXPECT_EQ((**s.get("d")).pairs, diff.pairs);
+  EXPECT_TRUE((**s.get("plain")).pairs.empty());
+  auto claimed = s.claim("w", "c", 10, 0);
+  ASSERT_TRUE(claimed && *claimed);
+  EXPECT_EQ((*claimed)->id, "d");
+  EXPECT_EQ((*claimed)->pairs, diff.pairs);
+}
+
+// The keet_jobs table as stores made before diff jobs kept pairs created it, with one queued job.
+constexpr const char* kTableWithoutPairs[] = {
+    "CREATE TABLE keet_jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL,"
+    " name TEXT NOT NULL, report TEXT NOT NULL, report2 TEXT NOT NULL, baseline TEXT NOT NULL,"
+    " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL,"
+    " worker TEXT NOT NULL, claim TEXT NOT NULL, attempts INTEGER NOT NULL, progress DOUBLE PRECISION NOT NULL,"
+    " stage TEXT NOT NULL, cancel INTEGER NOT NULL, error TEXT NOT NULL, size BIGINT NOT NULL)",
+    "INSERT INTO keet_jobs VALUES ('old', 'diff', 'queued', 'a vs b', 'r1', 'r2', '', 1, 0, 0, 0, '', '', 0, 0, '', 0, '', 9)"};
+
+// Opened (twice, as two processes would), the old table gains the column; its job has no pairs.
+void an_old_store_gains_the_pairs_column(const std::string& url) {
+  for (int open = 0; open < 2; ++open) {
+    auto s = open_job_store(url);
+    ASSERT_TRUE(s) << s.error().message;
+    auto old = (*s)->get("old");
+    ASSERT_TRUE(old && *old);
+    EXPECT_EQ((*old)->name, "a vs b");
+    EXPECT_TRUE((*old)->pairs.empty());
+  }
+  auto s = open_job_store(url);
+  ASSERT_TRUE(s);
+  pairs_are_kept(**s);
+}
+
+TEST_F(SqliteJobStore, PairsAreKept) { pairs_are_kept(*store_); }
+
+TEST_F(SqliteJobStore, AnOldStoreGainsThePairsColumn) {
+  store_.reset();
+  std::filesystem::remove(path_);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  for (const char* sql : kTableWithoutPairs) EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  sqlite3_close(db);
+  an_old_store_gains_the_pairs_column("sqlite:" + path_);
+}
+
 TEST_F(SqliteJobStore, JobsSurviveReopening) {
   ASSERT_TRUE(store_->add(queued("kept", 1)));
   store_.reset();
@@ -391,6 +495,28 @@ TEST_F(PgJobStore, ClaimsAreExclusiveAndStaleOnesReturn) {
   auto s = open_job_store(database());
   ASSERT_TRUE(s) << s.error().message;
   claims_are_exclusive_and_stale_ones_return(**s);
+}
+
+TEST_F(PgJobStore, PairsAreKept) {
+  KEET_REQUIRE_PG();
+  auto s = open_job_store(database());
+  ASSERT_TRUE(s) << s.error().message;
+  pairs_are_kept(**s);
+}
+
+TEST_F(PgJobStore, AnOldStoreGainsThePairsColumn) {
+  KEET_REQUIRE_PG();
+  std::string url = database();
+  ASSERT_TRUE(store::load_libpq());
+  PGconn* conn = store::pq().connectdb(store::pg_connect_url(url).c_str());
+  ASSERT_EQ(store::pq().status(conn), CONNECTION_OK) << store::pq().error_message(conn);
+  for (const char* sql : kTableWithoutPairs) {
+    PGresult* r = store::pq().exec(conn, sql);
+    EXPECT_EQ(store::pq().result_status(r), PGRES_COMMAND_OK) << sql << ": " << store::pq().error_message(conn);
+    store::pq().clear(r);
+  }
+  store::pq().finish(conn);
+  an_old_store_gains_the_pairs_column(url);
 }
 
 TEST_F(PgJobStore, CancelAndRemove) {
