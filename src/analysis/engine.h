@@ -7,11 +7,16 @@
 
 namespace keet::analysis {
 
+class SassInstructions;
+
 struct AnalyzeOptions {
   int top = 5;  // findings kept per kernel (0 = all)
   // Fill KernelDiagnosis::derived (every derived number, for the LLM's
   // prompt and its answer's verification); no renderer prints it.
   bool derived = true;
+  // Hot spots without a source line show their SASS instruction from here
+  // (analysis/sass.h); null: they show the offset only, with no note.
+  SassInstructions* sass = nullptr;
 };
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel,
