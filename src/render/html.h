@@ -10,6 +10,10 @@
 #include "model/report.h"
 #include "render/diff.h"
 
+namespace keet::analysis {
+class SassInstructions;
+}
+
 namespace keet::render {
 
 // Kernel ranking, then per kernel: bottleneck, speed-of-light bars, roofline,
@@ -21,7 +25,9 @@ std::string html_report(const model::Report& report, const analysis::Diagnosis& 
 // null: no roofline or hot lines then; `head` supplies modules for source
 // lines), and the end.
 std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking);
-std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d);
+// With `sass`, hot spots without a source line show their SASS instruction.
+std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d,
+                        analysis::SassInstructions* sass = nullptr);
 std::string html_report_end();
 // The LLM's narrative about one kernel (status, text, suggestions, what the
 // verifier flagged), placed after every kernel's engine section.
