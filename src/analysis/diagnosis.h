@@ -1,6 +1,7 @@
 // The analysis result: what the expert engine concludes about one kernel.
 // Field names follow docs/contracts.md ("keet.analysis/1").
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,11 +27,15 @@ struct Evidence {
   std::string label;      // what a reader sees beside the value ("DRAM throughput"); metric names stay in JSON
 };
 
+// A source line, or (line 0: the cubin has no line table) one SASS instruction.
 struct SourceRef {
   std::string file;
   int line = 0;
   double share = 0;  // fraction of the finding's cost on this line
-  std::string text;  // the line's code when the report embeds the source
+  std::string text;  // the line's code when the report embeds the source; "SASS +0x110" for an instruction
+  uint64_t offset = 0;  // lowest instruction offset on the line (bytes from the kernel's start)
+  std::string sass;  // line 0: the instruction there ("LDG.E.64 R2, [R2.64]") when a disassembler gave it
+  bool is_sass() const { return line == 0; }
 };
 
 struct Finding {

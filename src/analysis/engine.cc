@@ -16,6 +16,7 @@
 #include "analysis/expr.h"
 #include "analysis/gpu_features.h"
 #include "analysis/hotspots.h"
+#include "analysis/sass.h"
 #include "analysis/ncu_coverage.h"
 #include "analysis/occupancy.h"
 #include "analysis/rules.h"
@@ -866,6 +867,16 @@ void note_quality(const DataQuality& q, KernelDiagnosis& d) {
   for (const auto& e : q.ncu_errors) d.notes.push_back("ncu could not run a rule: " + e);
 }
 
+// Once per kernel, not on every hot spot: why its SASS hot spots show no
+// instruction (no disassembler found, no cubin...).
+void note_missing_sass(const Context& ctx, KernelDiagnosis& d) {
+  if (ctx.sass_missing().empty()) return;
+  bool shown_bare = std::ranges::any_of(d.findings, [](const Finding& f) {
+    return std::ranges::any_of(f.source, [](const SourceRef& s) { return s.is_sass() && s.sass.empty(); });
+  });
+  if (shown_bare) d.notes.push_back(sass_note(ctx.sass_missing()));
+}
+
 }  // namespace
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel, const AnalyzeOptions& opt) {
@@ -888,7 +899,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   const DeviceFeatures dev = device_features(d.device.name, d.device.compute_capability);
   add_context(kernel, **set, facts, dev, scope);
   set_bound(scope, d.bottleneck, d.limiter);
-  Context ctx{report, kernel};
+  Context ctx{report, kernel, opt.sass};
   d.findings = evaluate_rules(**set, scope, ctx, dev);
   if (!enough_stall_samples(facts, **set)) note_few_samples(facts, **set, d);
   ensure_consistent(d.findings, d.bottleneck, d.limiter, **set, scope, ctx, dev);
@@ -901,6 +912,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   apply_severity_policy(d.findings, (*set)->estimates, opt.time_share);
   sort_findings(d.findings, d.bottleneck, d.limiter, **set);
   if (opt.top > 0 && d.findings.size() > static_cast<size_t>(opt.top)) d.findings.resize(opt.top);
+  note_missing_sass(ctx, d);
   return d;
 }
 

@@ -8,6 +8,8 @@
 
 namespace keet::analysis {
 
+class SassInstructions;
+
 struct AnalyzeOptions {
   int top = 5;  // findings kept per kernel (0 = all)
   // Fill KernelDiagnosis::derived (every derived number, for the LLM's
@@ -16,6 +18,9 @@ struct AnalyzeOptions {
   // The kernel's share (0..1) of the report's GPU time, all launches of its
   // name together, when the caller ranked the report: severity follows it.
   std::optional<double> time_share;
+  // Hot spots without a source line show their SASS instruction from here
+  // (analysis/sass.h); null: they show the offset only, with no note.
+  SassInstructions* sass = nullptr;
 };
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel,

@@ -1,21 +1,28 @@
 #include "analysis/hotspots.h"
 
+#include "analysis/sass.h"
 #include "analysis/source_costs.h"
 
 namespace keet::analysis {
 
-Context::Context(const model::Report& r, const model::Kernel& k) : report(r), kernel(k) {}
+Context::Context(const model::Report& r, const model::Kernel& k, SassInstructions* s) : report(r), kernel(k), sass(s) {}
 Context::~Context() = default;
 
+std::unique_ptr<SourceTable> Context::annotated(SourceTable t) const {
+  if (sass)
+    if (auto why = sass->annotate(t, report, kernel); !why.empty() && sass_missing_.empty()) sass_missing_ = why;
+  return std::make_unique<SourceTable>(std::move(t));
+}
+
 const SourceTable& Context::table() const {
-  if (!table_) table_ = std::make_unique<SourceTable>(source_table(report, kernel));
+  if (!table_) table_ = annotated(source_table(report, kernel));
   return *table_;
 }
 
 const SourceTable& Context::table_for(const std::vector<std::string>& metrics) const {
   for (const auto& [names, t] : partial_)
     if (names == metrics) return *t;
-  partial_.emplace_back(metrics, std::make_unique<SourceTable>(source_table(report, kernel, metrics)));
+  partial_.emplace_back(metrics, annotated(source_table(report, kernel, metrics)));
   return *partial_.back().second;
 }
 

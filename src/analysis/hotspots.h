@@ -12,18 +12,25 @@
 namespace keet::analysis {
 
 struct SourceTable;
+class SassInstructions;
 
 // One kernel being analysed; the source table is built on first use only.
+// With `sass`, rows without a source line get their SASS instruction.
 struct Context {
-  Context(const model::Report& r, const model::Kernel& k);
+  Context(const model::Report& r, const model::Kernel& k, SassInstructions* sass = nullptr);
   ~Context();
   const model::Report& report;
   const model::Kernel& kernel;
+  SassInstructions* const sass;
   const SourceTable& table() const;
   // The table over only these PC metrics (full names), built once per list.
   const SourceTable& table_for(const std::vector<std::string>& metrics) const;
+  // Why a table's SASS rows have no instruction (the first reason met), or "".
+  const std::string& sass_missing() const { return sass_missing_; }
 
  private:
+  std::unique_ptr<SourceTable> annotated(SourceTable t) const;
+  mutable std::string sass_missing_;
   mutable std::unique_ptr<SourceTable> table_;
   mutable std::vector<std::pair<std::vector<std::string>, std::unique_ptr<SourceTable>>> partial_;
 };

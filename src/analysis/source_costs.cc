@@ -408,7 +408,7 @@ std::vector<SourceRef> hottest_lines(const SourceTable& table, std::string_view 
   for (size_t i = 0; i < rows.size() && i < n; ++i) {
     const SourceLineCost& r = *rows[i];
     std::string text = r.is_sass() ? fmt::format("SASS +{:#x}", r.offset) : r.text;
-    out.push_back({r.file, r.line, table.share(r, metric), std::move(text)});
+    out.push_back({r.file, r.line, table.share(r, metric), std::move(text), r.offset, r.sass});
   }
   return out;
 }

@@ -40,6 +40,7 @@ struct SourceLineCost {
   uint64_t offset = 0;  // lowest instruction offset on this line (bytes from kernel start)
   int instructions_mapped = 0;  // SASS instructions with data folded into this row
   std::string text;  // the line's code when the report embeds the file, else ""
+  std::string sass;  // SASS rows: the instruction, once analysis/sass.h has filled it
   // Sum over the row's PCs of every additive PC-keyed metric, by metric name.
   std::map<std::string, double, std::less<>> metrics;
 
@@ -101,7 +102,8 @@ std::optional<SourceRef> kernel_location(const model::Report& report, const mode
 std::vector<SourceLineCost> source_lines(const model::Report& report, const model::Kernel& kernel);
 
 // The n rows with the largest positive share of `metric` (a name or alias).
-// In the SASS view a ref has file "", line 0 and text "SASS +0x<offset>".
+// In the SASS view a ref has file "", line 0, text "SASS +0x<offset>" and the
+// row's instruction in `sass` (when analysis/sass.h has filled the table's).
 // Empty when the kernel has no per-PC values of `metric`.
 std::vector<SourceRef> hottest_lines(const SourceTable& table, std::string_view metric, size_t n);
 std::vector<SourceRef> hottest_lines_for(const model::Report& report, const model::Kernel& kernel,

@@ -22,6 +22,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/compare.h"
+#include "app/disassembler.h"
 #include "app/llm_flags.h"
 #include "app/timeline_input.h"
 #include "analysis/timeline_join.h"
@@ -166,11 +167,12 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const Ranked& ranke
                          const std::function<void(const model::Report&)>& begin,
                          const std::function<void(const model::Report&, const model::Kernel&,
                                                   const analysis::KernelDiagnosis&)>& write,
-                         AppView* app_view) {
+                         AppView* app_view, analysis::SassInstructions* sass) {
   Run run;
   model::Report head;
   analysis::AnalyzeOptions opt{a.top};
   opt.derived = keep_for_llm;  // only the LLM's prompt and verifier read it
+  opt.sass = sass;
   auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
                           {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
                              if (only && !only->contains(k.index)) return true;
@@ -207,12 +209,13 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
     if (ranking->groups.size() > 1) out << render::ranking_text(ranking->groups, style);
   };
   const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
+  RunSass sass(ctx);
   auto run = analyse_pass(ctx, a, *ranking, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
                             out << render::kernel_text(d, style, only ? &only->at(d.index) : nullptr);
                             if (a.calibrated) out << calibrated_text(a, k, d);
                           },
-                          app_view);
+                          app_view, sass.instructions());
   if (!run || !rt) return run;
   out.flush();
   narratives = narrate(ctx, *rt, run->pending);
@@ -244,11 +247,13 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   auto begin = [&](const model::Report&) {
     out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only));
   };
+  RunSass sass(ctx);
   auto run = analyse_pass(ctx, a, *ranking, only, rt != nullptr, begin,
                           [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-                            out << render::html_kernel(head, &k, d, only ? &only->at(d.index) : nullptr);
+                            out << render::html_kernel(head, &k, d, only ? &only->at(d.index) : nullptr,
+                                                       sass.instructions());
                           },
-                          app_view);
+                          app_view, sass.instructions());
   if (!run) return run;
   if (rt) {
     out.flush();
@@ -282,11 +287,12 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   JsonObjectStream doc(out, 2);
   std::optional<JsonArrayStream> kernels;
   auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
+  RunSass sass(ctx);
   auto run = analyse_pass(ctx, a, *ranked, only, rt != nullptr, begin,
                           [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
                             if (!rt) kernels->add(kernel_json(d, nullptr));
                           },
-                          app_view);
+                          app_view, sass.instructions());
   if (!run) return run;
   if (rt) {
     narratives = narrate(ctx, *rt, run->pending);

@@ -1,6 +1,8 @@
 // keet source R -k SEL [--top N] [--by samples|instructions|<metric>]:
 // the kernel's per-PC source counters summed per CUDA source line (or per
-// SASS instruction when the cubin has no line table), costliest first.
+// SASS instruction when the cubin has no line table, with the instruction
+// when nvdisasm or cuobjdump is found: app/disassembler.h), costliest first.
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -8,9 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analysis/sass.h"
 #include "analysis/source_costs.h"
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/disassembler.h"
 #include "render/table.h"
 #include "util/json.h"
 
@@ -72,7 +76,7 @@ std::vector<std::string> table_row(const analysis::SourceTable& t, const analysi
                                count_text(r.executed_instructions())};
   if (extra) row.push_back(count_text(r.value(by)));
   row.push_back(top_stall(r));
-  row.push_back(r.is_sass() ? "" : r.text);
+  row.push_back(r.is_sass() ? r.sass : r.text);
   return row;
 }
 
@@ -105,6 +109,7 @@ nlohmann::json line_json(const analysis::SourceTable& t, const analysis::SourceL
                    {"offset", r.offset},
                    {"instructions_mapped", r.instructions_mapped},
                    {"text", r.text},
+                   {"sass", r.sass},
                    {"share", t.share(r, by)},
                    {"samples", r.samples()},
                    {"executed_instructions", r.executed_instructions()},
@@ -126,6 +131,13 @@ nlohmann::json kernel_json(const SourceArgs& a, const model::Kernel& k, analysis
           {"sorted_by", by},          {"kernel_start", t.kernel_start},
           {"totals", t.totals},       {"row_count", t.lines.size()},
           {"notes", t.notes},         {"lines", lines}};
+}
+
+// Why the SASS rows show no instruction, unless a note says it already (a
+// report without the cubin is named once).
+void add_sass_note(analysis::SourceTable& t, const std::string& why) {
+  if (why.empty() || std::ranges::any_of(t.notes, [&](const std::string& n) { return n.starts_with(why); })) return;
+  t.notes.push_back(analysis::sass_note(why));
 }
 
 // ----------------------------------------------------------------- run
@@ -164,8 +176,10 @@ ExitCode run_source(Context& ctx, const SourceArgs& a) {
   auto begin = [&](const model::Report&) {
     if (a.format == "json") kernels.emplace(doc.array_member("kernels"));
   };
+  RunSass sass(ctx);
   auto visit = [&](model::Kernel&& k, const model::Report& head) {
     auto t = analysis::source_table(head, k);
+    add_sass_note(t, sass.instructions()->annotate(t, head, k));
     if (a.format == "json") kernels->add(kernel_json(a, k, t));
     else print_kernel_table(ctx, a, k, t);
     return true;

@@ -1,5 +1,6 @@
 #include "app/in_process.h"
 
+#include <set>
 #include <sstream>
 
 #include "app/app.h"
@@ -8,7 +9,9 @@ namespace keet::app {
 
 service::CommandRunner in_process_runner(std::function<std::string(const std::string&)> getenv) {
   auto visible = [getenv = std::move(getenv)](const std::string& name) {
-    return name == "HOME" || name == "XDG_DATA_HOME" ? getenv(name) : std::string();
+    static const std::set<std::string, std::less<>> kVisible{"HOME", "XDG_DATA_HOME", "PATH", "CUDA_HOME", "CUDA_PATH",
+                                                             "TMPDIR"};
+    return kVisible.contains(name) ? getenv(name) : std::string();
   };
   return [visible](const std::vector<std::string>& args) {
     std::vector<const char*> argv = {"keet"};

@@ -10,8 +10,10 @@
 namespace keet::app {
 
 // A runner whose commands see only the environment variables that locate
-// keet's default history store (HOME, XDG_DATA_HOME) from `getenv`: no LLM
-// is configured behind a server's back (KEET_LLM and API keys are hidden).
+// keet's default history store (HOME, XDG_DATA_HOME) and the CUDA toolkit's
+// disassembler (PATH, CUDA_HOME, CUDA_PATH; TMPDIR for its input) from
+// `getenv`: no LLM is configured behind a server's back (KEET_LLM and API
+// keys are hidden).
 service::CommandRunner in_process_runner(std::function<std::string(const std::string&)> getenv);
 
 }  // namespace keet::app

@@ -60,6 +60,11 @@ std::string duration_text(std::optional<double> ns) {
 std::string source_lines(const analysis::Finding& f, const PromptOptions& opt) {
   std::string out;
   for (const auto& s : f.source) {
+    if (s.is_sass()) {  // a machine instruction, no source text: shown either way
+      out += fmt::format("    hot SASS instruction at +{:#x} ({:.0f}% of cost){}\n", s.offset, s.share * 100,
+                         s.sass.empty() ? std::string() : ": " + s.sass);
+      continue;
+    }
     if (opt.share_source)
       out += fmt::format("    source {}:{} ({:.0f}% of cost): {}\n", s.file, s.line, s.share * 100, s.text);
     else

@@ -87,8 +87,11 @@ json tool_get_metrics(const ToolContext& ctx, const json& args) {
 }
 
 json source_json(const ToolContext& ctx, const analysis::SourceRef& s) {
-  if (ctx.share_source) return {{"file", s.file}, {"line", s.line}, {"share", s.share}, {"text", s.text}};
-  return {{"line", s.line}, {"share", s.share}};
+  json j = ctx.share_source ? json{{"file", s.file}, {"line", s.line}, {"share", s.share}, {"text", s.text}}
+                            : json{{"line", s.line}, {"share", s.share}};
+  if (s.is_sass()) j["offset"] = s.offset;  // a machine instruction, no source text: shown either way
+  if (s.is_sass() && !s.sass.empty()) j["sass"] = s.sass;
+  return j;
 }
 
 json tool_get_findings(const ToolContext& ctx, const json& args) {

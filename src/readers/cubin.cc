@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -93,7 +94,51 @@ std::string section_bytes(const ElfSection& s) {
 
 struct SymbolTable {
   std::vector<CubinSymbol> all;  // index = ELF symbol index
+  std::vector<uint16_t> section;  // per symbol: st_shndx
+  std::vector<bool> is_section;   // per symbol: STT_SECTION
 };
+
+const ElfSection* section_by_index(const std::vector<ElfSection>& secs, size_t index) {
+  for (const auto& s : secs)
+    if (s.index == index) return &s;
+  return nullptr;
+}
+
+// Where a function starts inside its section. nvcc writes section offsets.
+// ncu rebases the cubin it stores to load addresses, in two ways seen in
+// reports: older ncu moves the section's own STT_SECTION symbol too (the
+// function's place is then its value less the section's), newer ncu moves the
+// function symbols only. A kernel's code opens its own section,
+// .text.<kernel>, so a kernel's rebased symbol there starts at 0; any other
+// function with a value past its section's end has no known place.
+std::optional<uint64_t> place_in_section(const CubinSymbol& sym, const ElfSection& sec, uint64_t section_base) {
+  if (section_base != 0 && sym.value >= section_base) return sym.value - section_base;
+  if (sym.value < sec.hdr.sh_size) return sym.value;
+  if (sec.name.size() == 6 + sym.name.size() && sec.name.starts_with(".text.") && sec.name.ends_with(sym.name))
+    return 0;
+  return std::nullopt;
+}
+
+// Where each function's code sits in the file; anything outside its section
+// or the file gets none.
+void locate_code(SymbolTable& t, const std::vector<ElfSection>& secs, size_t file_size) {
+  std::map<uint16_t, uint64_t> base;  // section index -> its STT_SECTION symbol's value
+  for (size_t i = 0; i < t.all.size(); ++i)
+    if (t.is_section[i]) base.emplace(t.section[i], t.all[i].value);
+  for (size_t i = 0; i < t.all.size(); ++i) {
+    auto& sym = t.all[i];
+    const ElfSection* sec = sym.is_function ? section_by_index(secs, t.section[i]) : nullptr;
+    if (!sec || sec->hdr.sh_type != SHT_PROGBITS || sec->hdr.sh_offset > file_size ||
+        sec->hdr.sh_size > file_size - sec->hdr.sh_offset)
+      continue;
+    auto it = base.find(t.section[i]);
+    auto inside = place_in_section(sym, *sec, it == base.end() ? 0 : it->second);
+    if (!inside || *inside >= sec->hdr.sh_size) continue;
+    uint64_t room = sec->hdr.sh_size - *inside;
+    sym.code_offset = sec->hdr.sh_offset + *inside;
+    sym.code_size = sym.size > 0 && sym.size <= room ? sym.size : room;
+  }
+}
 
 Result<SymbolTable> read_symbols(Elf* elf, const std::vector<ElfSection>& secs) {
   SymbolTable t;
@@ -109,8 +154,18 @@ Result<SymbolTable> read_symbols(Elf* elf, const std::vector<ElfSection>& secs) 
     if (!gelf_getsym(d, static_cast<int>(i), &sym)) break;
     const char* name = elf_strptr(elf, symtab->hdr.sh_link, sym.st_name);
     t.all.push_back({name ? name : "", sym.st_value, sym.st_size, GELF_ST_TYPE(sym.st_info) == STT_FUNC});
+    t.section.push_back(sym.st_shndx);
+    t.is_section.push_back(GELF_ST_TYPE(sym.st_info) == STT_SECTION);
   }
   return t;
+}
+
+// The SM of the code from e_flags: CUDA 13's layout (EI_ABIVERSION 8 and
+// later) keeps it in the second byte, older cubins in the low byte.
+int sm_of(const GElf_Ehdr& eh) {
+  unsigned flags = static_cast<unsigned>(eh.e_flags);
+  unsigned sm = eh.e_ident[EI_ABIVERSION] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+  return sm >= 10 ? static_cast<int>(sm) : 0;  // sm_10 was the first
 }
 
 // --------------------------------------------------------- relocations
@@ -420,11 +475,18 @@ Result<Cubin> Cubin::parse(std::string_view bytes) {
   if (!secs) return std::unexpected(secs.error());
   auto syms = read_symbols(elf.get(), *secs);
   if (!syms) return std::unexpected(syms.error());
+  locate_code(*syms, *secs, bytes.size());
   CubinBuilder b;
+  if (GElf_Ehdr eh; gelf_getehdr(elf.get(), &eh)) b.c.sm_ = sm_of(eh);
   for (const auto& s : syms->all)
     if (s.is_function && !s.name.empty()) b.c.symbols_.push_back(s);
   b.add_line_info(*secs, *syms);
   return std::move(b.c);
+}
+
+std::string_view Cubin::code(std::string_view bytes, const CubinSymbol& s) {
+  if (s.code_size == 0 || s.code_offset > bytes.size() || s.code_size > bytes.size() - s.code_offset) return {};
+  return bytes.substr(s.code_offset, s.code_size);
 }
 
 const CubinSymbol* Cubin::symbol(std::string_view mangled) const {

@@ -3,7 +3,9 @@
 //   - kernel symbols (value = load PC, size) from .symtab, because ncu stores
 //     the cubin rebased to runtime addresses;
 //   - PC -> (file, line) from the DWARF line program in .debug_line (present
-//     only when the app was built with -lineinfo or -G).
+//     only when the app was built with -lineinfo or -G);
+//   - where each kernel's instructions sit in the file (its .text section) and
+//     the SM the code is for, which a disassembler needs (analysis/sass.h).
 //
 // The cubin is untrusted input. Cubin::parse never throws and never aborts:
 // an unreadable ELF is an Error, and a damaged line table only adds a warning
@@ -32,6 +34,10 @@ struct CubinSymbol {
   uint64_t value = 0;  // load PC in a rebased cubin
   uint64_t size = 0;   // bytes of SASS
   bool is_function = false;
+  // The function's instruction bytes: [code_offset, code_offset + code_size)
+  // of the bytes given to Cubin::parse; code_size 0 when the symbol's section
+  // is not inside the file.
+  uint64_t code_offset = 0, code_size = 0;
 };
 
 struct SourceLocation {
@@ -53,6 +59,14 @@ class Cubin {
   // Source files named by the line table, in first-seen order.
   const std::vector<std::string>& files() const { return files_; }
 
+  // The SM the code is for (86 for sm_86) from the ELF header's flags, in
+  // either of the two layouts nvcc has written (EI_ABIVERSION < 8: the low
+  // byte; 8 and later, CUDA 13: the second byte); 0 when unknown.
+  int sm() const { return sm_; }
+  // The instruction bytes of `s` (a symbol of this cubin) inside `bytes`, the
+  // same bytes parse() was given; empty when the symbol has none.
+  static std::string_view code(std::string_view bytes, const CubinSymbol& s);
+
   // Non-fatal problems met while parsing, one line each.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -70,6 +84,7 @@ class Cubin {
   std::vector<std::string> files_;
   std::vector<LineRange> ranges_;  // sorted by begin, non-overlapping
   std::vector<std::string> warnings_;
+  int sm_ = 0;
 };
 
 }  // namespace keet::readers

@@ -27,7 +27,11 @@ void write_evidence_list(JsonWriter& w, const std::vector<analysis::Evidence>& l
 void write_source(JsonWriter& w, const std::vector<analysis::SourceRef>& refs) {
   w.begin_array();
   for (const auto& s : refs) {
-    w.begin_object().member("file", s.file).member("line", s.line).member("share", s.share);
+    // A SASS instruction (line 0) adds its offset, and the instruction when known.
+    w.begin_object().member("file", s.file).member("line", s.line);
+    if (s.is_sass()) w.member("offset", s.offset);
+    if (s.is_sass() && !s.sass.empty()) w.member("sass", s.sass);
+    w.member("share", s.share);
     if (!s.text.empty()) w.member("text", s.text);
     w.end_object();
   }

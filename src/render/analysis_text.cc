@@ -137,8 +137,10 @@ std::string evidence_lines(const analysis::Finding& f, const std::string& indent
 std::string source_lines(const analysis::Finding& f, const std::string& indent) {
   std::string out;
   for (const auto& src : f.source) {
-    if (src.line == 0) {  // no line table: the SASS instruction offset
-      out += fmt::format("{}Where: {} ({:.0f}%)\n", indent, src.text, src.share * 100);
+    if (src.is_sass()) {  // no line table: the SASS instruction's offset, and the instruction when known
+      out += fmt::format("{}Where: {} ({:.0f}%)", indent, src.text, src.share * 100);
+      if (!src.sass.empty()) out += "  " + md_code(src.sass);
+      out += "\n";
       continue;
     }
     out += fmt::format("{}Where: {}:{} ({:.0f}%)", indent, src.file, src.line, src.share * 100);
@@ -160,9 +162,10 @@ std::string finding_markdown(size_t i, const analysis::Finding& f, const TextSty
   for (const auto& e : f.evidence) out += "* " + md_text(evidence_label(e)) + ": " + md_text(evidence_value(e)) + "\n";
   if (!f.evidence.empty()) out += "\n";
   for (const auto& src : f.source) {
-    std::string where = src.line == 0 ? md_code(src.text) : md_code(fmt::format("{}:{}", src.file, src.line));
+    std::string where = src.is_sass() ? md_code(src.text) : md_code(fmt::format("{}:{}", src.file, src.line));
     out += fmt::format("- Where: {} ({:.0f}%)", where, src.share * 100);
-    if (src.line != 0 && !src.text.empty()) out += " " + md_code(keet::trim(src.text));
+    std::string code = src.is_sass() ? src.sass : std::string(keet::trim(src.text));
+    if (!code.empty()) out += " " + md_code(code);
     out += "\n";
   }
   if (!f.source.empty()) out += "\n";

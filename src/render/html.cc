@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "analysis/hotspots.h"
+#include "analysis/sass.h"
 #include "analysis/ranking.h"
 #include "render/analysis_text.h"
 #include "render/diff_format.h"
@@ -63,28 +65,37 @@ std::string finding_html(const analysis::Finding& f) {
   return out + "</div>";
 }
 
-// Lines the findings point at, merged with the engine's hot lines; largest share first.
+// Lines the findings point at, merged with the engine's hot lines; largest
+// share first. A SASS instruction (line 0) is its own row, by offset. `note`
+// receives why SASS rows show no instruction, when the hot lines say.
 std::vector<analysis::SourceRef> hot_lines(const model::Report& r, const model::Kernel* k,
-                                           const analysis::KernelDiagnosis& d) {
-  std::map<std::pair<std::string, int>, analysis::SourceRef> merged;
+                                           const analysis::KernelDiagnosis& d, analysis::SassInstructions* sass,
+                                           std::string& note) {
+  std::map<std::tuple<std::string, int, uint64_t>, analysis::SourceRef> merged;
   auto add = [&](const analysis::SourceRef& s) {
-    auto& slot = merged[{s.file, s.line}];
+    auto& slot = merged[{s.file, s.line, s.is_sass() ? s.offset : 0}];
     if (s.share >= slot.share) slot = s;
   };
   for (const auto& f : d.findings) std::ranges::for_each(f.source, add);
-  if (k) std::ranges::for_each(analysis::hot_lines({r, *k}, {"smsp__pcsamp_sample_count"}, 8), add);
+  if (k) {
+    analysis::Context ctx{r, *k, sass};
+    std::ranges::for_each(analysis::hot_lines(ctx, {"smsp__pcsamp_sample_count"}, 8), add);
+    note = ctx.sass_missing();
+  }
   std::vector<analysis::SourceRef> out;
   for (auto& [key, s] : merged) out.push_back(s);
-  std::ranges::sort(out, [](const auto& a, const auto& b) { return a.share > b.share; });
+  std::ranges::stable_sort(out, [](const auto& a, const auto& b) { return a.share > b.share; });
   return out;
 }
 
 std::string source_section(const std::vector<analysis::SourceRef>& lines) {
   if (lines.empty()) return "<p class='empty'>no source-level data (profile with --import-source yes and source counters)</p>";
   std::string rows;
-  for (const auto& s : lines)
-    rows += fmt::format("<tr><td><code>{}:{}</code></td><td class='num'>{:.1f}%</td><td><pre>{}</pre></td></tr>",
-                        esc(s.file), s.line, s.share * 100, esc(s.text));
+  for (const auto& s : lines) {
+    std::string where = s.is_sass() ? s.text : fmt::format("{}:{}", s.file, s.line);
+    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{:.1f}%</td><td><pre>{}</pre></td></tr>",
+                        esc(where), s.share * 100, esc(s.is_sass() ? s.sass : s.text));
+  }
   return "<table><tr><th>line</th><th>share</th><th>code</th></tr>" + rows + "</table>";
 }
 
@@ -168,7 +179,7 @@ std::string bottleneck_html(const analysis::Bottleneck& b) {
 }  // namespace
 
 std::string html_kernel(const model::Report& r, const model::Kernel* k, const analysis::KernelDiagnosis& d,
-                        const analysis::LaunchSummary* fold) {
+                        const analysis::LaunchSummary* fold, analysis::SassInstructions* sass) {
   std::string out = fmt::format("<section class='card' id='k{}'><details open>", d.index) + kernel_header(d, fold) +
                     bottleneck_html(d.bottleneck) + quality_html(d.data_quality) + library_html(d);
   out += "<div class='grid2'><div>" + units_section(d.limiter);
@@ -178,8 +189,12 @@ std::string html_kernel(const model::Report& r, const model::Kernel* k, const an
   out += "<h3>Findings</h3>";
   if (d.findings.empty()) out += "<p class='empty'>no findings</p>";
   for (const auto& f : d.findings) out += finding_html(f);
-  out += "<h3>Hot source lines</h3>" + source_section(hot_lines(r, k, d));
-  for (const auto& n : d.notes) out += "<p class='meta'>note: " + esc(n) + "</p>";
+  std::string sass_missing;
+  out += "<h3>Hot source lines</h3>" + source_section(hot_lines(r, k, d, sass, sass_missing));
+  auto notes = d.notes;
+  if (auto note = analysis::sass_note(sass_missing); !sass_missing.empty() && std::ranges::find(notes, note) == notes.end())
+    notes.push_back(note);
+  for (const auto& n : notes) out += "<p class='meta'>note: " + esc(n) + "</p>";
   return out + "</details></section>";
 }
 

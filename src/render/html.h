@@ -10,6 +10,10 @@
 #include "model/report.h"
 #include "render/diff.h"
 
+namespace keet::analysis {
+class SassInstructions;
+}
+
 namespace keet::render {
 
 // Kernel ranking, then per kernel: bottleneck, speed-of-light bars, roofline,
@@ -30,8 +34,9 @@ struct TocEntry {
 std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking,
                               const std::vector<TocEntry>& toc = {});
 // Each kernel is a collapsible section (<details open>) with the anchor #k<index>.
+// With `sass`, hot spots without a source line show their SASS instruction.
 std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d,
-                        const analysis::LaunchSummary* fold = nullptr);
+                        const analysis::LaunchSummary* fold = nullptr, analysis::SassInstructions* sass = nullptr);
 std::string html_report_end();
 // The LLM's narrative about one kernel (status, text, suggestions, what the
 // verifier flagged), placed after every kernel's engine section.

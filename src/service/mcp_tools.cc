@@ -276,6 +276,7 @@ json finding_of(const json& f) {
   json source = json::array();
   for (const auto& s : at(f, "source"))
     source.push_back({{"file", str(s, "file")}, {"line", integer(s, "line")}, {"text", str(s, "text")},
+                      {"offset", integer(s, "offset")}, {"sass", str(s, "sass")},
                       {"share", measure("finding_cost_share", at(s, "share").get<double>(), "fraction")}});
   return {{"id", str(f, "id")},
           {"severity", str(f, "severity")},
@@ -395,6 +396,7 @@ json hotspot_line(const json& l, const std::string& sorted_by) {
           {"line", integer(l, "line")},
           {"offset", integer(l, "offset")},
           {"text", str(l, "text")},
+          {"sass", str(l, "sass")},
           {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(), "fraction of the kernel's total")},
           {"values", measures_of(at(l, "metrics"))},
           {"stalls", stalls}};
@@ -418,9 +420,14 @@ Outcome<Answer> source_hotspots(const Call& c) {
   std::string text = fmt::format("#{} {}: {} of {} {} row(s) by {}", at(kernel, "index").get<int64_t>(),
                                  at(kernel, "name").get<std::string>(), lines.size(), integer(*k, "row_count"),
                                  str(*k, "level"), sorted_by.empty() ? "-" : sorted_by);
-  if (!lines.empty())
-    text += fmt::format("; hottest {}:{} ({:.1f}%)", at(lines[0], "file").get<std::string>(), at(lines[0], "line").get<int64_t>(),
-                        100 * at(at(lines[0], "share"), "value").get<double>());
+  if (!lines.empty()) {
+    const json& top = lines[0];
+    std::string where = integer(top, "line") == 0  // a SASS instruction
+        ? fmt::format("SASS +{:#x}{}", integer(top, "offset"),
+                      str(top, "sass").empty() ? "" : " " + str(top, "sass"))
+        : fmt::format("{}:{}", at(top, "file").get<std::string>(), at(top, "line").get<int64_t>());
+    text += fmt::format("; hottest {} ({:.1f}%)", where, 100 * at(at(top, "share"), "value").get<double>());
+  }
   for (const auto& n : strings(*k, "notes")) text += "; " + n.get<std::string>();
   return Answer{{{"report", *path},
                  {"kernel", kernel},

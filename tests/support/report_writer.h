@@ -57,6 +57,20 @@ std::string scenario_and_tiny_report(double duration_ns);
 // uncoalesced global loads, 9% issue activity), taking `duration_ns`.
 std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns);
 
+// A minimal cubin as ncu stores one: an EM_CUDA ELF (the SM in e_flags' low
+// byte, as before CUDA 13) whose one function `mangled` has `code` as its
+// .text section, rebased to the load address `pc`: its own symbol holds `pc`,
+// and so does its section's symbol when `section_rebased` (older ncu; newer
+// ncu leaves that one at 0).
+std::string tiny_cubin(const std::string& mangled, const std::string& code, uint64_t pc, int sm,
+                       bool section_rebased = true);
+
+// The scenario kernel (strided_copy, mangled _Z12strided_copyv) starting at
+// `pc`, with its excess global sectors per PC (`excess`: offset from `pc`,
+// sectors) and its module embedding `cubin` for SM `sm` (86: sm_86).
+std::string scenario_report_with_cubin(const std::string& cubin, uint64_t pc,
+                                       const std::vector<std::pair<uint64_t, uint64_t>>& excess, int sm);
+
 // Splits a real report into its raw framed parts so tests can re-assemble or
 // replicate them (e.g. the 20,000-kernel benchmark report).
 struct RawReport {

@@ -45,6 +45,25 @@ std::optional<std::string> oracle_examples_2024() {
   return dir;
 }
 
+std::optional<std::string> real_nvdisasm_dir(std::string* why) {
+  static const auto found = []() -> std::pair<std::optional<std::string>, std::string> {
+    auto r = run_command(shell_quote(source_dir() + "/scripts/fetch-nvdisasm"));
+    std::string dir = r.out.substr(0, r.out.find('\n'));
+    if (r.rc != 0 || !fs::exists(dir + "/nvdisasm"))
+      return {std::nullopt, "no real nvdisasm (scripts/fetch-nvdisasm: " + r.err + ")"};
+    return {dir, ""};
+  }();
+  if (why) *why = found.second;
+  return found.first;
+}
+
+std::optional<std::string> nvcc_path() {
+  const char* env = std::getenv("KEET_TEST_NVCC");
+  std::string p = env && *env ? env : "/usr/local/cuda/bin/nvcc";
+  if (access(p.c_str(), X_OK) != 0) return std::nullopt;
+  return p;
+}
+
 std::vector<std::string> fixture_reports() {
   std::vector<std::string> out;
   auto s = shared_dir();
@@ -94,6 +113,11 @@ void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
   out << bytes;
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+void write_script(const std::string& path, const std::string& text) {
+  write_file(path, text);
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
 }
 
 std::vector<std::string> csv_cells(std::string_view line) {

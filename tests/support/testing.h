@@ -18,10 +18,19 @@ std::optional<std::string> oracle_examples();
 std::optional<std::string> oracle_examples_2024();
 // Every .ncu-rep / .nsight-cuprof-report under shared/fixtures, sorted.
 std::vector<std::string> fixture_reports();
+// The folder holding a real nvdisasm and cuobjdump (CUDA 12.4, from Debian's
+// non-free nvidia-cuda-toolkit: scripts/fetch-nvdisasm, which fetches them
+// into a cache on first use), or nullopt with the reason in `why`. Asked once.
+std::optional<std::string> real_nvdisasm_dir(std::string* why = nullptr);
+// The CUDA compiler the tests build their own cubins with: $KEET_TEST_NVCC,
+// else /usr/local/cuda/bin/nvcc, when it is there.
+std::optional<std::string> nvcc_path();
 std::string source_dir();
 std::string temp_path(const std::string& name);
 // Writes `bytes` to `path` (a test set-up step: a failure throws).
 void write_file(const std::string& path, const std::string& bytes);
+// The same, made executable (a stand-in program).
+void write_script(const std::string& path, const std::string& text);
 
 struct ProcessResult {
   int rc = -1;
