@@ -43,6 +43,10 @@ size_t SassInstructions::disassembled() const {
 std::shared_ptr<const SassInstructions::Entry> SassInstructions::disassemble(const model::Module& module,
                                                                             const model::Kernel& kernel,
                                                                             uint64_t start) {
+  // No tool: nothing to read the cubin for (hashing and parsing it costs more
+  // than analysing the kernel).
+  if (auto why = disassembler_.unavailable())
+    return std::make_shared<Entry>(Entry{"", fail(ExitCode::Dependency, *why)});
   std::string_view bytes = module.binary.view();
   auto key = std::make_tuple(std::hash<std::string_view>{}(bytes), bytes.size(), start);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -39,6 +40,9 @@ class Disassembler {
   // an error whose message says, for a person, why there is none: "no
   // nvdisasm or cuobjdump found (install the CUDA toolkit or put it on PATH)".
   virtual Result<std::string> disassemble(const SassCode& code) = 0;
+  // Why no kernel can be disassembled at all (no tool found, or it hung),
+  // before any cubin is read; nullopt when one may be.
+  virtual std::optional<std::string> unavailable() { return std::nullopt; }
 };
 
 // The note a kernel gets when its SASS hot spots show no instruction.

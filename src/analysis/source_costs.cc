@@ -333,11 +333,21 @@ std::string resolve_metric(std::string_view alias) {
 
 void sort_by(SourceTable& t, std::string_view metric) {
   t.sorted_by = std::string(metric);
-  std::stable_sort(t.lines.begin(), t.lines.end(), [&](const SourceLineCost& a, const SourceLineCost& b) {
-    double va = a.value(metric), vb = b.value(metric);
-    if (va != vb) return va > vb;
+  // Each row's value looked up once and the rows moved once: sorting the rows
+  // themselves looked a map up and moved a row per comparison, a third of
+  // analysing a kernel with per-PC counters.
+  std::vector<std::pair<double, size_t>> keys;
+  keys.reserve(t.lines.size());
+  for (size_t i = 0; i < t.lines.size(); ++i) keys.emplace_back(t.lines[i].value(metric), i);
+  std::stable_sort(keys.begin(), keys.end(), [&](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first > y.first;
+    const SourceLineCost &a = t.lines[x.second], &b = t.lines[y.second];
     return std::tie(a.file, a.line, a.offset) < std::tie(b.file, b.line, b.offset);
   });
+  std::vector<SourceLineCost> sorted;
+  sorted.reserve(t.lines.size());
+  for (const auto& [value, i] : keys) sorted.push_back(std::move(t.lines[i]));
+  t.lines = std::move(sorted);
 }
 
 static SourceTable build_table(const model::Report& report, const model::Kernel& kernel,
@@ -399,14 +409,13 @@ std::vector<SourceLineCost> source_lines(const model::Report& report, const mode
 
 std::vector<SourceRef> hottest_lines(const SourceTable& table, std::string_view metric_or_alias, size_t n) {
   std::string metric = resolve_metric(metric_or_alias);
-  std::vector<const SourceLineCost*> rows;
+  std::vector<std::pair<double, const SourceLineCost*>> rows;  // each value looked up once
   for (const auto& r : table.lines)
-    if (r.value(metric) > 0) rows.push_back(&r);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](const auto* a, const auto* b) { return a->value(metric) > b->value(metric); });
+    if (double v = r.value(metric); v > 0) rows.emplace_back(v, &r);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<SourceRef> out;
   for (size_t i = 0; i < rows.size() && i < n; ++i) {
-    const SourceLineCost& r = *rows[i];
+    const SourceLineCost& r = *rows[i].second;
     std::string text = r.is_sass() ? fmt::format("SASS +{:#x}", r.offset) : r.text;
     out.push_back({r.file, r.line, table.share(r, metric), std::move(text), r.offset, r.sass});
   }

@@ -102,6 +102,12 @@ const std::optional<DisassemblerTool>& ToolDisassembler::tool() {
   return *tool_;
 }
 
+std::optional<std::string> ToolDisassembler::unavailable() {
+  if (!tool()) return std::string(kNoDisassembler);
+  if (stuck_) return stuck_->message;
+  return std::nullopt;
+}
+
 Result<std::string> ToolDisassembler::disassemble(const analysis::SassCode& code) {
   const auto& t = tool();
   if (!t) return fail(ExitCode::Dependency, std::string(kNoDisassembler));

@@ -47,6 +47,7 @@ class ToolDisassembler final : public analysis::Disassembler {
   ToolDisassembler(GetEnv getenv, ProcessRunner& runner, std::chrono::seconds timeout = std::chrono::seconds(30),
                    std::vector<std::string> cuda_bins = default_cuda_bins());
   Result<std::string> disassemble(const analysis::SassCode& code) override;
+  std::optional<std::string> unavailable() override;
 
  private:
   const std::optional<DisassemblerTool>& tool();
