@@ -210,17 +210,20 @@ DeviceFeatures::DeviceFeatures(std::string_view device_name, std::string_view co
     chip_lacks_.push_back("tensor_cores");
     if (chip_family_.empty()) chip_family_ = p->name;
   }
+  const auto& fs = feature_table().features;
+  for (size_t i = 0; i < fs.size(); ++i)
+    if (!has(fs[i].key)) lacking_ |= uint64_t{1} << i;
 }
 
 DeviceFeatures device_features(std::string_view device_name, std::string_view compute_capability) {
   // A report names one or a few devices; its kernels ask for them again and again.
   static std::mutex lock;
-  static std::map<std::pair<std::string, std::string>, DeviceFeatures, std::less<>> seen;
+  static std::vector<DeviceFeatures> seen;  // a report names one device or a few: a short list
   std::lock_guard guard(lock);
-  auto key = std::pair(std::string(device_name), std::string(compute_capability));
-  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  for (const auto& d : seen)
+    if (d.name() == device_name && d.cc() == compute_capability) return d;
   DeviceFeatures made(device_name, compute_capability);
-  if (seen.size() < 256) seen.emplace(std::move(key), made);  // bounded: a long-running server sees few devices
+  if (seen.size() < 256) seen.push_back(made);  // bounded: a long-running server sees few devices
   return made;
 }
 
@@ -275,19 +278,20 @@ bool advice_fits(std::string_view advice, const DeviceFeatures& device) {
   // Only the features this device lacks need looking for; what a text was
   // checked for is remembered, so a report of 20,000 kernels asks about the
   // same few dozen lines once.
-  const auto& fs = feature_table().features;
-  uint64_t lacking = 0;
-  for (size_t i = 0; i < fs.size(); ++i)
-    if (!device.has(fs[i].key)) lacking |= uint64_t{1} << i;
+  uint64_t lacking = device.lacking();
   if (!lacking) return true;
   struct Checked {
     uint64_t checked = 0, found = 0;
   };
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
   static std::mutex lock;
-  static std::unordered_map<std::string, Checked> memo;
+  static std::unordered_map<std::string, Checked, Hash, std::equal_to<>> memo;
   std::lock_guard guard(lock);
   Checked mine;
-  auto it = memo.find(std::string(advice));
+  auto it = memo.find(advice);
   if (it != memo.end()) mine = it->second;
   if (uint64_t need = lacking & ~mine.checked) {
     mine.found |= mask_of(advice, need);

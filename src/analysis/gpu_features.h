@@ -8,6 +8,7 @@
 // chips that lack a feature their compute capability has (GTX 16xx: no tensor
 // cores at 7.5): data/arch/gpus.json "chip_features".
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,8 +34,11 @@ class DeviceFeatures {
   std::string why_not(std::string_view feature) const;
   const std::string& name() const { return name_; }
   const std::string& cc() const { return cc_; }
+  // The features.json features it lacks, one bit each in file order.
+  uint64_t lacking() const { return lacking_; }
 
  private:
+  uint64_t lacking_ = 0;
   std::string name_, cc_;
   const ArchSpec* arch_ = nullptr;
   std::vector<std::string> chip_lacks_;
