@@ -85,7 +85,24 @@ Result<service::ServiceOptions> options_from(Context& ctx, const ServeArgs& a) {
   o.lease = std::chrono::seconds(a.lease_s);
   o.workers = a.workers;
   o.worker_name = fmt::format("{}:{}", machine_name(), getpid());
+  o.log = [&ctx](std::string_view line) {
+    static std::mutex mu;  // lines come from the server's and the workers' threads
+    std::lock_guard lock(mu);
+    ctx.err << line << "\n" << std::flush;
+  };
   return o;
+}
+
+// What a killed server or worker left behind: half-written uploads (older
+// than an hour: another process may be writing one) and job folders older
+// than any job can run.
+void clean_leftovers(const service::ServiceOptions& o, const service::BlobStore& blobs) {
+  auto job_life = std::chrono::duration_cast<std::chrono::seconds>(o.job_timeout + o.lease) + std::chrono::seconds(60);
+  int uploads = blobs.remove_partial(std::chrono::hours(1));
+  int folders = service::remove_stale_work(o.data_dir, job_life);
+  if ((uploads || folders) && o.log)
+    o.log(service::log_line(service::system_now_ms(), "serve.cleanup",
+                            {{"partial_uploads", std::to_string(uploads)}, {"job_folders", std::to_string(folders)}}));
 }
 
 // SIGINT/SIGTERM are taken by one thread, which stops everything in order;
@@ -168,6 +185,7 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
                                                               "beyond loopback every request must carry a bearer token", a.host)});
   auto backend = open_backend(*opt, a.store);
   if (!backend) return report_error(ctx, backend.error());
+  clean_leftovers(*opt, *backend->blobs);
   service::Workers workers(*backend->jobs, *backend->blobs, *backend->runner, *opt);
   service::Api api(*backend->jobs, *backend->blobs, *backend->runner, &workers, *opt);
   std::error_code ec;
@@ -179,7 +197,9 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   config.port = a.port;
   config.max_body_bytes = opt->max_upload + (64u << 10);  // room for multipart framing
   config.threads = a.threads;
-  auto server = service::HttpServer::start(config, [&api](const service::Request& r) { return api.handle(r); });
+  auto server = service::HttpServer::start(
+      config, [&api](const service::Request& r) { return api.handle(r); },
+      [&api](const service::Request& r) { return api.admit(r); });
   if (!server) return report_error(ctx, server.error());
   workers.start();
   signals.on_signal([&] { (*server)->stop(); });

@@ -158,13 +158,23 @@ struct Handlers {
 
   Response store_failed(const Error& e) { return error_reply(503, e.message); }
 
+  void log(std::string_view event, std::initializer_list<LogField> fields) const {
+    if (api.opt_.log) api.opt_.log(log_line(now(), event, fields));
+  }
+
+  // The store is asked, not assumed: a database that is down makes this 503,
+  // with the reason, so a load balancer's health check sees it.
   Response info(const Request&, const Params&) {
-    return json_reply(200, {{"service", "keet"},
+    auto reachable = api.jobs_.ping();
+    json health = {{"reachable", reachable.has_value()}};
+    if (!reachable) health["error"] = valid_utf8(reachable.error().message);
+    return json_reply(reachable ? 200 : 503, {{"service", "keet"},
                             {"version", KEET_VERSION},
                             {"api", "keet.serve/1"},
                             {"llm", !api.opt_.llm.empty()},
                             {"auth", !api.opt_.token.empty()},
                             {"store", api.jobs_.shared() ? "postgresql" : "sqlite"},
+                            {"store_health", health},
                             {"max_upload_bytes", api.opt_.max_upload},
                             {"max_queue", api.opt_.max_queue},
                             {"workers", api.opt_.workers},
@@ -190,9 +200,14 @@ struct Handlers {
     return r;
   }
 
+  // Called with api.uploads_ held when the job's upload was just stored.
   Response accepted(const Job& job) {
     if (auto r = api.jobs_.add(job); !r) return store_failed(r.error());
     if (api.workers_) api.workers_->wake();
+    log("job.accepted", {{"job", job.id},
+                         {"kind", std::string(kind_name(job.kind))},
+                         {"bytes", std::to_string(job.size)},
+                         {"name", job.name}});
     auto r = json_reply(202, job_json(job, {}));
     r.headers.emplace_back("Location", "/api/v1/jobs/" + job.id);
     return r;
@@ -213,6 +228,7 @@ struct Handlers {
     if (part->data.size() > api.opt_.max_upload)
       return error_reply(413, fmt::format("the report is larger than the limit of {} bytes", api.opt_.max_upload));
     if (auto full = queue_full()) return *full;
+    std::lock_guard lock(api.uploads_);
     auto address = api.blobs_.put(part->data);
     if (!address) return store_failed(address.error());
     Job job = new_job(JobKind::Analyze, display_name(part->filename, "report"));
@@ -274,11 +290,26 @@ struct Handlers {
     return status({}, p);
   }
 
+  // A deleted job's upload goes too once no other job (a diff, the same bytes
+  // uploaded again) uses it.
   Response remove(const Request&, const Params& p) {
+    std::lock_guard lock(api.uploads_);
+    auto job = find(p);
+    if (!job) return store_failed(job.error());
+    if (!*job) return error_reply(404, "no such job");
     (void)api.jobs_.cancel(p.at("id"), now());  // a running job's worker stops
     auto ok = api.jobs_.remove(p.at("id"));
     if (!ok) return store_failed(ok.error());
     if (!*ok) return error_reply(404, "no such job");
+    int freed = 0;
+    for (const auto& address : {(*job)->report, (*job)->report2}) {
+      if (address.empty()) continue;
+      if (auto n = api.jobs_.uses(address); n && *n == 0 && api.blobs_.has(address)) {
+        api.blobs_.remove(address);
+        ++freed;
+      }
+    }
+    log("job.deleted", {{"job", p.at("id")}, {"uploads_removed", std::to_string(freed)}});
     return {204, "application/json", {}, "", {}};
   }
 
@@ -427,6 +458,7 @@ struct Handlers {
       if (before->data.size() + after->data.size() > api.opt_.max_upload)
         return error_reply(413, "the reports are larger than the upload limit");
       if (auto full = queue_full()) return *full;
+      std::lock_guard lock(api.uploads_);
       auto a = api.blobs_.put(before->data), b = api.blobs_.put(after->data);
       if (!a || !b) return store_failed(!a ? a.error() : b.error());
       job.report = *a, job.report2 = *b;
@@ -446,6 +478,7 @@ struct Handlers {
     if ((*a)->kind != JobKind::Analyze || (*b)->kind != JobKind::Analyze)
       return error_reply(400, "before and after must be analysis jobs");
     if (auto full = queue_full()) return *full;
+    std::lock_guard lock(api.uploads_);
     job.report = (*a)->report, job.report2 = (*b)->report;
     job.name = (*a)->name + " vs " + (*b)->name;
     job.size = (*a)->size + (*b)->size;
@@ -560,6 +593,12 @@ Response Api::route(const Request& req) {
     if (e.info.method == req.method) return (h.*e.method)(req, params);
   }
   return path_known ? error_reply(405, "method not allowed") : error_reply(404, "no such endpoint");
+}
+
+std::optional<Response> Api::admit(const Request& headers_only) const {
+  auto refused = refuse(headers_only);
+  if (refused) add_common_headers(headers_only, *refused);
+  return refused;
 }
 
 Response Api::handle(const Request& req) {

@@ -5,6 +5,8 @@
 // once, before any route runs.
 #pragma once
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ class Api {
   Api(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, Workers* workers, ServiceOptions options,
       Clock clock = system_now_ms);
   Response handle(const Request& req);
+  // The checks handle() makes first (Origin, Host, token), on the headers
+  // alone: the HTTP server asks before it reads a body, so a refused client
+  // costs no memory however much it sends.
+  std::optional<Response> admit(const Request& headers_only) const;
   // /mcp (POST, GET, DELETE) goes here once mounted; the same checks apply.
   void mount_mcp(Handler mcp) { mcp_ = std::move(mcp); }
 
@@ -51,6 +57,10 @@ class Api {
   ServiceOptions opt_;
   Clock clock_;
   Handler mcp_;
+  // Storing an upload and queueing its job happen together, as do deleting a
+  // job and removing the upload no job uses any more: a job never points at
+  // an upload that was removed between the two.
+  std::mutex uploads_;
 
   friend struct Handlers;
 };

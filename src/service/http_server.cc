@@ -104,15 +104,32 @@ void dispatch(void* ctx, const keet_httpd_request* req, const keet_httpd_reply* 
   send(res, *reply);
 }
 
+// Runs on the plugin's threads too; a failing check refuses (500).
+int admit(void* ctx, const keet_httpd_request* req, const keet_httpd_reply* reply) {
+  std::optional<Response> refused;
+  try {
+    refused = (*static_cast<Admit*>(ctx))(to_request(*req));
+  } catch (...) {
+    refused = Response{500, "application/json", {}, R"({"error":"internal error"})", {}};
+  }
+  if (!refused) return 1;
+  send(*refused, *reply);
+  return 0;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<HttpServer>> HttpServer::start(const ServerConfig& config, Handler handler) {
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const ServerConfig& config, Handler handler, Admit admit_first) {
   if (!api()) return std::unexpected(api().error());
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->api_ = &*api();
   s->handler_ = std::move(handler);
-  keet_httpd_config c{config.host.c_str(), config.port,        config.max_body_bytes, config.threads,
-                      config.read_timeout_s, config.write_timeout_s, dispatch,         &s->handler_};
+  s->admit_ = std::move(admit_first);
+  keet_httpd_config c{config.host.c_str(),   config.port,
+                      config.max_body_bytes, config.threads,
+                      config.read_timeout_s, config.write_timeout_s,
+                      dispatch,              &s->handler_,
+                      s->admit_ ? admit : nullptr, &s->admit_};
   char error[512] = "";
   s->server_ = s->api_->start(&c, error, sizeof error);
   if (!s->server_) return fail(ExitCode::BadInput, error);

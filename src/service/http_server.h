@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +47,9 @@ struct Response {
 };
 
 using Handler = std::function<Response(const Request&)>;
+// Decides on a request before its body is read (method, path, query and
+// headers only): a response refuses it, and its body is never read.
+using Admit = std::function<std::optional<Response>(const Request&)>;
 
 struct ServerConfig {
   std::string host = "127.0.0.1";
@@ -59,7 +63,7 @@ struct ServerConfig {
 class HttpServer {
  public:
   // Binds the socket (exit 3 when the plugin is missing, 2 when the address cannot be used).
-  static Result<std::unique_ptr<HttpServer>> start(const ServerConfig& config, Handler handler);
+  static Result<std::unique_ptr<HttpServer>> start(const ServerConfig& config, Handler handler, Admit admit = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -74,6 +78,7 @@ class HttpServer {
   const Api* api_ = nullptr;
   void* server_ = nullptr;
   Handler handler_;
+  Admit admit_;
 };
 
 }  // namespace keet::service

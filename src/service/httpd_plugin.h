@@ -9,7 +9,7 @@
 
 extern "C" {
 
-#define KEET_HTTPD_ABI_VERSION 1
+#define KEET_HTTPD_ABI_VERSION 2
 
 struct keet_httpd_header {
   const char* name;  // as received (keet lower-cases it)
@@ -62,6 +62,11 @@ struct keet_httpd_reply {
 
 typedef void (*keet_httpd_handler)(void* context, const struct keet_httpd_request* request,
                                    const struct keet_httpd_reply* reply);
+// Asked before a request's body is read (the request has no body yet):
+// nonzero to go on and read it; zero when keet refused the request and filled
+// `reply`, and the body is never read (nor, with Expect: 100-continue, sent).
+typedef int (*keet_httpd_admit)(void* context, const struct keet_httpd_request* request,
+                                const struct keet_httpd_reply* reply);
 
 struct keet_httpd_config {
   const char* host;
@@ -72,6 +77,8 @@ struct keet_httpd_config {
   int write_timeout_s;
   keet_httpd_handler handler;
   void* handler_context;
+  keet_httpd_admit admit;  // NULL: every body is read
+  void* admit_context;
 };
 
 typedef int (*keet_httpd_abi_version_fn)(void);

@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 
@@ -53,6 +54,9 @@ class SqlConn {
   virtual const char* skip_locked() const = 0;
   virtual std::string describe() const = 0;
   virtual bool shared() const = 0;
+  // The database dropped the connection (only a server connection can).
+  virtual bool lost() const { return false; }
+  virtual Result<void> reconnect() { return {}; }
 };
 
 class SqliteConn final : public SqlConn {
@@ -127,6 +131,15 @@ class PgConn final : public SqlConn {
   const char* skip_locked() const override { return " FOR UPDATE SKIP LOCKED"; }
   std::string describe() const override { return url_; }
   bool shared() const override { return true; }
+  bool lost() const override { return store::pq().status(conn_) == CONNECTION_BAD; }
+  // PQreset connects again with the same parameters (and notice processor).
+  Result<void> reconnect() override {
+    store::pq().reset(conn_);
+    if (store::pq().status(conn_) == CONNECTION_OK) return {};
+    std::string msg = store::pq().error_message(conn_);
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    return fail(ExitCode::Dependency, fmt::format("{}: connection lost, cannot connect again: {}", url_, msg));
+  }
 
  private:
   PGconn* conn_;
@@ -231,133 +244,190 @@ class SqlJobStore final : public JobStore {
 
   Result<void> add(const Job& j) override {
     std::lock_guard lock(mu_);
-    auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
-                             "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
-                             kColumns),
-                 {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline, str(j.created_at),
-                  str(j.size), pairs_text(j.pairs)},
-                 0);
-    if (!r) return std::unexpected(r.error());
-    return {};
+    return again_if_lost([&]() -> Result<void> {
+      auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
+                               "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
+                               kColumns),
+                   {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline, str(j.created_at),
+                    str(j.size), pairs_text(j.pairs)},
+                   0);
+      if (!r) return std::unexpected(r.error());
+      return {};
+    });
   }
 
   Result<std::optional<Job>> get(const std::string& id) override {
     std::lock_guard lock(mu_);
-    return one(fmt::format("SELECT {} FROM keet_jobs WHERE id = $1", kColumns), {id});
+    return again_if_lost([&]() -> Result<std::optional<Job>> {
+      return one(fmt::format("SELECT {} FROM keet_jobs WHERE id = $1", kColumns), {id});
+    });
   }
 
   Result<std::vector<Job>> list(size_t limit) override {
     std::lock_guard lock(mu_);
-    auto rows = run(fmt::format("SELECT {} FROM keet_jobs ORDER BY created_at DESC, id LIMIT $1", kColumns),
-                    {str(static_cast<int64_t>(limit))}, kColumnCount);
-    if (!rows) return std::unexpected(rows.error());
-    std::vector<Job> out;
-    for (const auto& r : *rows) out.push_back(job_from(r));
-    return out;
+    return again_if_lost([&]() -> Result<std::vector<Job>> {
+      auto rows = run(fmt::format("SELECT {} FROM keet_jobs ORDER BY created_at DESC, id LIMIT $1", kColumns),
+                      {str(static_cast<int64_t>(limit))}, kColumnCount);
+      if (!rows) return std::unexpected(rows.error());
+      std::vector<Job> out;
+      for (const auto& r : *rows) out.push_back(job_from(r));
+      return out;
+    });
   }
 
   Result<int64_t> waiting() override {
     std::lock_guard lock(mu_);
-    auto rows = run("SELECT COUNT(*) FROM keet_jobs WHERE state = 'queued'", {}, 1);
-    if (!rows) return std::unexpected(rows.error());
-    return rows->empty() ? 0 : to_int((*rows)[0][0]);
+    return again_if_lost([&]() -> Result<int64_t> {
+      auto rows = run("SELECT COUNT(*) FROM keet_jobs WHERE state = 'queued'", {}, 1);
+      if (!rows) return std::unexpected(rows.error());
+      return rows->empty() ? 0 : to_int((*rows)[0][0]);
+    });
   }
 
   Result<std::optional<Job>> claim(const std::string& worker, const std::string& token, int64_t now,
                                    int64_t stale_before) override {
     std::lock_guard lock(mu_);
-    // A job whose workers stopped kMaxAttempts times is not tried again.
-    auto gave_up = run(
-        "UPDATE keet_jobs SET state = 'failed', finished_at = $1, claim = '',"
-        " error = 'the worker running this job stopped (' || attempts || ' attempts)'"
-        " WHERE state = 'running' AND heartbeat_at < $2 AND attempts >= $3",
-        {str(now), str(stale_before), str(kMaxAttempts)}, 0);
-    if (!gave_up) return std::unexpected(gave_up.error());
-    return one(fmt::format(
-                   "UPDATE keet_jobs SET state = 'running', worker = $1, claim = $2, heartbeat_at = $3, started_at = $3,"
-                   " attempts = attempts + 1, progress = 0, stage = 'starting'"
-                   " WHERE id = (SELECT id FROM keet_jobs WHERE state = 'queued' OR (state = 'running' AND heartbeat_at < $4)"
-                   " ORDER BY created_at, id LIMIT 1{}) RETURNING {}",
-                   conn_->skip_locked(), kColumns),
-               {worker, token, str(now), str(stale_before)});
+    return again_if_lost([&]() -> Result<std::optional<Job>> {
+      // A job whose workers stopped kMaxAttempts times is not tried again.
+      auto gave_up = run(
+          "UPDATE keet_jobs SET state = 'failed', finished_at = $1, claim = '',"
+          " error = 'the worker running this job stopped (' || attempts || ' attempts)'"
+          " WHERE state = 'running' AND heartbeat_at < $2 AND attempts >= $3",
+          {str(now), str(stale_before), str(kMaxAttempts)}, 0);
+      if (!gave_up) return std::unexpected(gave_up.error());
+      return one(fmt::format(
+                     "UPDATE keet_jobs SET state = 'running', worker = $1, claim = $2, heartbeat_at = $3, started_at = $3,"
+                     " attempts = attempts + 1, progress = 0, stage = 'starting'"
+                     " WHERE id = (SELECT id FROM keet_jobs WHERE state = 'queued' OR (state = 'running' AND heartbeat_at < $4)"
+                     " ORDER BY created_at, id LIMIT 1{}) RETURNING {}",
+                     conn_->skip_locked(), kColumns),
+                 {worker, token, str(now), str(stale_before)});
+    });
   }
 
   Result<std::optional<bool>> beat(const Job& j, int64_t now, double progress, const std::string& stage) override {
     std::lock_guard lock(mu_);
-    auto rows = run(
-        "UPDATE keet_jobs SET heartbeat_at = $1, progress = $2, stage = $3"
-        " WHERE id = $4 AND claim = $5 AND state = 'running' RETURNING cancel",
-        {str(now), fmt::format("{:.4f}", progress), stage, j.id, j.claim}, 1);
-    if (!rows) return std::unexpected(rows.error());
-    if (rows->empty()) return std::optional<bool>();
-    return std::optional<bool>(to_int((*rows)[0][0]) != 0);
+    return again_if_lost([&]() -> Result<std::optional<bool>> {
+      auto rows = run(
+          "UPDATE keet_jobs SET heartbeat_at = $1, progress = $2, stage = $3"
+          " WHERE id = $4 AND claim = $5 AND state = 'running' RETURNING cancel",
+          {str(now), fmt::format("{:.4f}", progress), stage, j.id, j.claim}, 1);
+      if (!rows) return std::unexpected(rows.error());
+      if (rows->empty()) return std::optional<bool>();
+      return std::optional<bool>(to_int((*rows)[0][0]) != 0);
+    });
   }
 
   Result<bool> finish(const Job& j, JobState state, const std::string& error, int64_t now,
                       const std::map<std::string, std::string>& results) override {
     std::lock_guard lock(mu_);
-    if (auto r = run(conn_->begin(), {}, 0); !r) return std::unexpected(r.error());
-    auto done = finish_in_transaction(j, state, error, now, results);
-    if (!done || !*done) {
-      (void)run("ROLLBACK", {}, 0);
-      return done;
-    }
-    if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
-    return true;
+    return again_if_lost([&]() -> Result<bool> {
+      if (auto r = run(conn_->begin(), {}, 0); !r) return std::unexpected(r.error());
+      auto done = finish_in_transaction(j, state, error, now, results);
+      if (!done || !*done) {
+        (void)run("ROLLBACK", {}, 0);
+        return done;
+      }
+      if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
+      return true;
+    });
   }
 
   Result<void> release(const Job& j) override {
     std::lock_guard lock(mu_);
-    auto r = run(
-        "UPDATE keet_jobs SET state = 'queued', claim = '', worker = '', attempts = attempts - 1, progress = 0,"
-        " stage = '' WHERE id = $1 AND claim = $2 AND state = 'running'",
-        {j.id, j.claim}, 0);
-    if (!r) return std::unexpected(r.error());
-    return {};
+    return again_if_lost([&]() -> Result<void> {
+      auto r = run(
+          "UPDATE keet_jobs SET state = 'queued', claim = '', worker = '', attempts = attempts - 1, progress = 0,"
+          " stage = '' WHERE id = $1 AND claim = $2 AND state = 'running'",
+          {j.id, j.claim}, 0);
+      if (!r) return std::unexpected(r.error());
+      return {};
+    });
   }
 
   Result<bool> cancel(const std::string& id, int64_t now) override {
     std::lock_guard lock(mu_);
-    auto queued = run(
-        "UPDATE keet_jobs SET state = 'cancelled', finished_at = $1, error = 'cancelled'"
-        " WHERE id = $2 AND state = 'queued' RETURNING id",
-        {str(now), id}, 1);
-    if (!queued) return std::unexpected(queued.error());
-    if (!queued->empty()) return true;
-    auto running = run("UPDATE keet_jobs SET cancel = 1 WHERE id = $1 AND state = 'running' RETURNING id", {id}, 1);
-    if (!running) return std::unexpected(running.error());
-    return !running->empty();
+    return again_if_lost([&]() -> Result<bool> {
+      auto queued = run(
+          "UPDATE keet_jobs SET state = 'cancelled', finished_at = $1, error = 'cancelled'"
+          " WHERE id = $2 AND state = 'queued' RETURNING id",
+          {str(now), id}, 1);
+      if (!queued) return std::unexpected(queued.error());
+      if (!queued->empty()) return true;
+      auto running = run("UPDATE keet_jobs SET cancel = 1 WHERE id = $1 AND state = 'running' RETURNING id", {id}, 1);
+      if (!running) return std::unexpected(running.error());
+      return !running->empty();
+    });
   }
 
   Result<bool> remove(const std::string& id) override {
     std::lock_guard lock(mu_);
-    if (auto r = run("DELETE FROM keet_job_results WHERE job_id = $1", {id}, 0); !r) return std::unexpected(r.error());
-    auto rows = run("DELETE FROM keet_jobs WHERE id = $1 RETURNING id", {id}, 1);
-    if (!rows) return std::unexpected(rows.error());
-    return !rows->empty();
+    return again_if_lost([&]() -> Result<bool> {
+      if (auto r = run("DELETE FROM keet_job_results WHERE job_id = $1", {id}, 0); !r) return std::unexpected(r.error());
+      auto rows = run("DELETE FROM keet_jobs WHERE id = $1 RETURNING id", {id}, 1);
+      if (!rows) return std::unexpected(rows.error());
+      return !rows->empty();
+    });
+  }
+
+  Result<int64_t> uses(const std::string& address) override {
+    std::lock_guard lock(mu_);
+    return again_if_lost([&]() -> Result<int64_t> {
+      auto rows = run("SELECT COUNT(*) FROM keet_jobs WHERE report = $1 OR report2 = $1", {address}, 1);
+      if (!rows) return std::unexpected(rows.error());
+      return rows->empty() ? 0 : to_int((*rows)[0][0]);
+    });
   }
 
   Result<std::optional<std::string>> result(const std::string& id, const std::string& format) override {
     std::lock_guard lock(mu_);
-    auto rows = run("SELECT body FROM keet_job_results WHERE job_id = $1 AND format = $2", {id, format}, 1);
-    if (!rows) return std::unexpected(rows.error());
-    if (rows->empty()) return std::optional<std::string>();
-    return std::optional<std::string>(std::move((*rows)[0][0]));
+    return again_if_lost([&]() -> Result<std::optional<std::string>> {
+      auto rows = run("SELECT body FROM keet_job_results WHERE job_id = $1 AND format = $2", {id, format}, 1);
+      if (!rows) return std::unexpected(rows.error());
+      if (rows->empty()) return std::optional<std::string>();
+      return std::optional<std::string>(std::move((*rows)[0][0]));
+    });
   }
 
   Result<std::vector<std::string>> formats(const std::string& id) override {
     std::lock_guard lock(mu_);
-    auto rows = run("SELECT format FROM keet_job_results WHERE job_id = $1 ORDER BY format", {id}, 1);
-    if (!rows) return std::unexpected(rows.error());
-    std::vector<std::string> out;
-    for (const auto& r : *rows) out.push_back(r[0]);
-    return out;
+    return again_if_lost([&]() -> Result<std::vector<std::string>> {
+      auto rows = run("SELECT format FROM keet_job_results WHERE job_id = $1 ORDER BY format", {id}, 1);
+      if (!rows) return std::unexpected(rows.error());
+      std::vector<std::string> out;
+      for (const auto& r : *rows) out.push_back(r[0]);
+      return out;
+    });
+  }
+
+  Result<void> ping() override {
+    std::lock_guard lock(mu_);
+    auto r = again_if_lost([&] { return run("SELECT 1", {}, 1); });
+    if (!r) return std::unexpected(r.error());
+    return {};
   }
 
   std::string describe() const override { return conn_->describe(); }
   bool shared() const override { return conn_->shared(); }
 
  private:
+  // Runs `body` (one statement, or one whole transaction) and, when it failed
+  // because the database dropped the connection, connects again and runs it
+  // once more: the transaction the dead connection held was rolled back by
+  // the server, so running the whole body again is the same request.
+  // Reconnecting is tried at most once a second, so a database that stays
+  // down costs callers an immediate error, not a connect timeout each.
+  template <typename F>
+  auto again_if_lost(F&& body) -> decltype(body()) {
+    auto r = body();
+    if (r || !conn_->lost()) return r;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_reconnect_ < std::chrono::seconds(1)) return r;
+    last_reconnect_ = now;
+    if (auto c = conn_->reconnect(); !c) return std::unexpected(c.error());
+    return body();
+  }
+
   // A store made before diff jobs kept their pairs gets the column (empty:
   // no pairs). PostgreSQL says IF NOT EXISTS, under init's advisory lock;
   // SQLite cannot, so it looks first, inside a write transaction so that two
@@ -411,6 +481,7 @@ class SqlJobStore final : public JobStore {
 
   std::mutex mu_;  // one connection per process, shared by HTTP and worker threads
   std::unique_ptr<SqlConn> conn_;
+  std::chrono::steady_clock::time_point last_reconnect_{};
 };
 
 Result<std::unique_ptr<SqlConn>> open_sqlite_conn(const std::string& path) {

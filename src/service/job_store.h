@@ -5,6 +5,9 @@
 // carries a claim token and a heartbeat; only the current claimant can report
 // progress or finish it, and a job whose worker stopped beating is claimed
 // again (at most kMaxAttempts times), so a job is never lost nor finished twice.
+// A PostgreSQL connection that the server dropped (a restart, a failover) is
+// made again, and the statement that met the dead connection runs once more
+// on the new one: a database restart costs no keet restart.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -70,8 +73,12 @@ class JobStore {
   // Queued: cancelled now; running: asks its worker to stop. False if no such job or already over.
   virtual Result<bool> cancel(const std::string& id, int64_t now) = 0;
   virtual Result<bool> remove(const std::string& id) = 0;
+  // Jobs whose report (either side of a diff) is the upload `address`.
+  virtual Result<int64_t> uses(const std::string& address) = 0;
   virtual Result<std::optional<std::string>> result(const std::string& id, const std::string& format) = 0;
   virtual Result<std::vector<std::string>> formats(const std::string& id) = 0;
+  // Can the store be reached now? (one trivial statement; reconnects if need be)
+  virtual Result<void> ping() = 0;
   virtual std::string describe() const = 0;
   virtual bool shared() const = 0;  // PostgreSQL: other machines may use it
 };

@@ -1,5 +1,6 @@
 #include "service/service.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +16,33 @@ namespace keet::service {
 int64_t system_now_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+std::string log_value(std::string_view v) {
+  std::string out;
+  bool quote = v.empty();
+  for (char c : v) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+    if (c == ' ' || c == '"' || c == '=' || c == '\\') quote = true;
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return quote ? "\"" + out + "\"" : out;
+}
+
+}  // namespace
+
+std::string log_line(int64_t now_ms, std::string_view event, std::initializer_list<LogField> fields) {
+  time_t secs = static_cast<time_t>(now_ms / 1000);
+  struct tm t {};
+  gmtime_r(&secs, &t);
+  std::string out = fmt::format("ts={:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z event={}", t.tm_year + 1900, t.tm_mon + 1,
+                                t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, now_ms % 1000, event);
+  for (const auto& f : fields) out += fmt::format(" {}={}", f.key, log_value(f.value));
+  return out;
 }
 
 Result<std::string> BlobStore::put(std::string_view bytes) {
@@ -47,6 +75,47 @@ std::string BlobStore::path(const std::string& address) const {
 bool BlobStore::has(const std::string& address) const {
   std::error_code ec;
   return address.size() == 64 && std::filesystem::is_regular_file(path(address), ec);
+}
+
+void BlobStore::remove(const std::string& address) {
+  std::error_code ec;
+  if (address.size() == 64) std::filesystem::remove(path(address), ec);
+}
+
+namespace {
+
+bool older_than(const std::filesystem::path& p, std::chrono::seconds age) {
+  std::error_code ec;
+  auto when = std::filesystem::last_write_time(p, ec);
+  return !ec && std::filesystem::file_time_type::clock::now() - when > age;
+}
+
+}  // namespace
+
+int BlobStore::remove_partial(std::chrono::seconds age) const {
+  int removed = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->path().filename().string().find(".tmp-") == std::string::npos) continue;
+    if (older_than(it->path(), age) && std::filesystem::remove(it->path(), ec)) ++removed;
+  }
+  return removed;
+}
+
+int remove_stale_work(const std::string& data_dir, std::chrono::seconds age) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir + "/work", ec)) {
+    if (e.path().filename() == "runs" || !e.is_directory(ec) || !older_than(e.path(), age)) continue;
+    std::error_code rm;
+    if (std::filesystem::remove_all(e.path(), rm) > 0 && !rm) ++removed;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(data_dir + "/work/runs", ec)) {
+    std::error_code rm;
+    if (older_than(e.path(), age) && std::filesystem::remove_all(e.path(), rm) > 0 && !rm) ++removed;
+  }
+  return removed;
 }
 
 std::string random_id() {
@@ -94,12 +163,37 @@ void Workers::wake() {
   cv_.notify_one();
 }
 
+void Workers::log(std::string_view event, std::initializer_list<LogField> fields) const {
+  if (opt_.log) opt_.log(log_line(clock_(), event, fields));
+}
+
+// Whether the store answered a claim, a heartbeat or a finish (`failure`:
+// why not): an outage is said once when it starts and once when it ends, not
+// at every poll.
+void Workers::note_store(const Error* failure) {
+  std::lock_guard lock(store_mu_);
+  if (failure && !store_down_) log("store.unavailable", {{"store", jobs_.describe()}, {"error", failure->message}});
+  if (!failure && store_down_) log("store.available", {{"store", jobs_.describe()}});
+  store_down_ = failure != nullptr;
+}
+
+template <typename T>
+void Workers::note_store(const Result<T>& answer) {
+  note_store(answer ? nullptr : &answer.error());
+}
+
 void Workers::loop(int index) {
   std::string name = fmt::format("{}#{}", opt_.worker_name, index);
   while (!stopping_) {
     int64_t now = clock_();
     auto job = jobs_.claim(name, random_id(), now, now - opt_.lease.count());
+    note_store(job);
     if (job && *job) {
+      log("job.claimed", {{"job", (*job)->id},
+                          {"kind", std::string(kind_name((*job)->kind))},
+                          {"worker", name},
+                          {"attempt", std::to_string((*job)->attempts)},
+                          {"queued_ms", std::to_string(std::max<int64_t>(0, now - (*job)->created_at))}});
       run_job(std::move(**job));
       continue;
     }
@@ -145,6 +239,21 @@ std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt) {
 
 }  // namespace
 
+// A finished job's results are written even if the store is away for a
+// while (a database restart): tried again every 250 ms for up to a lease,
+// after which the claim has aged and the job is another worker's to run.
+Result<bool> Workers::finish_durably(const Job& job, JobState state, const std::string& error,
+                                     const std::map<std::string, std::string>& results) {
+  auto give_up = std::chrono::steady_clock::now() + opt_.lease;
+  while (true) {
+    auto r = jobs_.finish(job, state, error, clock_(), results);
+    note_store(r);
+    if (r || stopping_ || std::chrono::steady_clock::now() >= give_up) return r;
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopping_.load(); });
+  }
+}
+
 void Workers::run_job(Job job) {
   // The job's reports under fixed names in a folder of its own: outputs and
   // errors name "report" (or "before"/"after"), never a server path.
@@ -156,12 +265,31 @@ void Workers::run_job(Job job) {
     return blobs_.has(address);
   };
   bool present = job.kind == JobKind::Diff ? link(job.report, "before") && link(job.report2, "after") : link(job.report, "report");
+  auto ran_ms = [&] { return std::to_string(std::max<int64_t>(0, clock_() - job.started_at)); };
   auto end = [&](JobState state, const std::string& error, const std::map<std::string, std::string>& results) {
-    (void)jobs_.finish(job, state, error, clock_(), results);
+    auto written = finish_durably(job, state, error, results);
     std::filesystem::remove_all(work, ec);
+    if (!written) {
+      // The store stayed away for a whole lease: the claim ages and another
+      // worker runs the job again; nothing is lost.
+      log("job.unrecorded", {{"job", job.id}, {"worker", job.worker}, {"error", written.error().message}});
+      return;
+    }
+    if (!*written) {
+      log("job.lost_claim", {{"job", job.id}, {"worker", job.worker}});
+      return;
+    }
     ++completed_;
+    if (state == JobState::Done)
+      log("job.done", {{"job", job.id}, {"worker", job.worker}, {"run_ms", ran_ms()}});
+    else
+      log(state == JobState::Failed ? "job.failed" : "job.cancelled",
+          {{"job", job.id}, {"worker", job.worker}, {"run_ms", ran_ms()}, {"error", error}});
   };
-  auto abandon = [&] { std::filesystem::remove_all(work, ec); };
+  auto abandon = [&](std::string_view why) {
+    std::filesystem::remove_all(work, ec);
+    log("job.abandoned", {{"job", job.id}, {"worker", job.worker}, {"why", std::string(why)}});
+  };
   if (!present) return end(JobState::Failed, "the uploaded report is no longer in the data folder", {});
   auto steps = steps_for(job, opt_);
   auto deadline = std::chrono::steady_clock::now() + opt_.job_timeout;
@@ -171,24 +299,29 @@ void Workers::run_job(Job job) {
   for (size_t i = 0; i < steps.size(); ++i) {
     job.progress = static_cast<double>(i) / static_cast<double>(steps.size());
     auto beat = jobs_.beat(job, clock_(), job.progress, steps[i].format);
-    if (!beat || !*beat) return abandon();  // claim lost: someone else owns it now
-    if (**beat) return end(JobState::Cancelled, "cancelled", {});
+    note_store(beat);
+    // No answer from the store is not a lost claim: the job goes on, and the
+    // claim ages only if the store stays away for a whole lease.
+    if (beat && !*beat) return abandon("claim lost: another worker owns the job");
+    if (beat && **beat) return end(JobState::Cancelled, "cancelled", {});
     auto keep_going = [&] {
       if (stopping_) return false;
       if (std::chrono::steady_clock::now() - last_beat < opt_.lease / 4) return true;
       last_beat = std::chrono::steady_clock::now();
       auto b = jobs_.beat(job, clock_(), job.progress, steps[i].format);
-      lost = !b || !*b;
+      note_store(b);
+      if (!b) return true;  // the store is away; the claim holds for the lease
+      lost = !*b;
       cancelled = !lost && **b;
       return !lost && !cancelled;
     };
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) left = std::chrono::milliseconds(1);
     auto o = runner_.run(steps[i].args, work, left, keep_going);
-    if (lost) return abandon();  // another worker owns it now
-    if (stopping_) {             // shutting down: the next worker starts it afresh
+    if (lost) return abandon("claim lost: another worker owns the job");
+    if (stopping_) {  // shutting down: the next worker starts it afresh
       (void)jobs_.release(job);
-      return abandon();
+      return abandon("worker stopping: the job is queued again");
     }
     if (cancelled) return end(JobState::Cancelled, "cancelled", {});
     if (!o) return end(JobState::Failed, o.error().message, {});

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -17,6 +19,9 @@
 #include "service/runner.h"
 
 namespace keet::service {
+
+// Where keet serve's structured lines go (stderr in keet serve; a no-op by default).
+using Log = std::function<void(std::string_view line)>;
 
 struct ServiceOptions {
   std::string data_dir;              // reports/, work/
@@ -32,11 +37,20 @@ struct ServiceOptions {
   int workers = 2;
   std::string worker_name;           // host:pid
   int retry_after_s = 5;
+  Log log;                           // each job's life, the store's outages (log_line)
 };
 
 // Milliseconds since the epoch; tests of timing pass their own.
 using Clock = std::function<int64_t()>;
 int64_t system_now_ms();
+
+// One logfmt line: `ts=2026-12-03T15:04:05.123Z event=job.done job=ID ...`.
+// Values with spaces, quotes or '=' are quoted; control characters become spaces.
+struct LogField {
+  std::string_view key;
+  std::string value;
+};
+std::string log_line(int64_t now_ms, std::string_view event, std::initializer_list<LogField> fields);
 
 // Uploaded reports by SHA-256 of their bytes, under DIR/reports/ab/abcd...:
 // the client's name for a file is never part of a path.
@@ -46,10 +60,19 @@ class BlobStore {
   Result<std::string> put(std::string_view bytes);  // the address
   std::string path(const std::string& address) const;
   bool has(const std::string& address) const;
+  void remove(const std::string& address);
+  // Half-written uploads a killed server left (older than `age`: a live one
+  // may be writing); how many were removed.
+  int remove_partial(std::chrono::seconds age) const;
 
  private:
   std::string dir_;
 };
+
+// Job folders under DATA/work that no job can still be using: older than
+// `age` (the job time limit and a margin; another process's workers may share
+// the folder). How many were removed.
+int remove_stale_work(const std::string& data_dir, std::chrono::seconds age);
 
 // A random identifier (128 bits from the kernel), hex.
 std::string random_id();
@@ -67,6 +90,12 @@ class Workers {
  private:
   void loop(int index);
   void run_job(Job job);
+  void note_store(const Error* failure);
+  template <typename T>
+  void note_store(const Result<T>& answer);
+  Result<bool> finish_durably(const Job& job, JobState state, const std::string& error,
+                              const std::map<std::string, std::string>& results);
+  void log(std::string_view event, std::initializer_list<LogField> fields) const;
   JobStore& jobs_;
   BlobStore& blobs_;
   KeetRunner& runner_;
@@ -78,6 +107,8 @@ class Workers {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> completed_{0};
   int pending_wakes_ = 0;
+  std::mutex store_mu_;
+  bool store_down_ = false;  // the last claim failed: logged once, and again when it recovers
 };
 
 // The first line of keet's standard error, without its "keet: " prefix.

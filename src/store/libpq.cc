@@ -13,6 +13,7 @@ Result<LibPq> open_libpq() {
   LibPq p{};
   bool ok = bind_symbol(*lib, "PQconnectdb", p.connectdb) && bind_symbol(*lib, "PQstatus", p.status) &&
             bind_symbol(*lib, "PQerrorMessage", p.error_message) && bind_symbol(*lib, "PQfinish", p.finish) &&
+            bind_symbol(*lib, "PQreset", p.reset) &&
             bind_symbol(*lib, "PQsetNoticeProcessor", p.set_notice_processor) && bind_symbol(*lib, "PQexec", p.exec) &&
             bind_symbol(*lib, "PQexecParams", p.exec_params) && bind_symbol(*lib, "PQresultStatus", p.result_status) &&
             bind_symbol(*lib, "PQntuples", p.ntuples) && bind_symbol(*lib, "PQgetvalue", p.getvalue) && bind_symbol(*lib, "PQclear", p.clear);

@@ -13,6 +13,7 @@ struct LibPq {
   decltype(&::PQstatus) status;
   decltype(&::PQerrorMessage) error_message;
   decltype(&::PQfinish) finish;
+  decltype(&::PQreset) reset;
   decltype(&::PQsetNoticeProcessor) set_notice_processor;
   decltype(&::PQexec) exec;
   decltype(&::PQexecParams) exec_params;

@@ -341,5 +341,18 @@ TEST(ServeSecurity, BeyondLoopbackATokenIsRequired) {
   std::filesystem::remove_all(dir);
 }
 
+// A second server on a port in use exits 2 and says so; it does not share
+// the port (and half the first one's traffic) with it.
+TEST(ServeSecurity, ASecondServerOnAUsedPortExitsTwo) {
+  std::string dir = fresh_dir("used_port");
+  KeetProcess first("serve", {"--port", "0", "--data-dir", dir + "/a", "--workers", "0"});
+  ASSERT_TRUE(first.ok()) << first.log();
+  auto second = run_keet("serve --workers 0 --port " + std::to_string(first.port()) + " --data-dir " + shell_quote(dir + "/b"));
+  EXPECT_EQ(second.rc, 2) << second.err;
+  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos) << second.err;
+  EXPECT_EQ(first.stop(), 0) << first.log();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace keet::testing

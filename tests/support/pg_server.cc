@@ -66,9 +66,7 @@ std::optional<PgServer> PgServer::start(std::string& why) {
     why = "initdb failed: " + init.err;
     return std::nullopt;
   }
-  std::string opts = "-p " + std::to_string(s.port_) + " -k " + s.dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off";
-  auto up = run_command(as(s.as_user_, std::string(kBin) + "/pg_ctl -w -t 60 -D " + shell_quote(data) + " -l " +
-                                           shell_quote(s.dir_ + "/log") + " -o " + shell_quote(opts) + " start"));
+  auto up = s.pg_ctl_start();
   if (up.rc != 0) {
     why = "pg_ctl start failed: " + up.err + up.out;
     return std::nullopt;
@@ -88,6 +86,23 @@ PgServer::~PgServer() {
   if (running_)
     run_command(as(as_user_, std::string(kBin) + "/pg_ctl -w -m immediate -D " + shell_quote(dir_ + "/data") + " stop"));
   if (!dir_.empty()) fs::remove_all(dir_);
+}
+
+bool PgServer::stop() {
+  if (!running_) return true;
+  running_ = run_command(as(as_user_, std::string(kBin) + "/pg_ctl -w -m immediate -D " + shell_quote(dir_ + "/data") + " stop")).rc != 0;
+  return !running_;
+}
+
+ProcessResult PgServer::pg_ctl_start() const {
+  std::string opts = "-p " + std::to_string(port_) + " -k " + dir_ + " -c listen_addresses=127.0.0.1 -c fsync=off";
+  return run_command(as(as_user_, std::string(kBin) + "/pg_ctl -w -t 60 -D " + shell_quote(dir_ + "/data") + " -l " +
+                                      shell_quote(dir_ + "/log") + " -o " + shell_quote(opts) + " start"));
+}
+
+bool PgServer::start_again() {
+  if (!running_) running_ = pg_ctl_start().rc == 0;
+  return running_;
 }
 
 std::string PgServer::url(const std::string& db) const {

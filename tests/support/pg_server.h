@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "testing.h"
+
 namespace keet::testing {
 
 class PgServer {
@@ -19,9 +21,15 @@ class PgServer {
   std::string url(const std::string& db = "keet_test") const;
   // Creates database `db` (empty) and returns its URL.
   std::string create_database(const std::string& db);
+  // Stops the server as a crash would (immediate: every connection dropped),
+  // and starts it again on the same port and data; false if either failed.
+  bool stop();
+  bool start_again();
+  bool restart() { return stop() && start_again(); }
 
  private:
   PgServer() = default;
+  ProcessResult pg_ctl_start() const;
   std::string dir_, as_user_;
   int port_ = 0;
   bool running_ = false;

@@ -196,6 +196,88 @@ TEST_F(ApiTest, TheUploadedNameIsShownButNeverAPath) {
   EXPECT_TRUE(blobs_->has((*stored)->report));
 }
 
+// An upload goes when the last job that uses it is deleted, not before: a
+// diff made from two uploads' jobs keeps both reports alive.
+TEST_F(ApiTest, DeletingTheLastJobOfAnUploadRemovesIt) {
+  opt_.max_queue = 10;
+  std::vector<std::string> lines;
+  opt_.log = [&lines](std::string_view line) { lines.emplace_back(line); };
+  auto a = api();
+  std::string first = json::parse(a.handle(upload("same bytes")).body)["id"];
+  std::string second = json::parse(a.handle(upload("same bytes")).body)["id"];
+  std::string other = json::parse(a.handle(upload("other bytes")).body)["id"];
+  std::string diff = json::parse(a.handle(diff_request({{"before", first}, {"after", other}})).body)["id"];
+  auto address = (**jobs_->get(first)).report, other_address = (**jobs_->get(other)).report;
+  auto remove = [&](const std::string& id) {
+    Request r = get("/api/v1/jobs/" + id);
+    r.method = "DELETE";
+    return a.handle(r).status;
+  };
+  EXPECT_EQ(remove(first), 204);
+  EXPECT_TRUE(blobs_->has(address)) << "the second upload of the same bytes and the diff use it";
+  EXPECT_EQ(remove(second), 204);
+  EXPECT_TRUE(blobs_->has(address)) << "the diff uses it";
+  EXPECT_EQ(remove(diff), 204);
+  EXPECT_FALSE(blobs_->has(address)) << "no job uses it any more";
+  EXPECT_TRUE(blobs_->has(other_address)) << "its own job still uses it";
+  EXPECT_EQ(remove(other), 204);
+  EXPECT_FALSE(blobs_->has(other_address));
+  EXPECT_EQ(remove(other), 404);
+  ASSERT_EQ(lines.size(), 8u) << "4 accepted, 4 deleted";
+  EXPECT_EQ(lines[0].find("ts=1970-01-01T00:00:01.000Z event=job.accepted job=" + first + " kind=analyze bytes=10 name=k.ncu-rep"), 0u)
+      << lines[0];
+  EXPECT_NE(lines.back().find("event=job.deleted job=" + other + " uploads_removed=1"), std::string::npos) << lines.back();
+}
+
+TEST_F(ApiTest, InfoAsksTheStore) {
+  auto info = api().handle(get("/api/v1/info"));
+  ASSERT_EQ(info.status, 200) << info.body;
+  auto doc = json::parse(info.body);
+  EXPECT_EQ(doc["store"], "sqlite");
+  EXPECT_EQ(doc["store_health"], json::parse(R"({"reachable": true})"));
+}
+
+TEST(ServiceLog, LinesAreLogfmtWithQuotedValues) {
+  EXPECT_EQ(log_line(1764774245123, "job.failed", {{"job", "ab12"}, {"error", "a \"bad\" = report\nline 2"}, {"empty", ""}}),
+            R"(ts=2025-12-03T15:04:05.123Z event=job.failed job=ab12 error="a \"bad\" = report line 2" empty="")");
+  EXPECT_EQ(log_line(0, "x", {{"path", "C:\\dir"}}), R"(ts=1970-01-01T00:00:00.000Z event=x path="C:\\dir")");
+}
+
+// What a killed server leaves: a half-written upload and job folders. Only
+// what is older than the given age goes (a live process may own the rest).
+TEST(ServiceLeftovers, OldPartialUploadsAndJobFoldersAreRemoved) {
+  std::string dir = temp_path("service_leftovers_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  BlobStore blobs(dir);
+  auto kept = blobs.put("a report");
+  ASSERT_TRUE(kept);
+  auto sub = std::filesystem::path(blobs.path(*kept)).parent_path();
+  auto old_time = std::filesystem::file_time_type::clock::now() - std::chrono::hours(2);
+  auto make = [&](const std::filesystem::path& p, bool dir_entry, bool old) {
+    if (dir_entry) std::filesystem::create_directories(p);
+    else std::ofstream(p) << "x";
+    if (old) std::filesystem::last_write_time(p, old_time);
+  };
+  make(sub / (*kept + ".tmp-old"), false, true);
+  make(sub / (*kept + ".tmp-new"), false, false);
+  make(dir + "/work/oldjob-1234", true, true);
+  make(dir + "/work/newjob-1234", true, false);
+  std::filesystem::create_directories(dir + "/work/runs");
+  make(dir + "/work/runs/run-1-1.out", false, true);
+  make(dir + "/work/runs/run-2-1.out", false, false);
+  EXPECT_EQ(blobs.remove_partial(std::chrono::hours(1)), 1);
+  EXPECT_EQ(remove_stale_work(dir, std::chrono::hours(1)), 2);
+  EXPECT_FALSE(std::filesystem::exists(sub / (*kept + ".tmp-old")));
+  EXPECT_TRUE(std::filesystem::exists(sub / (*kept + ".tmp-new")));
+  EXPECT_TRUE(blobs.has(*kept));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/work/oldjob-1234"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/work/newjob-1234"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/work/runs"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/work/runs/run-1-1.out"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/work/runs/run-2-1.out"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(ApiTest, AFullQueueAnswers429WithRetryAfter) {
   auto a = api();
   for (int i = 0; i < 3; ++i) ASSERT_EQ(a.handle(upload("r" + std::to_string(i))).status, 202);
@@ -524,6 +606,40 @@ TEST_F(PgJobStore, CancelAndRemove) {
   auto s = open_job_store(database());
   ASSERT_TRUE(s) << s.error().message;
   cancel_and_remove(**s);
+}
+
+// The database restarts (every connection dropped, as in a crash): the next
+// call connects again and succeeds; while it is down, calls fail at once with
+// the reason, and when it is back they succeed without reopening the store.
+TEST_F(PgJobStore, ARestartedDatabaseIsConnectedToAgain) {
+  KEET_REQUIRE_PG();
+  auto s = open_job_store(database());
+  ASSERT_TRUE(s) << s.error().message;
+  JobStore& store = **s;
+  ASSERT_TRUE(store.add(queued("before", 1)));
+  ASSERT_TRUE(server_->restart());
+  auto got = store.get("before");
+  ASSERT_TRUE(got) << "the first call after the restart: " << got.error().message;
+  EXPECT_TRUE(*got);
+  ASSERT_TRUE(store.add(queued("after", 2)));
+  EXPECT_TRUE(store.ping());
+
+  ASSERT_TRUE(server_->stop());
+  auto started = std::chrono::steady_clock::now();
+  auto down = store.ping();
+  ASSERT_FALSE(down);
+  EXPECT_EQ(down.error().code, ExitCode::Dependency);
+  EXPECT_EQ(down.error().message.find("postgres@"), std::string::npos) << "no user name in the message: " << down.error().message;
+  EXPECT_FALSE(store.claim("w", "c", 10, 0)) << "no claim while the database is down";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "a down database answers fast";
+
+  ASSERT_TRUE(server_->start_again());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // connecting again is tried once a second
+  auto back = store.claim("w", "c", 10, 0);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_TRUE(*back);
+  EXPECT_EQ((*back)->id, "before");
+  EXPECT_EQ(*store.waiting(), 1);
 }
 
 // Four connections (as four processes would have) claim 40 jobs at once:
