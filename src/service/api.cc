@@ -156,7 +156,12 @@ struct Handlers {
 
   Result<std::optional<Job>> find(const Params& p) { return api.jobs_.get(p.at("id")); }
 
-  Response store_failed(const Error& e) { return error_reply(503, e.message); }
+  // The client is told what failed, not where: the store's URL or file and
+  // the data folder are the server's business (the log has them).
+  Response store_failed(const Error& e) {
+    log("store.error", {{"error", e.message}});
+    return error_reply(503, api.without_server_paths(e.message));
+  }
 
   void log(std::string_view event, std::initializer_list<LogField> fields) const {
     if (api.opt_.log) api.opt_.log(log_line(now(), event, fields));
@@ -167,7 +172,7 @@ struct Handlers {
   Response info(const Request&, const Params&) {
     auto reachable = api.jobs_.ping();
     json health = {{"reachable", reachable.has_value()}};
-    if (!reachable) health["error"] = valid_utf8(reachable.error().message);
+    if (!reachable) health["error"] = valid_utf8(api.without_server_paths(reachable.error().message));
     return json_reply(reachable ? 200 : 503, {{"service", "keet"},
                             {"version", KEET_VERSION},
                             {"api", "keet.serve/1"},
@@ -227,8 +232,8 @@ struct Handlers {
     if (!part || part->data.empty()) return error_reply(400, "no report in the request (send it as the body or a multipart field 'report')");
     if (part->data.size() > api.opt_.max_upload)
       return error_reply(413, fmt::format("the report is larger than the limit of {} bytes", api.opt_.max_upload));
+    std::lock_guard lock(api.uploads_);  // the queue's length is read and grown in one step
     if (auto full = queue_full()) return *full;
-    std::lock_guard lock(api.uploads_);
     auto address = api.blobs_.put(part->data);
     if (!address) return store_failed(address.error());
     Job job = new_job(JobKind::Analyze, display_name(part->filename, "report"));
@@ -457,8 +462,8 @@ struct Handlers {
         if (auto bad = read_pairs(json::parse(pairs->data, nullptr, false), job.pairs)) return error_reply(400, *bad);
       if (before->data.size() + after->data.size() > api.opt_.max_upload)
         return error_reply(413, "the reports are larger than the upload limit");
-      if (auto full = queue_full()) return *full;
       std::lock_guard lock(api.uploads_);
+      if (auto full = queue_full()) return *full;
       auto a = api.blobs_.put(before->data), b = api.blobs_.put(after->data);
       if (!a || !b) return store_failed(!a ? a.error() : b.error());
       job.report = *a, job.report2 = *b;
@@ -477,8 +482,8 @@ struct Handlers {
     if (!*a || !*b) return error_reply(404, "no such job: " + std::string(!*a ? "before" : "after"));
     if ((*a)->kind != JobKind::Analyze || (*b)->kind != JobKind::Analyze)
       return error_reply(400, "before and after must be analysis jobs");
-    if (auto full = queue_full()) return *full;
     std::lock_guard lock(api.uploads_);
+    if (auto full = queue_full()) return *full;
     job.report = (*a)->report, job.report2 = (*b)->report;
     job.name = (*a)->name + " vs " + (*b)->name;
     job.size = (*a)->size + (*b)->size;
@@ -593,6 +598,14 @@ Response Api::route(const Request& req) {
     if (e.info.method == req.method) return (h.*e.method)(req, params);
   }
   return path_known ? error_reply(405, "method not allowed") : error_reply(404, "no such endpoint");
+}
+
+std::string Api::without_server_paths(std::string message) const {
+  for (const std::string& where : {jobs_.describe(), opt_.data_dir})
+    if (!where.empty())
+      for (size_t at = message.find(where); at != std::string::npos; at = message.find(where, at))
+        message.replace(at, where.size(), where == opt_.data_dir ? "the data folder" : "the job store");
+  return message;
 }
 
 std::optional<Response> Api::admit(const Request& headers_only) const {

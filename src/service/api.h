@@ -41,6 +41,8 @@ class Api {
   // alone: the HTTP server asks before it reads a body, so a refused client
   // costs no memory however much it sends.
   std::optional<Response> admit(const Request& headers_only) const;
+  // `message` with the job store's URL or file and the data folder named, not shown.
+  std::string without_server_paths(std::string message) const;
   // /mcp (POST, GET, DELETE) goes here once mounted; the same checks apply.
   void mount_mcp(Handler mcp) { mcp_ = std::move(mcp); }
 

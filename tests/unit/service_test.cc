@@ -1,6 +1,7 @@
 // keet serve's API, called in-process (the HTTP transport is covered end to
 // end in tests/e2e/serve_test.cc), and its job store on real SQLite and a real
 // PostgreSQL server.
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -227,6 +228,22 @@ TEST_F(ApiTest, DeletingTheLastJobOfAnUploadRemovesIt) {
   EXPECT_EQ(lines[0].find("ts=1970-01-01T00:00:01.000Z event=job.accepted job=" + first + " kind=analyze bytes=10 name=k.ncu-rep"), 0u)
       << lines[0];
   EXPECT_NE(lines.back().find("event=job.deleted job=" + other + " uploads_removed=1"), std::string::npos) << lines.back();
+}
+
+// Many uploads at once: the queue's limit holds exactly (its length is read
+// and grown under one lock), the rest get 429.
+TEST_F(ApiTest, TheQueueLimitHoldsUnderABurst) {
+  auto a = api();
+  std::atomic<int> accepted{0}, refused{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 16; ++i)
+    clients.emplace_back([&, i] {
+      int status = a.handle(upload("report bytes " + std::to_string(i))).status;
+      (status == 202 ? accepted : refused) += status == 202 || status == 429;
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(accepted.load(), 3) << "--max-queue 3";
+  EXPECT_EQ(refused.load(), 13);
 }
 
 TEST_F(ApiTest, InfoAsksTheStore) {
@@ -640,6 +657,44 @@ TEST_F(PgJobStore, ARestartedDatabaseIsConnectedToAgain) {
   ASSERT_TRUE(*back);
   EXPECT_EQ((*back)->id, "before");
   EXPECT_EQ(*store.waiting(), 1);
+}
+
+// A client is told that the store failed and why, not where it is: neither
+// the database's address nor the data folder is in an answer (the log has them).
+TEST_F(PgJobStore, AStoreFailureNamesNoServerAddress) {
+  KEET_REQUIRE_PG();
+  std::string url = database();
+  auto s = open_job_store(url);
+  ASSERT_TRUE(s) << s.error().message;
+  std::string dir = temp_path("service_pg_paths_" + std::to_string(getpid()));
+  BlobStore blobs(dir);
+  auto runner = make_process_runner(keet::testing::keet_binary(), dir + "/runs");
+  ServiceOptions opt;
+  opt.data_dir = dir;
+  std::vector<std::string> lines;
+  opt.log = [&lines](std::string_view line) { lines.emplace_back(line); };
+  Api api(**s, blobs, *runner, nullptr, opt, [] { return int64_t{1000}; });
+  Request list;
+  list.method = "GET";
+  list.path = "/api/v1/jobs";
+  list.headers["host"] = "127.0.0.1:8080";
+  ASSERT_EQ(api.handle(list).status, 200);
+  ASSERT_TRUE(server_->stop());
+  std::string address = url.substr(url.find('@') + 1);  // 127.0.0.1:PORT/DB
+  auto failed = api.handle(list);
+  EXPECT_EQ(failed.status, 503);
+  EXPECT_EQ(failed.body.find(address.substr(0, address.find('/'))), std::string::npos) << failed.body;
+  EXPECT_NE(failed.body.find("the job store"), std::string::npos) << failed.body;
+  Request info = list;
+  info.path = "/api/v1/info";
+  auto health = api.handle(info);
+  EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(health.body.find(address.substr(0, address.find('/'))), std::string::npos) << health.body;
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("event=store.error"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(address.substr(0, address.find('/'))), std::string::npos) << "the log keeps the address: " << lines[0];
+  ASSERT_TRUE(server_->start_again());
+  std::filesystem::remove_all(dir);
 }
 
 // Four connections (as four processes would have) claim 40 jobs at once:
