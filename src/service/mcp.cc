@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <deque>
+#include <optional>
 #include <mutex>
 #include <random>
 
@@ -79,6 +79,7 @@ Message classify(const json& j) {
 struct Session {
   std::string version;  // negotiated at initialize
   bool ready = false;   // initialize answered
+  std::chrono::steady_clock::time_point used{};  // the last message that named it
 };
 
 std::string lower(std::string s) {
@@ -131,9 +132,8 @@ struct McpServer::State {
   McpOptions options;
   Tools tools;
   Session stdio;
-  std::mutex mu;  // guards sessions and order
+  std::mutex mu;  // guards sessions
   std::map<std::string, Session> sessions;
-  std::deque<std::string> order;  // session ids, oldest first
 
   explicit State(McpOptions o) : options(std::move(o)), tools(options, ReportRoots::create(options.roots)) {}
 
@@ -217,15 +217,20 @@ struct McpServer::State {
     return std::ranges::any_of(allowed, [&](const std::string& a) { return a == "*" || lower(a) == lower(origin); });
   }
 
-  std::string add_session(Session s) {
+  // The new session's id, or nullopt when every held session is in use.
+  std::optional<std::string> add_session(Session s) {
     std::lock_guard lock(mu);
-    while (!order.empty() && order.size() >= std::max<size_t>(options.max_sessions, 1)) {
-      sessions.erase(order.front());
-      order.pop_front();
+    auto now = options.clock();
+    if (sessions.size() >= std::max<size_t>(options.max_sessions, 1)) {
+      auto idlest = std::ranges::min_element(sessions, {}, [](const auto& kv) { return kv.second.used; });
+      if (now - idlest->second.used < options.session_idle) return std::nullopt;
+      log(fmt::format("session {}: ended after {} s idle, for a new one", idlest->first.substr(0, 8),
+                      std::chrono::duration_cast<std::chrono::seconds>(now - idlest->second.used).count()));
+      sessions.erase(idlest);
     }
     std::string id = new_session_id();
+    s.used = now;
     sessions.emplace(id, std::move(s));
-    order.push_back(id);
     return id;
   }
 
@@ -233,14 +238,13 @@ struct McpServer::State {
     std::lock_guard lock(mu);
     auto it = sessions.find(id);
     if (it == sessions.end()) return std::nullopt;
+    it->second.used = options.clock();
     return it->second;
   }
 
   bool end_session(const std::string& id) {
     std::lock_guard lock(mu);
-    if (!sessions.erase(id)) return false;
-    std::erase(order, id);
-    return true;
+    return sessions.erase(id) > 0;
   }
 };
 
@@ -304,7 +308,13 @@ HttpReply McpServer::handle_http(const HttpExchange& ex) {
     Session fresh;
     auto reply = st.dispatch(fresh, j);
     HttpReply r = json_reply(200, *reply);
-    if (fresh.ready) r.headers.emplace_back("Mcp-Session-Id", st.add_session(fresh));
+    if (!fresh.ready) return r;
+    auto id = st.add_session(fresh);
+    if (!id)
+      return http_error(503, fmt::format("Service Unavailable: all {} MCP sessions are in use; retry later, or end one with DELETE",
+                                         st.options.max_sessions),
+                        {{"Retry-After", "30"}});
+    r.headers.emplace_back("Mcp-Session-Id", *id);
     return r;
   }
   if (sid.empty()) return http_error(400, "Bad Request: Mcp-Session-Id header is required (send initialize first)");

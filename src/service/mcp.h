@@ -23,6 +23,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,7 +59,12 @@ struct McpOptions {
   std::vector<std::string> allowed_origins;
   uint64_t max_report_bytes = uint64_t{4} << 30;  // a larger report is refused
   size_t max_message_bytes = size_t{4} << 20;     // one JSON-RPC message
-  size_t max_sessions = 64;                       // HTTP sessions held at once (oldest dropped)
+  size_t max_sessions = 64;                       // HTTP sessions held at once
+  // A new session when max_sessions are held takes the place of the one
+  // idle longest, if it has been idle this long; otherwise it is refused
+  // (503), so no client can end the sessions other clients are using.
+  std::chrono::seconds session_idle{600};
+  std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;  // tests pass their own
   // Where the server logs (stderr for keet mcp); never stdout. May be empty.
   std::function<void(std::string_view line)> log;
 };

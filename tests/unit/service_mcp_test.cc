@@ -588,15 +588,33 @@ TEST(McpHttp, RefusesWhatTheTransportDoesNotAllow) {
   EXPECT_EQ(s.handle_http({"PUT", {}, ""}).status, 405);
 }
 
-TEST(McpHttp, OldSessionsAreDroppedPastTheLimit) {
+// At the session limit a new session takes the place of one idle for
+// session_idle, never of one in use: a client opening sessions in a loop is
+// refused (503) rather than ending everyone else's.
+TEST(McpHttp, PastTheLimitOnlyAnIdleSessionMakesRoom) {
+  auto now = std::chrono::steady_clock::now();
   auto opt = options_for(fresh_root("http-limit"));
   opt.max_sessions = 2;
+  opt.session_idle = std::chrono::seconds(600);
+  opt.clock = [&now] { return now; };
   McpServer s(std::move(opt));
-  std::vector<std::string> ids;
-  for (int i = 0; i < 3; ++i)
-    ids.push_back(header(s.handle_http(post(request(1, "initialize", initialize_params()), "", "")), "Mcp-Session-Id"));
-  EXPECT_EQ(s.handle_http(post(request(2, "ping"), ids[0])).status, 404);
-  EXPECT_EQ(s.handle_http(post(request(2, "ping"), ids[2])).status, 200);
+  auto open = [&] { return s.handle_http(post(request(1, "initialize", initialize_params()), "", "")); };
+  std::string first = header(open(), "Mcp-Session-Id"), second = header(open(), "Mcp-Session-Id");
+  auto refused = open();
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(header(refused, "Retry-After"), "30");
+  EXPECT_EQ(header(refused, "Mcp-Session-Id"), "");
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), first)).status, 200) << "the sessions in use go on";
+  now += std::chrono::seconds(400);
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), first)).status, 200);
+  now += std::chrono::seconds(300);  // `second` idle 700 s, `first` 300 s
+  std::string third = header(open(), "Mcp-Session-Id");
+  EXPECT_FALSE(third.empty());
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), second)).status, 404) << "the idle one made room";
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), first)).status, 200);
+  EXPECT_EQ(s.handle_http(post(request(2, "ping"), third)).status, 200);
+  EXPECT_EQ(s.handle_http({"DELETE", {{"mcp-session-id", first}}, ""}).status, 200);
+  EXPECT_FALSE(header(open(), "Mcp-Session-Id").empty()) << "an ended session makes room at once";
 }
 
 TEST(McpTools, TableIsComplete) {
