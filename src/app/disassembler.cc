@@ -1,4 +1,5 @@
 #include "app/disassembler.h"
+#include "app/tool_path.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,11 +14,6 @@ namespace fs = std::filesystem;
 
 namespace keet::app {
 namespace {
-
-bool executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
-}
 
 std::vector<std::string> search_dirs(const GetEnv& getenv, const std::vector<std::string>& cuda_bins) {
   std::vector<std::string> dirs;

@@ -1,4 +1,5 @@
 #include "app/profile.h"
+#include "app/tool_path.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -35,17 +36,6 @@ constexpr std::string_view kCounterPermission =
     "(or reload the nvidia module); in a container, start it with --cap-add=SYS_ADMIN. "
     "On Windows: NVIDIA Control Panel > Developer > Manage GPU Performance Counters > allow all users. "
     "Details: developer.nvidia.com/ERR_NVGPUCTRPERM";
-
-bool executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
-}
-
-std::optional<std::string> on_path(const std::string& path_var) {
-  for (auto dir : split(path_var, ':'))
-    if (!dir.empty() && executable(fs::path(dir) / "ncu")) return (fs::path(dir) / "ncu").string();
-  return std::nullopt;
-}
 
 std::optional<std::string> in_cuda_dirs() {
   std::vector<fs::path> found;
@@ -192,7 +182,7 @@ Result<std::string> find_ncu(const std::string& flag, const GetEnv& getenv) {
     if (executable(explicit_path)) return explicit_path;
     return fail(ExitCode::Dependency, fmt::format("{}: not an executable ncu. {}", explicit_path, kMissing));
   }
-  if (auto p = on_path(getenv("PATH"))) return *p;
+  if (auto p = on_path("ncu", getenv("PATH"))) return *p;
   if (auto p = in_cuda_dirs()) return *p;
   return fail(ExitCode::Dependency, std::string(kMissing));
 }

@@ -1,4 +1,5 @@
 #include "app/timeline_input.h"
+#include "app/tool_path.h"
 
 #include <unistd.h>
 
@@ -20,11 +21,6 @@ namespace fs = std::filesystem;
 
 namespace keet::app {
 namespace {
-
-bool executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
-}
 
 std::optional<std::string> newest_installed() {
   std::vector<fs::path> found;
@@ -136,9 +132,7 @@ Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv) {
     if (executable(explicit_path)) return explicit_path;
     return fail(ExitCode::Dependency, fmt::format("{}: not an executable nsys", explicit_path));
   }
-  const std::string path = getenv("PATH");  // split() views it: a temporary would be gone in the loop
-  for (auto dir : split(path, ':'))
-    if (!dir.empty() && executable(fs::path(dir) / "nsys")) return (fs::path(dir) / "nsys").string();
+  if (auto p = on_path("nsys", getenv("PATH"))) return *p;
   if (auto p = newest_installed()) return *p;
   return fail(ExitCode::Dependency, "nsys (Nsight Systems) was not found");
 }
