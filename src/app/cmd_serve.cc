@@ -100,9 +100,9 @@ void clean_leftovers(const service::ServiceOptions& o, const service::BlobStore&
   auto job_life = std::chrono::duration_cast<std::chrono::seconds>(o.job_timeout + o.lease) + std::chrono::seconds(60);
   int uploads = blobs.remove_partial(std::chrono::hours(1));
   int folders = service::remove_stale_work(o.data_dir, job_life);
-  if ((uploads || folders) && o.log)
-    o.log(service::log_line(service::system_now_ms(), "serve.cleanup",
-                            {{"partial_uploads", std::to_string(uploads)}, {"job_folders", std::to_string(folders)}}));
+  if (uploads || folders)
+    service::log_event(o.log, service::system_now_ms(), "serve.cleanup",
+                       {{"partial_uploads", std::to_string(uploads)}, {"job_folders", std::to_string(folders)}});
 }
 
 // SIGINT/SIGTERM are taken by one thread, which stops everything in order;

@@ -164,7 +164,7 @@ struct Handlers {
   }
 
   void log(std::string_view event, std::initializer_list<LogField> fields) const {
-    if (api.opt_.log) api.opt_.log(log_line(now(), event, fields));
+    log_event(api.opt_.log, now(), event, fields);
   }
 
   // The store is asked, not assumed: a database that is down makes this 503,

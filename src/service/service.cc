@@ -45,6 +45,11 @@ std::string log_line(int64_t now_ms, std::string_view event, std::initializer_li
   return out;
 }
 
+void log_event(const std::function<void(std::string_view)>& log, int64_t now_ms, std::string_view event,
+               std::initializer_list<LogField> fields) {
+  if (log) log(log_line(now_ms, event, fields));
+}
+
 Result<std::string> BlobStore::put(std::string_view bytes) {
   std::string address = llm::sha256_hex(bytes);
   if (address.empty()) return fail(ExitCode::Dependency, "SHA-256 unavailable (libcrypto not found)");
@@ -164,7 +169,7 @@ void Workers::wake() {
 }
 
 void Workers::log(std::string_view event, std::initializer_list<LogField> fields) const {
-  if (opt_.log) opt_.log(log_line(clock_(), event, fields));
+  log_event(opt_.log, clock_(), event, fields);
 }
 
 // Whether the store answered a claim, a heartbeat or a finish (`failure`:

@@ -51,6 +51,9 @@ struct LogField {
   std::string value;
 };
 std::string log_line(int64_t now_ms, std::string_view event, std::initializer_list<LogField> fields);
+// Writes that line to `log`, when there is one.
+void log_event(const std::function<void(std::string_view)>& log, int64_t now_ms, std::string_view event,
+               std::initializer_list<LogField> fields);
 
 // Uploaded reports by SHA-256 of their bytes, under DIR/reports/ab/abcd...:
 // the client's name for a file is never part of a path.

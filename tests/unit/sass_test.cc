@@ -213,20 +213,33 @@ TEST(SassCubin, DamageNeverGivesCodeOutsideTheFile) {
   }
 }
 
+// `source` built by `nvcc` as an sm_80 cubin (no -lineinfo) in a fresh
+// folder `name`: its bytes, or nullopt after recording why not.
+std::optional<std::string> nvcc_cubin(const std::string& nvcc, const std::string& name, const std::string& source) {
+  std::string dir = testing::temp_path(name);
+  fs::create_directories(dir);
+  testing::write_file(dir + "/k.cu", source);
+  auto built = testing::run_command(testing::shell_quote(nvcc) + " -cubin -arch=sm_80 -o " +
+                                    testing::shell_quote(dir + "/k.cubin") + " " + testing::shell_quote(dir + "/k.cu"));
+  if (built.rc != 0) {
+    ADD_FAILURE() << "nvcc failed: " << built.err;
+    return std::nullopt;
+  }
+  auto bytes = io::read_text_file(dir + "/k.cubin");
+  if (!bytes) ADD_FAILURE() << "cannot read " << dir << "/k.cubin";
+  return bytes ? std::optional<std::string>(*bytes) : std::nullopt;
+}
+
 // A cubin nvcc builds here (CUDA 13 writes the newer ELF layout: the SM in
 // e_flags' second byte); readelf says where the .text section is.
 TEST(SassCubin, NvccCubinCodeIsWhereReadelfSays) {
   auto nvcc = testing::nvcc_path();
   if (!nvcc) GTEST_SKIP() << "no nvcc (/usr/local/cuda/bin/nvcc or $KEET_TEST_NVCC)";
   std::string dir = testing::temp_path("sass-nvcc");
-  fs::create_directories(dir);
-  testing::write_file(dir + "/k.cu", "__global__ void axpy(const double* x, double* y, double a, int n) {\n"
-                                     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                     "  if (i < n) y[i] = a * x[i] + y[i];\n}\n");
-  auto built = testing::run_command(testing::shell_quote(*nvcc) + " -cubin -arch=sm_80 -o " +
-                                    testing::shell_quote(dir + "/k.cubin") + " " + testing::shell_quote(dir + "/k.cu"));
-  ASSERT_EQ(built.rc, 0) << built.err;
-  auto bytes = io::read_text_file(dir + "/k.cubin");
+  auto bytes = nvcc_cubin(*nvcc, "sass-nvcc",
+                          "__global__ void axpy(const double* x, double* y, double a, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "  if (i < n) y[i] = a * x[i] + y[i];\n}\n");
   ASSERT_TRUE(bytes);
   auto c = readers::Cubin::parse(*bytes);
   ASSERT_TRUE(c) << c.error().message;
@@ -575,14 +588,10 @@ TEST(SassReal, OwnCubinHotSpotsMatchCuobjdump) {
   auto nvcc = testing::nvcc_path();
   if (!nvcc) GTEST_SKIP() << "no nvcc";
   std::string dir = testing::temp_path("sass-real");
-  fs::create_directories(dir);
-  testing::write_file(dir + "/k.cu", "__global__ void strided_copy(const float* in, float* out, int stride, int n) {\n"
-                                     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                     "  if (i < n) out[i] = in[i * stride] * 2.0f;\n}\n");
-  auto built = testing::run_command(testing::shell_quote(*nvcc) + " -cubin -arch=sm_80 -o " +
-                                    testing::shell_quote(dir + "/k.cubin") + " " + testing::shell_quote(dir + "/k.cu"));
-  ASSERT_EQ(built.rc, 0) << built.err;
-  auto bytes = io::read_text_file(dir + "/k.cubin");
+  auto bytes = nvcc_cubin(*nvcc, "sass-real",
+                          "__global__ void strided_copy(const float* in, float* out, int stride, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "  if (i < n) out[i] = in[i * stride] * 2.0f;\n}\n");
   ASSERT_TRUE(bytes);
   const std::string mangled = "_Z12strided_copyPKfPfii";
   // nvcc's own cubin is not rebased (its symbols' values are 0): the kernel

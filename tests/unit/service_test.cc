@@ -59,6 +59,15 @@ TEST(ServiceApi, LoopbackHostHeaders) {
   EXPECT_FALSE(loopback_host("127.0.0.1.evil.example"));
 }
 
+// GET `path` as a loopback client sends it.
+Request loopback_get(const std::string& path) {
+  Request r;
+  r.method = "GET";
+  r.path = path;
+  r.headers["host"] = "127.0.0.1:8080";
+  return r;
+}
+
 class ApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -78,13 +87,7 @@ class ApiTest : public ::testing::Test {
 
   Api api() { return Api(*jobs_, *blobs_, *runner_, nullptr, opt_, [] { return int64_t{1000}; }); }
 
-  static Request get(const std::string& path) {
-    Request r;
-    r.method = "GET";
-    r.path = path;
-    r.headers["host"] = "127.0.0.1:8080";
-    return r;
-  }
+  static Request get(const std::string& path) { return loopback_get(path); }
   static Request upload(const std::string& body, const std::string& name = "k.ncu-rep") {
     Request r = get("/api/v1/jobs");
     r.method = "POST";
@@ -674,10 +677,7 @@ TEST_F(PgJobStore, AStoreFailureNamesNoServerAddress) {
   std::vector<std::string> lines;
   opt.log = [&lines](std::string_view line) { lines.emplace_back(line); };
   Api api(**s, blobs, *runner, nullptr, opt, [] { return int64_t{1000}; });
-  Request list;
-  list.method = "GET";
-  list.path = "/api/v1/jobs";
-  list.headers["host"] = "127.0.0.1:8080";
+  Request list = loopback_get("/api/v1/jobs");
   ASSERT_EQ(api.handle(list).status, 200);
   ASSERT_TRUE(server_->stop());
   std::string address = url.substr(url.find('@') + 1);  // 127.0.0.1:PORT/DB
@@ -685,9 +685,7 @@ TEST_F(PgJobStore, AStoreFailureNamesNoServerAddress) {
   EXPECT_EQ(failed.status, 503);
   EXPECT_EQ(failed.body.find(address.substr(0, address.find('/'))), std::string::npos) << failed.body;
   EXPECT_NE(failed.body.find("the job store"), std::string::npos) << failed.body;
-  Request info = list;
-  info.path = "/api/v1/info";
-  auto health = api.handle(info);
+  auto health = api.handle(loopback_get("/api/v1/info"));
   EXPECT_EQ(health.status, 503);
   EXPECT_EQ(health.body.find(address.substr(0, address.find('/'))), std::string::npos) << health.body;
   ASSERT_FALSE(lines.empty());
