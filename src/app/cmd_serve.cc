@@ -31,7 +31,8 @@ struct ServeArgs {
   int port = 8080;
   std::string data_dir, store, db, token, llm, max_upload = "256M";
   std::vector<std::string> origins, mcp_roots;
-  int workers = 2, threads = 64, max_queue = 64;
+  int workers = 2, max_queue = 64;
+  int max_connections = 512, max_connections_per_client = 256, idle_timeout_s = 30;
   int job_timeout_s = 300, lease_s = 30;
 };
 
@@ -196,7 +197,14 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   config.host = a.host;
   config.port = a.port;
   config.max_body_bytes = opt->max_upload + (64u << 10);  // room for multipart framing
-  config.threads = a.threads;
+  config.spool_dir = opt->data_dir + "/reports/spool";      // beside the store: an upload is renamed in
+  std::filesystem::create_directories(config.spool_dir, ec);
+  config.max_connections = a.max_connections;
+  config.max_connections_per_client = a.max_connections_per_client;
+  config.idle_timeout_s = a.idle_timeout_s;
+  config.log = [log = opt->log](std::string_view line) {
+    service::log_event(log, service::system_now_ms(), "http.transport", {{"message", std::string(line)}});
+  };
   auto server = service::HttpServer::start(
       config, [&api](const service::Request& r) { return api.handle(r); },
       [&api](const service::Request& r) { return api.admit(r); });
@@ -260,7 +268,16 @@ Command serve_command() {
             sub.add_option("--allow-origin", a->origins, "answer CORS requests from this origin (repeatable)");
             sub.add_option("--max-upload", a->max_upload, "largest report accepted (e.g. 64M)")->capture_default_str();
             sub.add_option("--max-queue", a->max_queue, "jobs waiting before uploads get 429")->capture_default_str()->check(CLI::Range(1, 1000000));
-            sub.add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(CLI::Range(2, 1024));
+            sub.add_option("--max-connections", a->max_connections, "connections open at once, a thread each")
+                ->capture_default_str()
+                ->check(CLI::Range(2, 4096));
+            sub.add_option("--max-connections-per-client", a->max_connections_per_client,
+                           "connections open at once from one address")
+                ->capture_default_str()
+                ->check(CLI::Range(1, 4096));
+            sub.add_option("--idle-timeout", a->idle_timeout_s, "seconds a silent connection is kept")
+                ->capture_default_str()
+                ->check(CLI::Range(1, 3600));
             sub.add_option("--mcp-root", a->mcp_roots, "folder /mcp's tools may read reports from (repeatable; default DATA/reports)")
                 ->check(CLI::ExistingDirectory);
             sub.add_option("--llm", a->llm, "LLM for questions, PROVIDER:MODEL (else $KEET_LLM; none: no question box)");

@@ -192,8 +192,20 @@ struct Handlers {
     for (const auto& p : req.parts)
       if (p.field == field) return p;
     if (field == "report" && !req.parts.empty()) return req.parts.front();
-    if (req.parts.empty() && field == "report" && !req.body.empty()) return UploadPart{"report", req.param("name"), req.body};
+    if (req.parts.empty() && field == "report" && req.body_length() > 0)
+      return UploadPart{"report", req.param("name"), req.body, req.body_file, req.body_size};
     return std::nullopt;
+  }
+
+  // An upload's bytes into the store: a spooled one is renamed in, never read into memory.
+  Result<std::string> keep(const UploadPart& part) {
+    return part.file.empty() ? api.blobs_.put(part.data) : api.blobs_.adopt(part.file);
+  }
+
+  // A JSON request body; null when it is not JSON, or was too long to be kept in memory.
+  static json json_body(const Request& req) {
+    if (!req.body_file.empty()) return nullptr;
+    return json::parse(req.body, nullptr, false);
   }
 
   std::optional<Response> queue_full() {
@@ -229,16 +241,16 @@ struct Handlers {
 
   Response submit(const Request& req, const Params&) {
     auto part = upload(req, "report");
-    if (!part || part->data.empty()) return error_reply(400, "no report in the request (send it as the body or a multipart field 'report')");
-    if (part->data.size() > api.opt_.max_upload)
+    if (!part || part->length() == 0) return error_reply(400, "no report in the request (send it as the body or a multipart field 'report')");
+    if (part->length() > api.opt_.max_upload)
       return error_reply(413, fmt::format("the report is larger than the limit of {} bytes", api.opt_.max_upload));
     std::lock_guard lock(api.uploads_);  // the queue's length is read and grown in one step
     if (auto full = queue_full()) return *full;
-    auto address = api.blobs_.put(part->data);
+    auto address = keep(*part);
     if (!address) return store_failed(address.error());
     Job job = new_job(JobKind::Analyze, display_name(part->filename, "report"));
     job.report = *address;
-    job.size = static_cast<int64_t>(part->data.size());
+    job.size = static_cast<int64_t>(part->length());
     job.baseline = display_name(req.param("baseline"), "");
     return accepted(job);
   }
@@ -393,7 +405,7 @@ struct Handlers {
 
   Response ask(const Request& req, const Params& p) {
     if (api.opt_.llm.empty()) return error_reply(409, "no LLM is configured (start keet serve with --llm PROVIDER:MODEL)");
-    auto body = json::parse(req.body, nullptr, false);
+    auto body = json_body(req);
     if (!body.is_object() || !body.contains("question") || !body["question"].is_string())
       return error_reply(400, "send {\"question\": \"...\"}");
     std::string question = body["question"];
@@ -456,22 +468,22 @@ struct Handlers {
     Job job = new_job(JobKind::Diff, "");
     if (!req.parts.empty()) {
       auto before = upload(req, "before"), after = upload(req, "after");
-      if (!before || !after || before->data.empty() || after->data.empty())
+      if (!before || !after || before->length() == 0 || after->length() == 0)
         return error_reply(400, "send multipart fields 'before' and 'after'");
       if (auto pairs = upload(req, "pairs"))
         if (auto bad = read_pairs(json::parse(pairs->data, nullptr, false), job.pairs)) return error_reply(400, *bad);
-      if (before->data.size() + after->data.size() > api.opt_.max_upload)
+      if (before->length() + after->length() > api.opt_.max_upload)
         return error_reply(413, "the reports are larger than the upload limit");
       std::lock_guard lock(api.uploads_);
       if (auto full = queue_full()) return *full;
-      auto a = api.blobs_.put(before->data), b = api.blobs_.put(after->data);
+      auto a = keep(*before), b = keep(*after);
       if (!a || !b) return store_failed(!a ? a.error() : b.error());
       job.report = *a, job.report2 = *b;
       job.name = display_name(before->filename, "before") + " vs " + display_name(after->filename, "after");
-      job.size = static_cast<int64_t>(before->data.size() + after->data.size());
+      job.size = static_cast<int64_t>(before->length() + after->length());
       return accepted(job);
     }
-    auto body = json::parse(req.body, nullptr, false);
+    auto body = json_body(req);
     if (!body.is_object() || !body.contains("before") || !body.contains("after") || !body["before"].is_string() ||
         !body["after"].is_string())
       return error_reply(400, "send {\"before\": JOB_ID, \"after\": JOB_ID} or multipart fields 'before' and 'after'");

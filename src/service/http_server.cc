@@ -52,11 +52,19 @@ std::string lower(std::string s) {
 }
 
 Request to_request(const keet_httpd_request& r) {
-  Request out{r.method, r.path, {}, {}, std::string(r.body, r.body_size), {}};
+  Request out;
+  out.method = r.method;
+  out.path = r.path;
+  if (r.body.data) out.body.assign(r.body.data, r.body.size);
+  if (r.body.file) out.body_file = r.body.file;
+  out.body_size = r.body.size;
   for (size_t i = 0; i < r.param_count; ++i) out.query.emplace(r.params[i].name, r.params[i].value);
   for (size_t i = 0; i < r.header_count; ++i) out.headers.emplace(lower(r.headers[i].name), r.headers[i].value);
-  for (size_t i = 0; i < r.part_count; ++i)
-    out.parts.push_back({r.parts[i].field, r.parts[i].filename, std::string(r.parts[i].data, r.parts[i].size)});
+  for (size_t i = 0; i < r.part_count; ++i) {
+    const auto& p = r.parts[i];
+    out.parts.push_back({p.field, p.filename, p.body.data ? std::string(p.body.data, p.body.size) : std::string(),
+                         p.body.file ? p.body.file : "", p.body.size});
+  }
   return out;
 }
 
@@ -125,11 +133,30 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const ServerConfig& config
   s->api_ = &*api();
   s->handler_ = std::move(handler);
   s->admit_ = std::move(admit_first);
-  keet_httpd_config c{config.host.c_str(),   config.port,
-                      config.max_body_bytes, config.threads,
-                      config.read_timeout_s, config.write_timeout_s,
-                      dispatch,              &s->handler_,
-                      s->admit_ ? admit : nullptr, &s->admit_};
+  s->log_ = config.log;
+  keet_httpd_config c{};
+  c.host = config.host.c_str();
+  c.port = config.port;
+  c.max_body_bytes = config.max_body_bytes;
+  c.memory_body_bytes = config.memory_body_bytes;
+  c.spool_dir = config.spool_dir.c_str();
+  c.max_connections = config.max_connections;
+  c.max_connections_per_client = config.max_connections_per_client;
+  c.idle_timeout_s = config.idle_timeout_s;
+  c.header_memory_bytes = config.header_memory_bytes;
+  c.handler = dispatch;
+  c.handler_context = &s->handler_;
+  c.admit = s->admit_ ? admit : nullptr;
+  c.admit_context = &s->admit_;
+  if (s->log_) {
+    c.log = [](void* ctx, const char* line) {
+      try {
+        (*static_cast<std::function<void(std::string_view)>*>(ctx))(line);
+      } catch (...) {
+      }
+    };
+    c.log_context = &s->log_;
+  }
   char error[512] = "";
   s->server_ = s->api_->start(&c, error, sizeof error);
   if (!s->server_) return fail(ExitCode::BadInput, error);

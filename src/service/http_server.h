@@ -1,5 +1,5 @@
 // keet serve's HTTP transport: one handler for every request, served by
-// cpp-httplib inside the plugin libkeet_http.so (service/httpd_plugin.h).
+// libmicrohttpd inside the plugin libkeet_http.so (service/httpd_plugin.h).
 // Requests and responses are plain structs, so the API (service/api.h) is
 // tested by calling it directly and, end to end, through the real server.
 #pragma once
@@ -16,10 +16,15 @@
 
 namespace keet::service {
 
+// A body's bytes: in memory while small, else in a spooled file (`file`)
+// that lives until the request is answered (BlobStore::adopt may keep it).
 struct UploadPart {
   std::string field;
   std::string filename;  // what the client called it: shown, never a path
-  std::string data;
+  std::string data;      // empty when spooled
+  std::string file;      // set when spooled
+  size_t size = 0;       // of the spooled file
+  size_t length() const { return file.empty() ? data.size() : size; }
 };
 
 struct Request {
@@ -27,7 +32,10 @@ struct Request {
   std::string path;
   std::map<std::string, std::string> query;    // decoded; the first of repeated names
   std::map<std::string, std::string> headers;  // names lower-cased
-  std::string body;
+  std::string body;       // in memory (JSON bodies, small uploads)
+  std::string body_file;  // set instead when the body was spooled to disk
+  size_t body_size = 0;   // of the spooled file
+  size_t body_length() const { return body_file.empty() ? body.size() : body_size; }
   std::vector<UploadPart> parts;  // multipart/form-data
   std::string header(const std::string& lower_name) const;
   std::string param(const std::string& name) const;
@@ -55,9 +63,13 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
   size_t max_body_bytes = 256u << 20;
-  int threads = 64;  // connections at once (an event stream holds one)
-  int read_timeout_s = 30;
-  int write_timeout_s = 30;
+  size_t memory_body_bytes = 256u << 10;  // a request's body bytes kept in memory; the rest is spooled
+  std::string spool_dir = "/tmp";         // on the upload store's file system, so that adopt() renames
+  int max_connections = 512;              // open at once, a thread each (an event stream holds one)
+  int max_connections_per_client = 256;   // open at once from one address
+  int idle_timeout_s = 30;                // a silent connection is closed
+  size_t header_memory_bytes = 64u << 10;  // request line and headers must fit (else 431/414)
+  std::function<void(std::string_view)> log;  // transport lines (limits reached); may be empty
 };
 
 class HttpServer {
@@ -79,6 +91,7 @@ class HttpServer {
   void* server_ = nullptr;
   Handler handler_;
   Admit admit_;
+  std::function<void(std::string_view)> log_;
 };
 
 }  // namespace keet::service

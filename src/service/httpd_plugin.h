@@ -1,38 +1,46 @@
 // The C interface of the HTTP server half of libkeet_http.so
-// (src/plugins/http/httpd_plugin.cc). Debian builds cpp-httplib as a shared
-// C++ library (linked with OpenSSL); keet links the C++ runtime statically, so
-// no C++ object may cross into it, and only C types pass here. The plugin only
-// moves bytes: routing, limits that need the queue, authentication and every
-// answer are decided in libkeet (service/http_server.h), where tests reach them.
+// (src/plugins/http/httpd_plugin.cc, GNU libmicrohttpd). keet links the C++
+// runtime statically, so no C++ object may cross into the plugin, and only C
+// types pass here. The plugin moves bytes and enforces the transport's
+// bounds (connections, per-client connections, idle time, header memory, body
+// size); routing, authentication and every answer are decided in libkeet
+// (service/http_server.h), where tests reach them.
 #pragma once
 #include <stddef.h>
 
 extern "C" {
 
-#define KEET_HTTPD_ABI_VERSION 2
+#define KEET_HTTPD_ABI_VERSION 3
 
 struct keet_httpd_header {
   const char* name;  // as received (keet lower-cases it)
   const char* value;
 };
 
+// A body or one part of it: in memory (`data`) while small, else spooled to
+// `file` (a path under the configured spool folder that the plugin removes
+// once the request is answered; keet may rename it away first).
+struct keet_httpd_body {
+  const char* data;  // NULL when spooled
+  const char* file;  // NULL when in memory
+  size_t size;
+};
+
 // One part of a multipart/form-data body.
 struct keet_httpd_part {
   const char* field;     // the form field's name
   const char* filename;  // as the client sent it: never used as a path
-  const char* data;
-  size_t size;
+  struct keet_httpd_body body;
 };
 
 struct keet_httpd_request {
   const char* method;
-  const char* path;   // decoded path, no query
+  const char* path;  // decoded path, no query
   const struct keet_httpd_header* params;  // decoded query parameters
   size_t param_count;
   const struct keet_httpd_header* headers;
   size_t header_count;
-  const char* body;  // empty for multipart bodies: see parts
-  size_t body_size;
+  struct keet_httpd_body body;  // empty for multipart bodies: see parts
   const struct keet_httpd_part* parts;
   size_t part_count;
   const char* remote_addr;
@@ -51,7 +59,8 @@ struct keet_httpd_stream {
   void (*release)(void* context);
 };
 
-// keet fills the reply through these; the plugin copies what it is given.
+// keet fills the reply through these (status and headers first); the plugin
+// copies what it is given.
 struct keet_httpd_reply {
   void* context;
   void (*status)(void* context, int status);
@@ -67,18 +76,25 @@ typedef void (*keet_httpd_handler)(void* context, const struct keet_httpd_reques
 // `reply`, and the body is never read (nor, with Expect: 100-continue, sent).
 typedef int (*keet_httpd_admit)(void* context, const struct keet_httpd_request* request,
                                 const struct keet_httpd_reply* reply);
+// One line about the transport (a refused connection, a limit reached).
+typedef void (*keet_httpd_log)(void* context, const char* line);
 
 struct keet_httpd_config {
   const char* host;
-  int port;                 // 0: any free port (keet_httpd_port tells which)
-  size_t max_body_bytes;    // a longer request body is answered 413 by the plugin
-  int threads;              // connections served at once
-  int read_timeout_s;
-  int write_timeout_s;
+  int port;                       // 0: any free port (keet_httpd_port tells which)
+  size_t max_body_bytes;          // a longer body is refused (413 when announced, else the connection is closed)
+  size_t memory_body_bytes;       // a request's body bytes kept in memory; past this they go to spool_dir
+  const char* spool_dir;          // where bodies go; on the file system of keet's upload store
+  int max_connections;            // open at once; each has its own thread
+  int max_connections_per_client; // open at once from one address
+  int idle_timeout_s;             // a connection silent this long is closed
+  size_t header_memory_bytes;     // request line and headers of one request must fit
   keet_httpd_handler handler;
   void* handler_context;
   keet_httpd_admit admit;  // NULL: every body is read
   void* admit_context;
+  keet_httpd_log log;  // NULL: transport messages are dropped
+  void* log_context;
 };
 
 typedef int (*keet_httpd_abi_version_fn)(void);

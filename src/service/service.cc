@@ -73,6 +73,26 @@ Result<std::string> BlobStore::put(std::string_view bytes) {
   return address;
 }
 
+Result<std::string> BlobStore::adopt(const std::string& file) {
+  std::string address = llm::sha256_file_hex(file);
+  if (address.empty()) return fail(ExitCode::Dependency, "cannot read the spooled upload back");
+  if (has(address)) return address;
+  auto target = std::filesystem::path(path(address));
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  std::filesystem::rename(file, target, ec);  // atomic: a reader never sees half a file
+  if (ec == std::errc::cross_device_link) {  // a spool folder elsewhere: copy, then rename
+    auto temp = target.string() + ".tmp-" + random_id();
+    ec.clear();
+    std::filesystem::copy_file(file, temp, ec);
+    if (!ec) std::filesystem::rename(temp, target, ec);
+    std::error_code rm;
+    if (ec) std::filesystem::remove(temp, rm);
+  }
+  if (ec) return fail(ExitCode::Dependency, "cannot store the upload: " + ec.message());
+  return address;
+}
+
 std::string BlobStore::path(const std::string& address) const {
   return dir_ + "/" + address.substr(0, 2) + "/" + address;
 }

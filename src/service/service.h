@@ -61,6 +61,10 @@ class BlobStore {
  public:
   explicit BlobStore(std::string data_dir) : dir_(std::move(data_dir) + "/reports") {}
   Result<std::string> put(std::string_view bytes);  // the address
+  // A file already on disk (a spooled upload) kept under its address: hashed
+  // in pieces and renamed in, so memory does not grow with its size. The
+  // file is moved (or left, when those bytes are already stored).
+  Result<std::string> adopt(const std::string& file);
   std::string path(const std::string& address) const;
   bool has(const std::string& address) const;
   void remove(const std::string& address);

@@ -1,12 +1,33 @@
-// libkeet_http.so, server half: cpp-httplib's Server behind the C interface of
+// libkeet_http.so, server half: GNU libmicrohttpd behind the C interface of
 // service/httpd_plugin.h. Every request, whatever its method and path, goes to
-// keet's one handler; this file only converts between httplib and C structs.
-#include <httplib.h>
+// keet's one handler; this file converts between libmicrohttpd and C structs
+// and enforces the transport's bounds.
+//
+// Why libmicrohttpd and not cpp-httplib (which the client half still uses):
+// httplib 0.11 serves a connection per pooled thread with per-read timeouts
+// only, so 64 clients trickling a byte a second hold every thread; it reads a
+// request line or header to the next '\n' without limit, counts no headers,
+// and cannot bound connections per client. libmicrohttpd bounds the request
+// line and headers by a per-connection memory pool, limits connections in
+// total and per address, closes idle connections, hands the body over in
+// pieces as it arrives (so it can go to disk), and lets the application
+// answer before the body is read.
+#include <microhttpd.h>
 
+#include <netdb.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,252 +36,464 @@
 namespace {
 
 struct Server {
-  httplib::Server http;
+  MHD_Daemon* daemon = nullptr;
   keet_httpd_config config{};
-  std::string host;
+  std::string host, spool_dir;
   int port = 0;
-  int listener = -1;  // the listening socket, once made
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  std::chrono::steady_clock::time_point last_log{};
+  int unlogged = 0;  // transport messages dropped since the last one logged
 };
 
-// httplib's default socket options set SO_REUSEPORT, with which a second
-// server binds the same port and takes half its connections. SO_REUSEADDR
-// stays: a restart must not wait for TIME_WAIT, and on Linux it never lets
-// two sockets listen on one port.
-void socket_options(Server& s, int sock) {
-  int yes = 1;
-  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  s.listener = sock;
+// ------------------------------------------------------------------ bodies
+
+// Body bytes as they arrive: in memory while the request's budget lasts,
+// then appended to a file in the spool folder (memory does not grow with
+// the body's size).
+struct Spool {
+  std::string bytes;
+  std::string path;  // set once spooled
+  int fd = -1;
+  size_t size = 0;
+
+  bool spill(const std::string& dir) {
+    std::string name = dir + "/body.tmp-XXXXXX";
+    std::vector<char> buf(name.begin(), name.end());
+    buf.push_back('\0');
+    fd = mkstemp(buf.data());
+    if (fd < 0) return false;
+    fchmod(fd, 0644);  // as the store's other files: a worker under another user reads it
+    path = buf.data();
+    bool ok = write_all(bytes.data(), bytes.size());
+    std::string().swap(bytes);
+    return ok;
+  }
+  bool write_all(const char* data, size_t n) {
+    while (n > 0) {
+      ssize_t w = ::write(fd, data, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      data += w;
+      n -= static_cast<size_t>(w);
+    }
+    return true;
+  }
+  // `memory_left` is the request's budget, shared by all its parts.
+  bool append(const char* data, size_t n, size_t& memory_left, const std::string& dir) {
+    size += n;
+    if (fd < 0 && n <= memory_left) {
+      bytes.append(data, n);
+      memory_left -= n;
+      return true;
+    }
+    if (fd < 0 && !spill(dir)) return false;
+    return write_all(data, n);
+  }
+  keet_httpd_body view() const {
+    if (fd >= 0) return {nullptr, path.c_str(), size};
+    return {bytes.data(), nullptr, size};
+  }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    if (!path.empty()) ::unlink(path.c_str());  // gone already when keet kept it
+    fd = -1;
+    path.clear();
+    std::string().swap(bytes);
+    size = 0;
+  }
+  Spool() = default;
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+  ~Spool() { reset(); }
+};
+
+struct Part {
+  std::string field, filename;
+  Spool body;
+};
+
+// One request, from its headers to its answer (MHD's per-request pointer).
+struct Exchange {
+  std::string method, path, remote;
+  std::vector<std::pair<std::string, std::string>> headers, params;
+  MHD_PostProcessor* multipart = nullptr;
+  std::unique_ptr<std::pair<Server*, Exchange*>> multipart_context;  // on_part's closure
+  Spool body;
+  std::vector<std::unique_ptr<Part>> parts;
+  size_t received = 0, memory_left = 0;
+  bool answered = false, failed = false;
+  bool over_limit = false;  // the body is past the limit: what still comes is counted and dropped
+  ~Exchange() {
+    if (multipart) MHD_destroy_post_processor(multipart);
+  }
+};
+
+// ----------------------------------------------------------------- logging
+
+// At most one line a second reaches keet's log, with a count of those
+// dropped: a flood of refused connections must not become a flood of lines.
+void log_line(Server& s, const std::string& line) {
+  if (!s.config.log) return;
+  std::string out;
+  {
+    std::lock_guard lock(s.mu);
+    auto now = std::chrono::steady_clock::now();
+    if (now - s.last_log < std::chrono::seconds(1)) {
+      ++s.unlogged;
+      return;
+    }
+    out = line;
+    if (s.unlogged) out += " (" + std::to_string(s.unlogged) + " similar lines dropped)";
+    s.unlogged = 0;
+    s.last_log = now;
+  }
+  s.config.log(s.config.log_context, out.c_str());
 }
 
-// httplib listens with a backlog of 5, fixed when Debian built it: a burst of
-// clients beyond the busy threads then gets connection resets. Calling
-// listen() again on a listening socket only changes its backlog (the kernel
-// caps it at net.core.somaxconn).
-void widen_backlog(const Server& s) {
-  if (s.listener >= 0) ::listen(s.listener, SOMAXCONN);
+void mhd_log(void* cls, const char* format, va_list ap) {
+  char buf[512];
+  vsnprintf(buf, sizeof buf, format, ap);
+  std::string line = buf;
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  log_line(*static_cast<Server*>(cls), line);
 }
 
+// ---------------------------------------------------------------- replies
+
+// What keet's reply callbacks build: status and headers first, then a body
+// or a stream, which makes the MHD response.
 struct ReplyState {
-  httplib::Response* res;
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  MHD_Response* response = nullptr;
+
+  void finish(const char* content_type) {
+    if (!response) return;
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    for (const auto& [k, v] : headers) MHD_add_response_header(response, k.c_str(), v.c_str());
+  }
 };
 
-// Strings live in the httplib request for the whole call; only pointers are built.
+// A stream keet handed over, read by MHD through next(): what keet writes
+// in one call is buffered and handed out as MHD asks for it.
+struct StreamState {
+  keet_httpd_stream stream{};
+  std::string pending;
+  size_t sent = 0;
+  bool over = false;
+};
+
+ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
+  auto& st = *static_cast<StreamState*>(cls);
+  while (st.sent == st.pending.size()) {
+    st.pending.clear();
+    st.sent = 0;
+    if (st.over) return MHD_CONTENT_READER_END_OF_STREAM;
+    keet_httpd_writer w{&st.pending, [](void* ctx, const char* data, size_t size) -> int {
+                          static_cast<std::string*>(ctx)->append(data, size);
+                          return 1;
+                        }};
+    if (!st.stream.next(st.stream.context, &w)) st.over = true;
+  }
+  size_t n = std::min(max, st.pending.size() - st.sent);
+  std::memcpy(buf, st.pending.data() + st.sent, n);
+  st.sent += n;
+  return static_cast<ssize_t>(n);
+}
+
+void free_stream(void* cls) {
+  auto* st = static_cast<StreamState*>(cls);
+  st->stream.release(st->stream.context);
+  delete st;
+}
+
+keet_httpd_reply reply_for(ReplyState& st) {
+  keet_httpd_reply r{};
+  r.context = &st;
+  r.status = [](void* ctx, int status) { static_cast<ReplyState*>(ctx)->status = status; };
+  r.header = [](void* ctx, const char* name, const char* value) {
+    static_cast<ReplyState*>(ctx)->headers.emplace_back(name, value);
+  };
+  r.body = [](void* ctx, const char* data, size_t size, const char* type) {
+    auto& st = *static_cast<ReplyState*>(ctx);
+    if (st.response) return;
+    st.response = MHD_create_response_from_buffer(size, const_cast<char*>(data), MHD_RESPMEM_MUST_COPY);
+    st.finish(type);
+  };
+  r.stream = [](void* ctx, const keet_httpd_stream* s, const char* type) {
+    auto& st = *static_cast<ReplyState*>(ctx);
+    auto* stream = new StreamState{*s, {}, 0, false};
+    if (st.response) return free_stream(stream);
+    st.response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, read_stream, stream, free_stream);
+    if (!st.response) return free_stream(stream);
+    st.finish(type);
+  };
+  return r;
+}
+
+MHD_Result queue(MHD_Connection* c, Exchange& x, ReplyState& st) {
+  x.answered = true;
+  if (!st.response) return MHD_NO;  // out of memory: drop the connection
+  MHD_Result r = MHD_queue_response(c, static_cast<unsigned>(st.status), st.response);
+  MHD_destroy_response(st.response);
+  return r;
+}
+
+// The plugin's own refusals, in keet's error shape ({"error": ...}).
+MHD_Result refuse(MHD_Connection* c, Exchange& x, int status, const std::string& message, bool close) {
+  ReplyState st;
+  st.status = status;
+  if (close) st.headers.emplace_back("Connection", "close");
+  std::string body = "{\"error\":\"" + message + "\"}";
+  reply_for(st).body(&st, body.data(), body.size(), "application/json");
+  return queue(c, x, st);
+}
+
+// ---------------------------------------------------------------- requests
+
+std::string client_address(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return "";
+  char host[NI_MAXHOST] = "";
+  socklen_t len = info->client_addr->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (getnameinfo(info->client_addr, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return "";
+  return host;
+}
+
+MHD_Result collect_pair(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<std::vector<std::pair<std::string, std::string>>*>(cls)->emplace_back(key ? key : "", value ? value : "");
+  return MHD_YES;
+}
+
+// Strings live in the exchange for the whole call; only pointers are built.
 struct CRequest {
   std::vector<keet_httpd_header> params, headers;
   std::vector<keet_httpd_part> parts;
   keet_httpd_request req{};
 };
 
-// A request body as keet's handler takes it: the raw bytes, or the parts of a
-// multipart/form-data body.
-struct Body {
-  std::string bytes;
-  std::vector<httplib::MultipartFormData> parts;
-};
-
-void fill(const httplib::Request& r, const Body& body, CRequest& c) {
-  for (const auto& [k, v] : r.params) c.params.push_back({k.c_str(), v.c_str()});
-  for (const auto& [k, v] : r.headers) c.headers.push_back({k.c_str(), v.c_str()});
-  for (const auto& f : body.parts) c.parts.push_back({f.name.c_str(), f.filename.c_str(), f.content.data(), f.content.size()});
-  c.req = {r.method.c_str(), r.path.c_str(),     c.params.data(), c.params.size(), c.headers.data(), c.headers.size(),
-           body.bytes.data(), body.bytes.size(), c.parts.data(),  c.parts.size(),  r.remote_addr.c_str()};
+void fill(const Exchange& x, CRequest& c) {
+  for (const auto& [k, v] : x.params) c.params.push_back({k.c_str(), v.c_str()});
+  for (const auto& [k, v] : x.headers) c.headers.push_back({k.c_str(), v.c_str()});
+  for (const auto& p : x.parts) c.parts.push_back({p->field.c_str(), p->filename.c_str(), p->body.view()});
+  c.req = {x.method.c_str(), x.path.c_str(), c.params.data(), c.params.size(), c.headers.data(), c.headers.size(),
+           x.body.view(),    c.parts.data(), c.parts.size(),  x.remote.c_str()};
 }
 
-// Reads the body through httplib's content reader, so that every content type
-// is taken as bytes: httplib's own reading parses a form-urlencoded body
-// (what `curl --data-binary` sends) and refuses one over 8 KiB, and does not
-// bound a chunked body at all. Here no body grows past `limit`, chunked or
-// not: past it the rest is read and dropped. It must be read: httplib 0.11
-// would otherwise take the unread bytes for the next request's first line,
-// which it reads to the next '\n' with no limit at all.
-enum class BodyRead { Ok, TooLarge, Broken };
-
-BodyRead read_body(const httplib::Request& req, const httplib::Response& res, const httplib::ContentReader& reader,
-                   size_t limit, Body& body) {
-  size_t total = 0;
-  auto keep = [&](size_t n) {
-    total += n;
-    return total <= limit;
-  };
-  bool ok = req.is_multipart_form_data()
-                ? reader(
-                      [&](const httplib::MultipartFormData& part) {
-                        if (total <= limit) body.parts.push_back(part);
-                        return true;
-                      },
-                      [&](const char* data, size_t n) {
-                        if (keep(n) && !body.parts.empty()) body.parts.back().content.append(data, n);
-                        return true;
-                      })
-                : reader([&](const char* data, size_t n) {
-                    if (keep(n)) body.bytes.append(data, n);
-                    return true;
-                  });
-  if (total > limit || res.status == 413) {
-    body = {};
-    return BodyRead::TooLarge;
+MHD_Result on_part(void* cls, MHD_ValueKind, const char* key, const char* filename, const char*, const char*,
+                   const char* data, uint64_t offset, size_t size) {
+  auto& [s, x] = *static_cast<std::pair<Server*, Exchange*>*>(cls);
+  std::string field = key ? key : "";
+  bool continues = !x->parts.empty() && x->parts.back()->field == field && (offset > 0 || x->parts.back()->body.size == 0);
+  if (!continues) {
+    x->parts.push_back(std::make_unique<Part>());
+    x->parts.back()->field = field;
+    x->parts.back()->filename = filename ? filename : "";
   }
-  return ok ? BodyRead::Ok : BodyRead::Broken;
-}
-
-// The plugin's own refusals, in keet's error shape ({"error": ...}).
-void refuse(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content("{\"error\":\"" + message + "\"}", "application/json");
-}
-
-// What httplib answers by itself (a request line it cannot parse, an
-// oversized one, a bad Range) has an empty body; every error gets one.
-std::string error_text(int status) {
-  switch (status) {
-    case 400: return "bad request: the request line, a header or the body is malformed";
-    case 404: return "no such endpoint";
-    case 413: return "the request body is over the server's limit";
-    case 414: return "the request line is too long";
-    case 416: return "the Range header cannot be satisfied";
-    case 500: return "internal error";
-    default: return "HTTP error " + std::to_string(status);
+  if (size > 0 && !x->parts.back()->body.append(data, size, x->memory_left, s->spool_dir)) {
+    x->failed = true;
+    return MHD_NO;
   }
+  return MHD_YES;
 }
 
-// "Handled" always: it is what makes httplib give an answer written outside
-// the routes (as keet's refusal of a client waiting for 100 Continue is) its
-// Content-Length; without one the client reads until the connection closes.
-httplib::Server::HandlerResponse fill_empty_error(const httplib::Request&, httplib::Response& res) {
-  if (res.body.empty() && !res.content_provider_) refuse(res, res.status, error_text(res.status));
-  return httplib::Server::HandlerResponse::Handled;
+bool is_multipart(MHD_Connection* c) {
+  const char* type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+  return type && strncasecmp(type, "multipart/form-data", 19) == 0;
 }
 
-// The stream keet handed over, released exactly once whoever finishes first.
-struct StreamHolder {
-  keet_httpd_stream stream{};
-  bool released = false;
-  void release() {
-    if (!released) stream.release(stream.context);
-    released = true;
+// A body is on its way: announced by its length or by chunked encoding.
+bool has_body(MHD_Connection* c) {
+  const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char* chunked = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  return (length && std::strtoull(length, nullptr, 10) > 0) || chunked;
+}
+
+// How far past the limit a body is still read (and dropped) so that its
+// client, which may not read before it has sent everything, gets the 413:
+// a body announced as longer than this past the limit is refused at once.
+constexpr size_t kDrainBytes = 16u << 20;
+
+std::string limit_text(const Server& s) {
+  return "the request body is over the limit of " + std::to_string(s.config.max_body_bytes) +
+         " bytes (--max-upload and room for multipart framing)";
+}
+
+// The first call, on the headers alone: keet's checks, then the declared
+// length against the limit. An answer given here is sent without reading
+// the body (a client waiting for 100 Continue never sends it), and the
+// connection is closed after it so that a body already on its way is not
+// taken for the next request.
+MHD_Result begin(Server& s, MHD_Connection* c, const char* url, const char* method, Exchange& x) {
+  x.method = method;
+  x.path = url;
+  x.remote = client_address(c);
+  x.memory_left = s.config.memory_body_bytes;
+  MHD_get_connection_values(c, MHD_HEADER_KIND, collect_pair, &x.headers);
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_pair, &x.params);
+  bool body = has_body(c);
+  if (s.config.admit) {
+    CRequest cr;
+    fill(x, cr);
+    ReplyState st;
+    auto reply = reply_for(st);
+    if (s.config.admit(s.config.admit_context, &cr.req, &reply) == 0) {
+      if (body) st.headers.emplace_back("Connection", "close");
+      return queue(c, x, st);
+    }
   }
-  ~StreamHolder() { release(); }
-};
-
-void set_stream(httplib::Response& res, const keet_httpd_stream& s, const char* content_type) {
-  auto holder = std::make_shared<StreamHolder>();  // built in place: a temporary would release the stream
-  holder->stream = s;
-  res.set_chunked_content_provider(
-      content_type,
-      [holder](size_t, httplib::DataSink& sink) {
-        keet_httpd_writer w{&sink, [](void* ctx, const char* data, size_t size) -> int {
-                              auto& out = *static_cast<httplib::DataSink*>(ctx);
-                              return out.is_writable() && out.write(data, size) ? 1 : 0;
-                            }};
-        if (holder->stream.next(holder->stream.context, &w)) return true;
-        sink.done();
-        return true;
-      },
-      [holder](bool) { holder->release(); });
+  const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  if (length && std::strtoull(length, nullptr, 10) > s.config.max_body_bytes) {
+    if (std::strtoull(length, nullptr, 10) > s.config.max_body_bytes + kDrainBytes) return refuse(c, x, 413, limit_text(s), true);
+    x.over_limit = true;  // read and dropped, so that a client which does not wait reads the 413
+  }
+  if (body && is_multipart(c)) {
+    x.multipart_context = std::make_unique<std::pair<Server*, Exchange*>>(&s, &x);
+    x.multipart = MHD_create_post_processor(c, 64 * 1024, on_part, x.multipart_context.get());
+    if (!x.multipart) return refuse(c, x, 400, "the multipart body has no boundary", true);
+  }
+  return MHD_YES;
 }
 
-keet_httpd_reply reply_for(ReplyState& st) {
-  keet_httpd_reply r{};
-  r.context = &st;
-  r.status = [](void* ctx, int status) { static_cast<ReplyState*>(ctx)->res->status = status; };
-  r.header = [](void* ctx, const char* name, const char* value) {
-    static_cast<ReplyState*>(ctx)->res->set_header(name, value);
-  };
-  r.body = [](void* ctx, const char* data, size_t size, const char* type) {
-    static_cast<ReplyState*>(ctx)->res->set_content(std::string(data, size), type);
-  };
-  r.stream = [](void* ctx, const keet_httpd_stream* s, const char* type) {
-    set_stream(*static_cast<ReplyState*>(ctx)->res, *s, type);
-  };
-  return r;
+// A piece of the body. Past the limit it is counted and dropped, and the
+// 413 goes out when the body has ended (libmicrohttpd 0.9.75 cannot answer
+// while a body is still arriving); past the limit and kDrainBytes more, the
+// connection is closed.
+MHD_Result take(Server& s, Exchange& x, const char* data, size_t size) {
+  x.received += size;
+  if (x.received > s.config.max_body_bytes && !x.over_limit) {
+    x.over_limit = true;
+    x.body.reset();
+    x.parts.clear();
+  }
+  if (x.over_limit) {
+    if (x.received <= s.config.max_body_bytes + kDrainBytes) return MHD_YES;
+    log_line(s, "a body from " + x.remote + " went on past the limit of " + std::to_string(s.config.max_body_bytes) +
+                    " bytes: connection closed");
+    return MHD_NO;
+  }
+  bool ok = x.multipart ? MHD_post_process(x.multipart, data, size) == MHD_YES && !x.failed
+                        : x.body.append(data, size, x.memory_left, s.spool_dir);
+  if (!ok && x.failed) return MHD_NO;
+  if (!ok) {
+    log_line(s, "a body from " + x.remote + " could not be " + (x.multipart ? "parsed (malformed multipart)" : "spooled (disk full?)"));
+    return MHD_NO;
+  }
+  return MHD_YES;
 }
 
-void handle(const Server& s, const httplib::Request& req, const Body& body, httplib::Response& res) {
-  CRequest c;
-  fill(req, body, c);
-  ReplyState st{&res};
+MHD_Result answer(Server& s, MHD_Connection* c, Exchange& x) {
+  if (x.over_limit) return refuse(c, x, 413, limit_text(s), false);
+  CRequest cr;
+  fill(x, cr);
+  ReplyState st;
   auto reply = reply_for(st);
-  s.config.handler(s.config.handler_context, &c.req, &reply);
+  s.config.handler(s.config.handler_context, &cr.req, &reply);
+  return queue(c, x, st);
 }
 
-// keet's checks (token, Origin, Host) on the headers alone; false when keet
-// refused the request and filled `res`.
-bool admitted(const Server& s, const httplib::Request& req, httplib::Response& res) {
-  if (!s.config.admit) return true;
-  CRequest c;
-  fill(req, Body{}, c);
-  ReplyState st{&res};
-  auto reply = reply_for(st);
-  return s.config.admit(s.config.admit_context, &c.req, &reply) != 0;
-}
-
-// A refused request's body is dropped as it arrives (read_body with no room:
-// see there why it is read at all), so memory does not grow with what a
-// client sends; a client that waits for 100 Continue never sends it.
-void handle_with_body(const Server& s, const httplib::Request& req, httplib::Response& res,
-                      const httplib::ContentReader& reader) {
-  if (!admitted(s, req, res)) {
-    Body dropped;
-    int status = res.status;  // httplib's reading sets 400 or 413 on failure: keet's answer stands
-    (void)read_body(req, res, reader, 0, dropped);
-    res.status = status;
-    return;
-  }
-  Body body;
-  switch (read_body(req, res, reader, s.config.max_body_bytes, body)) {
-    case BodyRead::Ok: return handle(s, req, body, res);
-    case BodyRead::TooLarge:
-      return refuse(res, 413, "the request body is over the limit of " + std::to_string(s.config.max_body_bytes) +
-                                  " bytes (--max-upload and room for multipart framing)");
-    case BodyRead::Broken: return refuse(res, 400, "the request body could not be read (cut short, or malformed chunks or multipart)");
+MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
+                      const char* data, size_t* size, void** context) {
+  auto& s = *static_cast<Server*>(cls);
+  try {
+    auto* x = static_cast<Exchange*>(*context);
+    if (!x) {
+      x = new Exchange;
+      *context = x;
+      return begin(s, c, url, method, *x);
+    }
+    if (x->answered) {  // refused on its headers; what still arrives is dropped
+      *size = 0;
+      return MHD_YES;
+    }
+    if (*size > 0) {
+      MHD_Result r = take(s, *x, data, *size);
+      *size = 0;
+      return r;
+    }
+    return answer(s, c, *x);
+  } catch (...) {  // no exception may cross into C
+    return MHD_NO;
   }
 }
 
-void route_everything(Server& s) {
-  auto h = [&s](const httplib::Request& req, httplib::Response& res) { handle(s, req, Body{}, res); };
-  auto with_body = [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
-    handle_with_body(s, req, res, reader);
-  };
-  s.http.Get(".*", h);
-  s.http.Post(".*", with_body);
-  s.http.Put(".*", with_body);
-  s.http.Patch(".*", with_body);
-  s.http.Delete(".*", h);
-  s.http.Options(".*", h);
+void on_completed(void*, MHD_Connection*, void** context, MHD_RequestTerminationCode) {
+  delete static_cast<Exchange*>(*context);
+  *context = nullptr;
+}
+
+// ---------------------------------------------------------------- sockets
+
+// keet makes the listening socket itself: SO_REUSEADDR (a restart need not
+// wait for TIME_WAIT; on Linux it never lets two sockets listen on one port)
+// but never SO_REUSEPORT (with which a second server would take half the
+// connections), and a backlog the kernel's largest, for bursts.
+int listen_on(const std::string& host, int port, int& bound_port, std::string& error) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    error = "cannot listen on " + host + ": " + gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1, why = 0;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+      why = errno;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) {
+    error = "cannot listen on " + host + ":" + std::to_string(port) + " (" +
+            (why == EADDRINUSE ? "address in use" : std::strerror(why)) + ")";
+    return -1;
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  bound_port = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                                                : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  return fd;
 }
 
 void* start(const keet_httpd_config& config, std::string& error) {
   auto s = std::make_unique<Server>();
   s->config = config;
-  s->host = config.host;
-  int threads = config.threads > 0 ? config.threads : 8;
-  s->http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  s->http.set_payload_max_length(config.max_body_bytes);
-  s->http.set_read_timeout(config.read_timeout_s, 0);
-  s->http.set_write_timeout(config.write_timeout_s, 0);
-  s->http.set_keep_alive_max_count(100);
-  s->http.set_socket_options([raw = s.get()](socket_t sock) { socket_options(*raw, sock); });
-  // Without it Nagle's algorithm holds a reply's last segment for the client's
-  // delayed ACK: 40 ms a request on a reused connection.
-  s->http.set_tcp_nodelay(true);
-  s->http.set_error_handler(httplib::Server::HandlerWithResponse(fill_empty_error));
-  // A client that waits for 100 Continue (curl does for large bodies) is
-  // refused before it sends the body at all. "Connection: close" tells it not
-  // to send the body anyway: curl does, to keep a kept-alive connection in
-  // step, and httplib would read those bytes as the next request line.
-  s->http.set_expect_100_continue_handler([raw = s.get()](const httplib::Request& req, httplib::Response& res) {
-    if (admitted(*raw, req, res)) return 100;
-    res.set_header("Connection", "close");
-    return res.status;
-  });
-  route_everything(*s);
-  s->port = config.port == 0 ? s->http.bind_to_any_port(s->host) : config.port;
-  bool bound = config.port == 0 ? s->port > 0 : s->http.bind_to_port(s->host, config.port);
-  if (!bound) {
-    error = "cannot listen on " + s->host + ":" + std::to_string(config.port) + " (address in use or not available)";
+  s->host = config.host ? config.host : "";
+  s->spool_dir = config.spool_dir ? config.spool_dir : "/tmp";
+  int fd = listen_on(s->host, config.port, s->port, error);
+  if (fd < 0) return nullptr;
+  unsigned connections = config.max_connections > 0 ? static_cast<unsigned>(config.max_connections) : 256;
+  unsigned per_client = config.max_connections_per_client > 0 ? static_cast<unsigned>(config.max_connections_per_client) : 0;
+  unsigned idle = config.idle_timeout_s > 0 ? static_cast<unsigned>(config.idle_timeout_s) : 30;
+  size_t header_memory = config.header_memory_bytes >= 4096 ? config.header_memory_bytes : 64 * 1024;
+  // A thread per connection: keet's handlers block (the job store, an LLM
+  // question), and a slow client then holds only its own thread.
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  s->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),                        //
+                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s.get(),  // first, or it misses some  //
+                               MHD_OPTION_LISTEN_SOCKET, fd,                                         //
+                               MHD_OPTION_CONNECTION_LIMIT, connections,                             //
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,                       //
+                               MHD_OPTION_CONNECTION_TIMEOUT, idle,                                  //
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, header_memory,                    //
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr,                   //
+                               MHD_OPTION_END);
+  if (!s->daemon) {
+    ::close(fd);
+    error = "the HTTP server (libmicrohttpd) could not start on " + s->host + ":" + std::to_string(s->port);
     return nullptr;
   }
-  widen_backlog(*s);
   return s.release();
 }
 
@@ -285,12 +518,26 @@ KEET_EXPORT void* keet_httpd_start(const keet_httpd_config* config, char* error,
 KEET_EXPORT int keet_httpd_port(void* server) { return static_cast<Server*>(server)->port; }
 
 KEET_EXPORT void keet_httpd_run(void* server) {
-  try {
-    static_cast<Server*>(server)->http.listen_after_bind();
-  } catch (...) {
-  }
+  auto& s = *static_cast<Server*>(server);
+  std::unique_lock lock(s.mu);
+  s.cv.wait(lock, [&] { return s.stopping; });
 }
 
-KEET_EXPORT void keet_httpd_stop(void* server) { static_cast<Server*>(server)->http.stop(); }
+// Stops taking connections at once (the port is free again); connections
+// already open are finished when the server is freed.
+KEET_EXPORT void keet_httpd_stop(void* server) {
+  auto& s = *static_cast<Server*>(server);
+  std::lock_guard lock(s.mu);
+  if (!s.stopping) {
+    int fd = MHD_quiesce_daemon(s.daemon);
+    if (fd >= 0) ::close(fd);
+  }
+  s.stopping = true;
+  s.cv.notify_all();
+}
 
-KEET_EXPORT void keet_httpd_free(void* server) { delete static_cast<Server*>(server); }
+KEET_EXPORT void keet_httpd_free(void* server) {
+  auto* s = static_cast<Server*>(server);
+  MHD_stop_daemon(s->daemon);
+  delete s;
+}
