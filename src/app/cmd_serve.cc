@@ -150,6 +150,8 @@ Result<Backend> open_backend(const service::ServiceOptions& o, const std::string
 // the same token, Host and Origin checks as the API (service/api.cc).
 service::Handler mcp_handler(service::McpServer& mcp) {
   return [&mcp](const service::Request& r) {
+    if (!r.body_file.empty())  // past the HTTP layer's in-memory budget: no JSON-RPC message is that long
+      return service::Response{413, "application/json", {}, R"({"error":"an MCP message must be under 256 KiB"})", {}};
     auto reply = mcp.handle_http({r.method, r.headers, r.body});
     service::Response res{reply.status, "application/json", {}, std::move(reply.body), {}};
     for (auto& [name, value] : reply.headers)

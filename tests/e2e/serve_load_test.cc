@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "llm/cache.h"
 #include "support/load_fault.h"
 #include "support/report_writer.h"
 #include "support/serve_process.h"
@@ -259,6 +260,65 @@ TEST(ServeLoad, BadRequestsGetJsonErrorsAndHostileHeadersAreBounded) {
   auto ok = c.Get("/api/v1/info");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(server.stop(), 0) << server.log();
+  std::filesystem::remove_all(dir);
+}
+
+// Uploads past the in-memory budget (256 KiB) go to disk as they arrive and
+// are renamed into the store: three 96 MiB bodies (by length, chunked, as a
+// multipart part) grow the server's memory by a few MiB, the stored bytes are
+// the sent ones, and nothing is left in the spool folder.
+TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
+  std::string dir = fresh_dir("large");
+  KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--max-upload", "128M"}));
+  ASSERT_TRUE(server.ok()) << server.log();
+  httplib::Client c(server.url());
+  c.set_read_timeout(60, 0);
+  long before = server.peak_rss_kib();
+  constexpr size_t kSize = 96u << 20;
+  auto body = [](char fill) {
+    std::string b(kSize, fill);
+    for (size_t i = 0; i < b.size(); i += 4093) b[i] = static_cast<char>(i % 253);
+    return b;
+  };
+  std::vector<std::pair<std::string, std::string>> sent;  // job id, bytes
+  {
+    std::string raw = body('a');
+    auto r = c.Post("/api/v1/jobs?name=raw.ncu-rep", raw, "application/octet-stream");
+    ASSERT_TRUE(r && r->status == 202) << (r ? r->body : httplib::to_string(r.error()));
+    sent.emplace_back(json::parse(r->body)["id"], llm::sha256_hex(raw));
+  }
+  {
+    std::string chunked = body('b');
+    auto provide = [&](size_t offset, httplib::DataSink& sink) {
+      if (offset < chunked.size()) sink.write(chunked.data() + offset, std::min<size_t>(1u << 20, chunked.size() - offset));
+      else sink.done();
+      return true;
+    };
+    auto r = c.Post("/api/v1/jobs?name=chunked.ncu-rep", provide, "application/octet-stream");
+    ASSERT_TRUE(r && r->status == 202) << (r ? r->body : httplib::to_string(r.error()));
+    sent.emplace_back(json::parse(r->body)["id"], llm::sha256_hex(chunked));
+  }
+  {
+    std::string part = body('c');
+    httplib::MultipartFormDataItems items = {{"report", part, "part.ncu-rep", "application/octet-stream"}};
+    auto r = c.Post("/api/v1/jobs", items);
+    ASSERT_TRUE(r && r->status == 202) << (r ? r->body : httplib::to_string(r.error()));
+    EXPECT_EQ(json::parse(r->body)["name"], "part.ncu-rep");
+    sent.emplace_back(json::parse(r->body)["id"], llm::sha256_hex(part));
+  }
+  long grown_kib = server.peak_rss_kib() - before;
+  long limit_kib = keet_is_sanitized() ? 256 * 1024 : 24 * 1024;  // ASan keeps freed memory in quarantine
+  EXPECT_LT(grown_kib, limit_kib) << "3 x 96 MiB uploaded; peak RSS grew by " << grown_kib << " KiB";
+  for (const auto& [id, digest] : sent) {
+    auto job = c.Get("/api/v1/jobs/" + id);
+    ASSERT_TRUE(job);
+    EXPECT_EQ(json::parse(job->body)["size_bytes"], kSize) << job->body;
+    auto stored = dir + "/reports/" + digest.substr(0, 2) + "/" + digest;
+    ASSERT_TRUE(std::filesystem::exists(stored)) << "stored under the digest of the bytes sent";
+    EXPECT_EQ(std::filesystem::file_size(stored), kSize);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/reports/spool")) << "no spooled body is left";
   EXPECT_EQ(server.stop(), 0) << server.log();
   std::filesystem::remove_all(dir);
 }

@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "llm/cache.h"
 #include "service/api.h"
 #include "service/job_store.h"
 #include "store/history.h"
@@ -25,6 +26,7 @@ namespace {
 
 using keet::testing::source_dir;
 using keet::testing::temp_path;
+using keet::testing::write_file;
 using nlohmann::json;
 
 std::string upper(std::string s) {
@@ -265,6 +267,36 @@ TEST(ServiceLog, LinesAreLogfmtWithQuotedValues) {
 
 // What a killed server leaves: a half-written upload and job folders. Only
 // what is older than the given age goes (a live process may own the rest).
+// A spooled upload is renamed into the store under the SHA-256 of its bytes
+// (the address put() gives the same bytes); a second copy of stored bytes is
+// left where it is, for the HTTP server to remove.
+TEST(BlobStoreAdopt, ASpooledFileIsRenamedInUnderItsDigest) {
+  std::string dir = temp_path("blob_adopt_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  BlobStore blobs(dir);
+  std::string bytes(300000, 'r');
+  for (size_t i = 0; i < bytes.size(); i += 7) bytes[i] = static_cast<char>(i % 251);
+  std::filesystem::create_directories(dir + "/reports/spool");
+  std::string spooled = dir + "/reports/spool/body.tmp-1";
+  write_file(spooled, bytes);
+  auto address = blobs.adopt(spooled);
+  ASSERT_TRUE(address) << address.error().message;
+  EXPECT_EQ(*address, llm::sha256_hex(bytes));
+  EXPECT_FALSE(std::filesystem::exists(spooled)) << "moved, not copied";
+  ASSERT_TRUE(blobs.has(*address));
+  EXPECT_EQ(std::filesystem::file_size(blobs.path(*address)), bytes.size());
+  write_file(spooled, bytes);
+  auto again = blobs.adopt(spooled);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *address);
+  EXPECT_TRUE(std::filesystem::exists(spooled)) << "the same bytes are stored once";
+  auto put = blobs.put(bytes);
+  ASSERT_TRUE(put);
+  EXPECT_EQ(*put, *address);
+  EXPECT_FALSE(blobs.adopt(dir + "/reports/spool/absent"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ServiceLeftovers, OldPartialUploadsAndJobFoldersAreRemoved) {
   std::string dir = temp_path("service_leftovers_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
@@ -280,12 +312,15 @@ TEST(ServiceLeftovers, OldPartialUploadsAndJobFoldersAreRemoved) {
   };
   make(sub / (*kept + ".tmp-old"), false, true);
   make(sub / (*kept + ".tmp-new"), false, false);
+  std::filesystem::create_directories(dir + "/reports/spool");  // bodies the HTTP server spooled
+  make(dir + "/reports/spool/body.tmp-AbC123", false, true);
   make(dir + "/work/oldjob-1234", true, true);
   make(dir + "/work/newjob-1234", true, false);
   std::filesystem::create_directories(dir + "/work/runs");
   make(dir + "/work/runs/run-1-1.out", false, true);
   make(dir + "/work/runs/run-2-1.out", false, false);
-  EXPECT_EQ(blobs.remove_partial(std::chrono::hours(1)), 1);
+  EXPECT_EQ(blobs.remove_partial(std::chrono::hours(1)), 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/reports/spool/body.tmp-AbC123"));
   EXPECT_EQ(remove_stale_work(dir, std::chrono::hours(1)), 2);
   EXPECT_FALSE(std::filesystem::exists(sub / (*kept + ".tmp-old")));
   EXPECT_TRUE(std::filesystem::exists(sub / (*kept + ".tmp-new")));
