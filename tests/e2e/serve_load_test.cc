@@ -81,6 +81,10 @@ void expect_each_ended_once(const std::vector<std::string>& ids, const std::map<
 // the token, 64 slow clients, a PostgreSQL restart, a used port.
 TEST(ServeLoad, LoadAndFaultsShortForm) {
   LoadFaultPlan plan;
+  if (keet_is_sanitized()) {  // each job runs an ASan keet three times: fewer jobs, same checks
+    plan.reports = 32;
+    plan.postgres_jobs = 4;
+  }
   plan.big_bytes = keet_is_sanitized() ? (16u << 20) : (64u << 20);
   plan.big_peak_mib = keet_is_sanitized() ? 1024 : 256;  // ASan keeps freed memory and shadow
   plan.progress = [](std::string_view line) { std::cout << "[ load-fault ] " << line << std::endl; };
