@@ -484,6 +484,15 @@ Outcome<Answer> get_metrics(const Call& c) {
 
 // -------------------------------------------------------- source_hotspots
 
+// The per-PC counters of a row without the stall samples `stalls` already
+// gives (smsp__pcsamp_warps_issue_stalled_<reason>: the same numbers again).
+json row_counters(const json& l) {
+  json out = at(l, "metrics").is_object() ? at(l, "metrics") : json::object();
+  if (at(l, "stalls").is_object())
+    for (const auto& [reason, v] : at(l, "stalls").items()) out.erase("smsp__pcsamp_warps_issue_stalled_" + reason);
+  return out;
+}
+
 json hotspot_line(const json& l, const std::string& sorted_by, int64_t& zeros) {
   return {{"file", str(l, "file")},
           {"line", integer(l, "line")},
@@ -491,7 +500,7 @@ json hotspot_line(const json& l, const std::string& sorted_by, int64_t& zeros) {
           {"text", str(l, "text")},
           {"sass", str(l, "sass")},
           {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(), "fraction of the kernel's total")},
-          {"values", nonzero_measures_of(at(l, "metrics"), zeros)},
+          {"values", nonzero_measures_of(row_counters(l), zeros)},
           {"stalls", nonzero_measures_of(at(l, "stalls"), zeros, "samples")}};
 }
 
@@ -515,9 +524,9 @@ Outcome<Answer> source_hotspots(const Call& c) {
   for (const auto& l : slice(at((*k), "lines"), page.offset, page.limit)) lines.push_back(hotspot_line(l, sorted_by, zeros));
   json totals = nonzero_measures_of(at((*k), "totals"), zeros);
   json kernel = {{"index", integer(*k, "index")}, {"name", short_name(str(*k, "name"))}};
-  std::string text = fmt::format("#{} {}: {} {} row(s) by {}", at(kernel, "index").get<int64_t>(),
-                                 at(kernel, "name").get<std::string>(), integer(*k, "row_count"), str(*k, "level"),
-                                 sorted_by.empty() ? "-" : sorted_by);
+  std::string text = fmt::format("#{} {}", at(kernel, "index").get<int64_t>(), at(kernel, "name").get<std::string>());
+  if (str(*k, "level") != "none")
+    text += fmt::format(": {} {} row(s) by {}", integer(*k, "row_count"), str(*k, "level"), sorted_by.empty() ? "-" : sorted_by);
   if (!lines.empty() && page.offset == 0) {
     const json& top = lines[0];
     std::string where = integer(top, "line") == 0  // a SASS instruction
@@ -616,6 +625,10 @@ json pair_of(const json& p, bool detail) {
           {"metrics", metrics}};
 }
 
+// Kernels left unpaired are named, not paged: the first ten of each side (as
+// many as suggested_pairs pairs); summary counts them all.
+constexpr int64_t kUnpairedShown = 10;
+
 json snapshots_of(const json& list, int64_t limit) {
   json out = json::array();
   for (const auto& s : slice(list, 0, limit)) out.push_back(snapshot_of(s, false));
@@ -660,8 +673,8 @@ Outcome<Answer> diff_reports(const Call& c) {
               {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
               {"summary", summary},
               {"pairs", pairs},
-              {"missing", snapshots_of(at((*doc), "unmatched_before"), page.limit)},
-              {"new", snapshots_of(at((*doc), "unmatched_after"), page.limit)},
+              {"missing", snapshots_of(at((*doc), "unmatched_before"), kUnpairedShown)},
+              {"new", snapshots_of(at((*doc), "unmatched_after"), kUnpairedShown)},
               {"suggested_pairs", suggested}};
   set_page(out, pairs.size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
