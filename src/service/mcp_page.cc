@@ -64,6 +64,7 @@ std::string list_name(const std::string& pointer) { return pointer.substr(pointe
 
 std::string page_note(const std::string& name, const json& s, size_t shown, bool cut, size_t budget) {
   int64_t offset = s.value("offset", int64_t{0}), total = s.value("total", int64_t{0});
+  if (total == 0) return "";  // the summary already says there is nothing
   std::string note = shown == 0 ? fmt::format("; no {} from {} of {}", name, offset, total)
                                 : fmt::format("; {} {}-{} of {}", name, offset + 1, offset + static_cast<int64_t>(shown), total);
   if (cut) note += fmt::format(" (cut to the {}-byte size budget)", budget);
