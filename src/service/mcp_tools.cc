@@ -271,11 +271,16 @@ double row_time(const json& row) {
 Outcome<Answer> list_kernels(const Call& c) {
   auto path = report_path(c, "report");
   if (!path) return std::unexpected(path.error());
-  bool fold = c.text("launches") != "all";
+  bool fold = c.text("launches") != "all", mangled = c.arg("mangled") == true;
   std::vector<std::string> args = {"list", *path, "--format=json"};
   add_kernel_selector(c, args);
-  auto launches = run_json(c, args);
-  if (!launches) return std::unexpected(launches.error());
+  // Every launch: the rows themselves, or (folded) where the mangled names are.
+  json launches = json::object();
+  if (!fold || mangled) {
+    auto doc = run_json(c, args);
+    if (!doc) return std::unexpected(doc.error());
+    launches = std::move(*doc);
+  }
   json rows = json::array();
   if (fold) {
     args.push_back("--print-summary=per-kernel");
@@ -283,11 +288,11 @@ Outcome<Answer> list_kernels(const Call& c) {
     if (!groups) return std::unexpected(groups.error());
     for (const auto& g : at(*groups, "kernels")) rows.push_back(folded_row(g));
   } else {
-    for (const auto& k : at(*launches, "kernels")) rows.push_back(launch_row(k));
+    for (const auto& k : at(launches, "kernels")) rows.push_back(launch_row(k));
   }
-  if (c.arg("mangled") == true) {
+  if (mangled) {
     std::map<int64_t, const json*> by_index;
-    for (const auto& k : at(*launches, "kernels")) by_index[integer(k, "index")] = &k;
+    for (const auto& k : at(launches, "kernels")) by_index[integer(k, "index")] = &k;
     for (auto& row : rows)
       if (auto it = by_index.find(at(row, "index").get<int64_t>()); it != by_index.end()) add_names(row, *it->second);
   }
