@@ -42,8 +42,11 @@ std::vector<KernelGroup> rank_kernels(const std::vector<const model::Kernel*>& k
 }
 
 void LaunchGroups::add(const model::Kernel& k) {
-  std::string key = fmt::format("{}\x1f{},{},{}\x1f{},{},{}", k.display_name(), k.grid.x, k.grid.y, k.grid.z, k.block.x,
-                                k.block.y, k.block.z);
+  // The device is part of the configuration: launches on two GPUs are two
+  // kernels to diagnose (their limits differ), not one.
+  std::string device = k.text("device__attribute_display_name").value_or("");
+  std::string key = fmt::format("{}\x1f{},{},{}\x1f{},{},{}\x1f{}", k.display_name(), k.grid.x, k.grid.y, k.grid.z,
+                                k.block.x, k.block.y, k.block.z, device);
   auto it = position_.find(key);
   if (it == position_.end()) {
     it = position_.emplace(std::move(key), groups_.size()).first;
@@ -51,6 +54,7 @@ void LaunchGroups::add(const model::Kernel& k) {
     g.summary.name = k.display_name();
     g.summary.grid = k.grid;
     g.summary.block = k.block;
+    g.summary.device = std::move(device);
   }
   Group& g = groups_[it->second];
   g.summary.indices.push_back(k.index);
@@ -68,6 +72,7 @@ LaunchSummary summarise(const LaunchSummary& config, std::span<const std::pair<d
   s.name = config.name;
   s.grid = config.grid;
   s.block = config.block;
+  s.device = config.device;
   for (const auto& [ns, index] : timed) s.indices.push_back(index), s.total_ns += ns;
   s.indices.insert(s.indices.end(), untimed.begin(), untimed.end());
   std::ranges::sort(s.indices);

@@ -35,12 +35,13 @@ class KernelRanking {
 };
 
 // --print-summary per-kernel: repeated launches of one kernel with one launch
-// configuration (same name, grid and block) folded into one entry, with the
+// configuration (same name, grid, block and device) folded into one entry, with the
 // spread of their durations and a representative launch to diagnose (the
 // one with the median duration; the first when none is timed).
 struct LaunchSummary {
   std::string name;
   model::Dim3 grid, block;
+  std::string device;        // ncu's device__attribute_display_name; "" when the report lacks it
   std::vector<int> indices;  // report order
   int timed = 0;
   double total_ns = 0, min_ns = 0, max_ns = 0, median_ns = 0;
@@ -49,7 +50,7 @@ struct LaunchSummary {
 };
 
 // When identical launches fold into one diagnosis (analyze's text, markdown
-// and HTML): same name, grid and block, and durations within noise of the
+// and HTML): same name, grid, block and device, and durations within noise of the
 // fold's shortest: at most `relative` longer, or `absolute_ns` (short kernels
 // jitter by about a microsecond whatever their length). A configuration whose
 // durations spread over more than `max_folds` bands is one fold with its

@@ -46,7 +46,7 @@ void summary_rows(render::Table& t, const std::vector<analysis::LaunchSummary>& 
 nlohmann::json summary_json(const analysis::LaunchSummary& g) {
   auto ns = [&](double v) { return g.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"name", g.name},         {"grid", {g.grid.x, g.grid.y, g.grid.z}}, {"block", {g.block.x, g.block.y, g.block.z}},
-          {"launches", g.indices.size()}, {"indices", g.indices},            {"timed", g.timed},
+          {"device", g.device},           {"launches", g.indices.size()}, {"indices", g.indices},            {"timed", g.timed},
           {"total_ns", ns(g.total_ns)}, {"mean_ns", ns(g.mean_ns())},         {"min_ns", ns(g.min_ns)},
           {"max_ns", ns(g.max_ns)}};
 }

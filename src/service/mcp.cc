@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "service/mcp_page.h"
 #include "service/mcp_tools.h"
 #include "util/json.h"
 
@@ -177,11 +178,10 @@ struct McpServer::State {
       return rpc_result(m.id, {{"content", {{{"type", "text"}, {"text", outcome.text}}}}, {"isError", true}});
     }
     log(fmt::format("tools/call {}: ok", name));
-    // The text blocks are for clients that ignore structuredContent: a
-    // summary, then the same JSON (as the 2025-06-18 revision asks).
-    json content = json::array({{{"type", "text"}, {"text", outcome.text}},
-                                {{"type", "text"}, {"text", json_text(outcome.structured)}}});
-    return rpc_result(m.id, {{"content", content}, {"structuredContent", outcome.structured}, {"isError", false}});
+    // One short text block and the structured answer: the JSON is not sent
+    // again as text (it would double what an assistant's context pays for;
+    // docs/mcp.md "What an answer looks like").
+    return rpc_result(m.id, tool_result(outcome.text, outcome.structured));
   }
 
   json request(Session& s, const Message& m) {

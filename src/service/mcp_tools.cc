@@ -8,6 +8,7 @@
 
 #include "model/units.h"
 #include "render/diff_format.h"
+#include "service/mcp_page.h"
 #include "service/schema_check.h"
 #include "util/embedded_data.h"
 #include "util/json.h"
@@ -74,6 +75,7 @@ json load_table() {
   return tools;
 }
 
+
 // ------------------------------------------------------- small helpers
 
 json measure(std::string metric, double value, std::string unit) {
@@ -82,6 +84,7 @@ json measure(std::string metric, double value, std::string unit) {
 json optional_measure(const json& v, std::string metric, std::string unit) {
   return v.is_number() ? measure(std::move(metric), v.get<double>(), std::move(unit)) : json(nullptr);
 }
+json duration_measure(const json& ns) { return optional_measure(ns, "duration_ns", "ns"); }
 // A metric of the report, with the unit ncu gives it.
 json metric_measure(const std::string& metric, double value) { return measure(metric, value, model::unit_of(metric)); }
 
@@ -90,6 +93,19 @@ json measures_of(const json& map) {
   if (map.is_object())
     for (const auto& [name, v] : map.items())
       if (v.is_number()) out.push_back(metric_measure(name, v.get<double>()));
+  return out;
+}
+
+// The non-zero counters of a map, as measures; `zeros` counts those left out.
+// A per-PC counter of 0 says nothing about the line, and there are dozens.
+json nonzero_measures_of(const json& map, int64_t& zeros, const std::string& unit = "") {
+  json out = json::array();
+  if (!map.is_object()) return out;
+  for (const auto& [name, v] : map.items()) {
+    if (!v.is_number()) continue;
+    if (v.get<double>() == 0) ++zeros;
+    else out.push_back(unit.empty() ? metric_measure(name, v.get<double>()) : measure(name, v.get<double>(), unit));
+  }
   return out;
 }
 
@@ -117,6 +133,10 @@ int64_t integer(const json& j, const char* key) {
 std::string duration_text(const json& m) {
   return m.is_object() ? render::format_duration(at(m, "value").get<double>()) : std::string("no duration");
 }
+
+// The name an assistant reads: demangled, templates and parameters folded
+// when it is long (the full one costs context on every row and mentions).
+std::string short_name(const std::string& full) { return abbreviate_name(full, 100); }
 
 // --------------------------------------------------------- one call
 
@@ -192,6 +212,12 @@ Outcome<json> first_kernel(const json& doc, const std::string& path) {
   return ks[0];
 }
 
+// Each tool's page: offset and limit as the client gave them (or their defaults).
+struct PageArgs {
+  int64_t offset, limit;
+};
+PageArgs page_args(const Call& c, const char* limit_key) { return {c.number("offset"), c.number(limit_key)}; }
+
 struct Answer {
   json structured;
   std::string text;
@@ -199,34 +225,92 @@ struct Answer {
 
 // ----------------------------------------------------------- list_kernels
 
-json listed_kernel(const json& k) {
-  return {{"index", integer(k, "index")},   {"name", str(k, "name")},          {"mangled", str(k, "mangled")},
-          {"device", str(k, "device")},     {"grid", dim3(k, "grid")},         {"block", dim3(k, "block")},
-          {"invocations", integer(k, "invocations")}, {"duration", optional_measure(at(k, "duration_ns"), "duration_ns", "ns")}};
+std::vector<int64_t> indices_of(const json& j) {
+  std::vector<int64_t> out;
+  for (const auto& i : j)
+    if (i.is_number_integer()) out.push_back(i.get<int64_t>());
+  return out;
+}
+
+// mangled: true adds the names a row's short name stands for.
+void add_names(json& row, const json& launch) {
+  row["mangled"] = str(launch, "mangled");
+  row["full_name"] = str(launch, "name");
+}
+
+// One row per kernel, grid, block and device (keet list --print-summary
+// per-kernel folds them); the durations only when the row folds several.
+json folded_row(const json& g) {
+  auto indices = indices_of(at(g, "indices"));
+  json row = {{"index", indices.empty() ? 0 : indices.front()}, {"name", short_name(str(g, "name"))},
+              {"device", str(g, "device")},  {"grid", dim3(g, "grid")}, {"block", dim3(g, "block")},
+              {"launches", std::max<int64_t>(1, integer(g, "launches"))}, {"indices", index_ranges(indices)},
+              {"duration", duration_measure(at(g, "mean_ns"))}};
+  if (at(row, "launches").get<int64_t>() > 1) {
+    row["total_duration"] = duration_measure(at(g, "total_ns"));
+    row["min_duration"] = duration_measure(at(g, "min_ns"));
+    row["max_duration"] = duration_measure(at(g, "max_ns"));
+  }
+  return row;
+}
+
+// One launch (nvprof: one summary row of `invocations` launches).
+json launch_row(const json& k) {
+  return {{"index", integer(k, "index")},   {"name", short_name(str(k, "name"))}, {"device", str(k, "device")},
+          {"grid", dim3(k, "grid")},         {"block", dim3(k, "block")},
+          {"launches", std::max<int64_t>(1, integer(k, "invocations"))},
+          {"indices", std::to_string(integer(k, "index"))}, {"duration", duration_measure(at(k, "duration_ns"))}};
+}
+
+// A row's time: the folded total, or its one launch's duration; -1 untimed.
+double row_time(const json& row) {
+  const json& d = row.contains("total_duration") ? at(row, "total_duration") : at(row, "duration");
+  return d.is_object() ? at(d, "value").get<double>() : -1.0;
 }
 
 Outcome<Answer> list_kernels(const Call& c) {
   auto path = report_path(c, "report");
   if (!path) return std::unexpected(path.error());
-  int64_t limit = c.number("limit");
-  std::vector<std::string> args = {"list", *path, "--format=json", fmt::format("--launch-count={}", limit + 1)};
+  bool fold = c.text("launches") != "all", mangled = c.arg("mangled") == true;
+  std::vector<std::string> args = {"list", *path, "--format=json"};
   add_kernel_selector(c, args);
-  auto doc = run_json(c, args);
-  if (!doc) return std::unexpected(doc.error());
-  json kernels = json::array();
-  for (const auto& k : at((*doc), "kernels"))
-    if (static_cast<int64_t>(kernels.size()) < limit) kernels.push_back(listed_kernel(k));
-  bool truncated = static_cast<int64_t>(at((*doc), "kernels").size()) > limit;
-  std::string text = fmt::format("{} kernel(s) in {}{}", kernels.size(), *path, truncated ? " (more not shown)" : "");
-  if (!kernels.empty()) {
-    auto slowest = std::ranges::max_element(kernels, {}, [](const json& k) {
-      return at(k, "duration").is_object() ? at(at(k, "duration"), "value").get<double>() : -1.0;
-    });
-    if (at((*slowest), "duration").is_object())
-      text += fmt::format("; longest: #{} {} ({})", at((*slowest), "index").get<int64_t>(),
-                          at((*slowest), "name").get<std::string>(), duration_text(at((*slowest), "duration")));
+  // Every launch: the rows themselves, or (folded) where the mangled names are.
+  json launches = json::object();
+  if (!fold || mangled) {
+    auto doc = run_json(c, args);
+    if (!doc) return std::unexpected(doc.error());
+    launches = std::move(*doc);
   }
-  return Answer{{{"report", *path}, {"kernels", kernels}, {"count", kernels.size()}, {"truncated", truncated}}, text};
+  json rows = json::array();
+  if (fold) {
+    args.push_back("--print-summary=per-kernel");
+    auto groups = run_json(c, args);
+    if (!groups) return std::unexpected(groups.error());
+    for (const auto& g : at(*groups, "kernels")) rows.push_back(folded_row(g));
+  } else {
+    for (const auto& k : at(launches, "kernels")) rows.push_back(launch_row(k));
+  }
+  if (mangled) {
+    std::map<int64_t, const json*> by_index;
+    for (const auto& k : at(launches, "kernels")) by_index[integer(k, "index")] = &k;
+    for (auto& row : rows)
+      if (auto it = by_index.find(at(row, "index").get<int64_t>()); it != by_index.end()) add_names(row, *it->second);
+  }
+  if (c.text("sort") != "index")
+    std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return row_time(a) > row_time(b); });
+  int64_t launch_count = 0;
+  for (const auto& row : rows) launch_count += at(row, "launches").get<int64_t>();
+  auto page = page_args(c, "limit");
+  json out = {{"report", *path}, {"launches", launch_count}, {"kernels", slice(rows, page.offset, page.limit)}};
+  set_page(out, at(out, "kernels").size(), page.offset, static_cast<int64_t>(rows.size()));
+  std::string text = fmt::format("{} kernel(s){} from {} launch(es) in {}", rows.size(), fold ? " (launches folded)" : "",
+                                 launch_count, *path);
+  auto longest = std::ranges::max_element(rows, {}, row_time);
+  if (longest != rows.end() && row_time(*longest) >= 0)
+    text += fmt::format("; most time: #{} {} x{} ({})", at(*longest, "index").get<int64_t>(),
+                        at(*longest, "name").get<std::string>(), at(*longest, "launches").get<int64_t>(),
+                        render::format_duration(row_time(*longest)));
+  return Answer{std::move(out), text};
 }
 
 // --------------------------------------------------------- analyze_kernel
@@ -291,28 +375,29 @@ json finding_of(const json& f) {
           {"ncu_rules", strings(f, "ncu_rules")}};
 }
 
-json analysed_kernel(const json& k) {
+json analysed_kernel(const json& k, bool mangled) {
   const auto& b = at(k, "bottleneck");
   json findings = json::array();
   for (const auto& f : at(k, "findings")) findings.push_back(finding_of(f));
-  return {{"index", integer(k, "index")},
-          {"name", str(k, "name")},
-          {"demangled", str(k, "demangled")},
-          {"device", str(at(k, "device"), "name")},
-          {"compute_capability", str(at(k, "device"), "compute_capability")},
-          {"grid", dim3(k, "grid")},
-          {"block", dim3(k, "block")},
-          {"duration", optional_measure(at(k, "duration_ns"), "duration_ns", "ns")},
-          {"library", optional_string(k, "library")},
-          {"bottleneck",
-           {{"class", str(b, "class")},
-            {"confidence", measure("confidence", at(b, "confidence").get<double>(), "fraction")},
-            {"summary", str(b, "summary")},
-            {"evidence", evidence_of(at(b, "evidence"))}}},
-          {"limiter", limiter_of(at(k, "limiter"))},
-          {"data_quality", data_quality_of(at(k, "data_quality"))},
-          {"findings", findings},
-          {"notes", strings(k, "notes")}};
+  std::string full = str(k, "demangled").empty() ? str(k, "name") : str(k, "demangled");
+  json out = {{"index", integer(k, "index")}, {"name", short_name(full)}};
+  if (mangled) out["mangled"] = str(k, "name"), out["full_name"] = full;
+  out.update({{"device", str(at(k, "device"), "name")},
+              {"compute_capability", str(at(k, "device"), "compute_capability")},
+              {"grid", dim3(k, "grid")},
+              {"block", dim3(k, "block")},
+              {"duration", duration_measure(at(k, "duration_ns"))},
+              {"library", optional_string(k, "library")},
+              {"bottleneck",
+               {{"class", str(b, "class")},
+                {"confidence", measure("confidence", at(b, "confidence").get<double>(), "fraction")},
+                {"summary", str(b, "summary")},
+                {"evidence", evidence_of(at(b, "evidence"))}}},
+              {"limiter", limiter_of(at(k, "limiter"))},
+              {"data_quality", data_quality_of(at(k, "data_quality"))},
+              {"findings", findings},
+              {"notes", strings(k, "notes")}});
+  return out;
 }
 
 std::string analysis_text(const json& k) {
@@ -321,34 +406,41 @@ std::string analysis_text(const json& k) {
   if (const auto& b = at(at(k, "limiter"), "binding"); b.is_object())
     text += fmt::format(", binding unit {} at {:.1f}% ({})", at(b, "label").get<std::string>(),
                         at(at(b, "utilization"), "value").get<double>(), at(at(b, "utilization"), "metric").get<std::string>());
-  text += fmt::format("; {} finding(s)", at(k, "findings").size());
-  if (!at(k, "findings").empty()) text += ", first: " + at(at(k, "findings")[0], "title").get<std::string>();
+  if (!at(k, "findings").empty()) text += "; first finding: " + at(at(k, "findings")[0], "title").get<std::string>();
   if (at(at(k, "data_quality"), "outcome") != "ok")
     text += fmt::format("; data quality {}", at(at(k, "data_quality"), "outcome").get<std::string>());
   return text;
 }
 
+// Every finding is asked for (--top=0) so that the page knows their total;
+// top is the page's length (0: all that fit the budget).
 Outcome<Answer> analyze_kernel(const Call& c) {
   auto path = report_path(c, "report");
   if (!path) return std::unexpected(path.error());
-  std::vector<std::string> args = {"analyze", *path, "--format=json", "--launch-count=1",
-                                   fmt::format("--top={}", c.number("top"))};
+  std::vector<std::string> args = {"analyze", *path, "--format=json", "--launch-count=1", "--top=0"};
   add_kernel_selector(c, args);
   auto doc = run_json(c, args);
   if (!doc) return std::unexpected(doc.error());
   auto k = first_kernel(*doc, *path);
   if (!k) return std::unexpected(k.error());
   const auto& report = at((*doc), "report");
-  json kernel = analysed_kernel(*k);
+  json kernel = analysed_kernel(*k, c.arg("mangled") == true);
   std::string text = analysis_text(kernel);
-  return Answer{{{"report", *path},
-                 {"format", str(report, "format")},
-                 {"ncu_version", optional_string(report, "ncu_version")},
-                 {"kernel", std::move(kernel)}},
-                text};
+  json all = std::move(kernel["findings"]);
+  int64_t top = c.number("top");
+  auto page = PageArgs{c.number("offset"), top == 0 ? static_cast<int64_t>(all.size()) : top};
+  kernel["findings"] = slice(all, page.offset, page.limit);
+  json out = {{"report", *path},
+              {"format", str(report, "format")},
+              {"ncu_version", optional_string(report, "ncu_version")},
+              {"kernel", std::move(kernel)}};
+  set_page(out, at(at(out, "kernel"), "findings").size(), page.offset, static_cast<int64_t>(all.size()));
+  return Answer{std::move(out), text};
 }
 
 // ------------------------------------------------------------ get_metrics
+
+bool is_zero(const json& v) { return v.is_number() && v.get<double>() == 0; }
 
 Outcome<Answer> get_metrics(const Call& c) {
   auto path = report_path(c, "report");
@@ -366,47 +458,65 @@ Outcome<Answer> get_metrics(const Call& c) {
   if (!k) return std::unexpected(k.error());
   std::set<std::string> names;
   for (const auto& n : c.arg("names").is_array() ? c.arg("names") : json::array()) names.insert(n.get<std::string>());
-  int64_t limit = c.number("limit");
-  json metrics = json::array();
-  int64_t matched = 0;
+  // A metric asked for by name is an answer even when 0; in a listing, zeros
+  // crowd out what was measured (and are counted, not hidden).
+  bool keep_zeros = !names.empty() || c.arg("zeros") == true;
+  json matched = json::array();
+  int64_t zeros = 0;
   for (const auto& [name, m] : at((*k), "metrics").items()) {
     if (!names.empty() && !names.contains(name)) continue;
-    if (matched++ < limit) metrics.push_back({{"metric", name}, {"value", at(m, "value")}, {"unit", str(m, "unit")}});
+    if (!keep_zeros && is_zero(at(m, "value"))) {
+      ++zeros;
+      continue;
+    }
+    matched.push_back({{"metric", name}, {"value", at(m, "value")}, {"unit", str(m, "unit")}});
   }
   json missing = json::array();
   for (const auto& n : names)
     if (!at((*k), "metrics").contains(n)) missing.push_back(n);
-  json kernel = {{"index", integer(*k, "index")}, {"name", str(*k, "name")}};
-  std::string text = fmt::format("{} metric(s) of #{} {}{}{}", matched, at(kernel, "index").get<int64_t>(),
-                                 at(kernel, "name").get<std::string>(), matched > limit ? fmt::format(", first {} shown", limit) : "",
+  json kernel = {{"index", integer(*k, "index")}, {"name", short_name(str(*k, "name"))}};
+  auto page = page_args(c, "limit");
+  json out = {{"report", *path}, {"kernel", kernel}, {"metrics", slice(matched, page.offset, page.limit)}};
+  set_page(out, at(out, "metrics").size(), page.offset, static_cast<int64_t>(matched.size()));
+  out["zeros_omitted"] = zeros;
+  out["missing"] = missing;
+  std::string text = fmt::format("{} metric(s) of #{} {}{}{}", matched.size(), at(kernel, "index").get<int64_t>(),
+                                 at(kernel, "name").get<std::string>(),
+                                 zeros ? fmt::format(" ({} more are 0: zeros: true shows them)", zeros) : "",
                                  missing.empty() ? "" : fmt::format("; {} asked for but not in the report", missing.size()));
-  return Answer{{{"report", *path}, {"kernel", kernel}, {"metrics", metrics}, {"matched", matched},
-                 {"truncated", matched > limit}, {"missing", missing}},
-                text};
+  return Answer{std::move(out), text};
 }
 
 // -------------------------------------------------------- source_hotspots
 
-json hotspot_line(const json& l, const std::string& sorted_by) {
-  json stalls = json::array();
+// The per-PC counters of a row without the stall samples `stalls` already
+// gives (smsp__pcsamp_warps_issue_stalled_<reason>: the same numbers again).
+json row_counters(const json& l) {
+  json out = at(l, "metrics").is_object() ? at(l, "metrics") : json::object();
   if (at(l, "stalls").is_object())
-    for (const auto& [reason, v] : at(l, "stalls").items())
-      if (v.is_number()) stalls.push_back(measure(reason, v.get<double>(), "samples"));
+    for (const auto& [reason, v] : at(l, "stalls").items()) out.erase("smsp__pcsamp_warps_issue_stalled_" + reason);
+  return out;
+}
+
+json hotspot_line(const json& l, const std::string& sorted_by, int64_t& zeros) {
   return {{"file", str(l, "file")},
           {"line", integer(l, "line")},
           {"offset", integer(l, "offset")},
           {"text", str(l, "text")},
           {"sass", str(l, "sass")},
           {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(), "fraction of the kernel's total")},
-          {"values", measures_of(at(l, "metrics"))},
-          {"stalls", stalls}};
+          {"values", nonzero_measures_of(row_counters(l), zeros)},
+          {"stalls", nonzero_measures_of(at(l, "stalls"), zeros, "samples")}};
 }
 
+// keet source gives the costliest rows first; a page from offset asks it for
+// offset + top rows and keeps the last top.
 Outcome<Answer> source_hotspots(const Call& c) {
   auto path = report_path(c, "report");
   if (!path) return std::unexpected(path.error());
+  auto page = page_args(c, "top");
   std::vector<std::string> args = {"source", *path, "--format=json", "--launch-count=1",
-                                   fmt::format("--top={}", c.number("top"))};
+                                   fmt::format("--top={}", page.offset + page.limit)};
   add_kernel_selector(c, args);
   if (auto by = c.text("by"); !by.empty()) args.push_back("--by=" + by);
   auto doc = run_json(c, args);
@@ -414,13 +524,15 @@ Outcome<Answer> source_hotspots(const Call& c) {
   auto k = first_kernel(*doc, *path);
   if (!k) return std::unexpected(k.error());
   std::string sorted_by = str(*k, "sorted_by");
+  int64_t zeros = 0;
   json lines = json::array();
-  for (const auto& l : at((*k), "lines")) lines.push_back(hotspot_line(l, sorted_by));
-  json kernel = {{"index", integer(*k, "index")}, {"name", str(*k, "name")}};
-  std::string text = fmt::format("#{} {}: {} of {} {} row(s) by {}", at(kernel, "index").get<int64_t>(),
-                                 at(kernel, "name").get<std::string>(), lines.size(), integer(*k, "row_count"),
-                                 str(*k, "level"), sorted_by.empty() ? "-" : sorted_by);
-  if (!lines.empty()) {
+  for (const auto& l : slice(at((*k), "lines"), page.offset, page.limit)) lines.push_back(hotspot_line(l, sorted_by, zeros));
+  json totals = nonzero_measures_of(at((*k), "totals"), zeros);
+  json kernel = {{"index", integer(*k, "index")}, {"name", short_name(str(*k, "name"))}};
+  std::string text = fmt::format("#{} {}", at(kernel, "index").get<int64_t>(), at(kernel, "name").get<std::string>());
+  if (str(*k, "level") != "none")
+    text += fmt::format(": {} {} row(s) by {}", integer(*k, "row_count"), str(*k, "level"), sorted_by.empty() ? "-" : sorted_by);
+  if (!lines.empty() && page.offset == 0) {
     const json& top = lines[0];
     std::string where = integer(top, "line") == 0  // a SASS instruction
         ? fmt::format("SASS +{:#x}{}", integer(top, "offset"),
@@ -429,52 +541,57 @@ Outcome<Answer> source_hotspots(const Call& c) {
     text += fmt::format("; hottest {} ({:.1f}%)", where, 100 * at(at(top, "share"), "value").get<double>());
   }
   for (const auto& n : strings(*k, "notes")) text += "; " + n.get<std::string>();
-  return Answer{{{"report", *path},
-                 {"kernel", kernel},
-                 {"level", str(*k, "level")},
-                 {"sorted_by", sorted_by},
-                 {"rows_total", integer(*k, "row_count")},
-                 {"notes", strings(*k, "notes")},
-                 {"totals", measures_of(at((*k), "totals"))},
-                 {"lines", lines}},
-                text};
+  json out = {{"report", *path}, {"kernel", kernel},    {"level", str(*k, "level")}, {"sorted_by", sorted_by},
+              {"notes", strings(*k, "notes")}, {"totals", totals}, {"lines", lines}};
+  set_page(out, lines.size(), page.offset, integer(*k, "row_count"));
+  out["zeros_omitted"] = zeros;
+  return Answer{std::move(out), text};
 }
 
 // ----------------------------------------------------------- explain_term
 
+// One entry more than the page is asked for: whether there are more is then known.
 Outcome<Answer> explain_term(const Call& c) {
+  auto page = page_args(c, "count");
   // "--" first: a term that starts with '-' is a term, not a flag.
-  auto doc = run_json(c, {"explain", "--format=json", "-n", std::to_string(c.number("count")), "--", c.text("term")});
+  auto doc = run_json(c, {"explain", "--format=json", "-n", std::to_string(page.offset + page.limit + 1), "--",
+                          c.text("term")});
   if (!doc) return std::unexpected(doc.error());
-  json entries = json::array();
+  json found = json::array();
   for (const auto& e : at((*doc), "entries")) {
     json refs = json::array();
     for (const auto& r : at(e, "references")) refs.push_back({{"title", str(r, "title")}, {"url", str(r, "url")}});
-    entries.push_back({{"id", str(e, "id")}, {"kind", str(e, "kind")}, {"title", str(e, "title")},
-                       {"match", str(e, "match")}, {"aliases", strings(e, "aliases")}, {"metrics", strings(e, "metrics")},
-                       {"summary", str(e, "summary")}, {"how_to_read", str(e, "how_to_read")},
-                       {"typical", str(e, "typical")}, {"remedies", strings(e, "remedies")}, {"references", refs},
-                       {"related", strings(e, "related")}});
+    found.push_back({{"id", str(e, "id")}, {"kind", str(e, "kind")}, {"title", str(e, "title")},
+                     {"match", str(e, "match")}, {"aliases", strings(e, "aliases")}, {"metrics", strings(e, "metrics")},
+                     {"summary", str(e, "summary")}, {"how_to_read", str(e, "how_to_read")},
+                     {"typical", str(e, "typical")}, {"remedies", strings(e, "remedies")}, {"references", refs},
+                     {"related", strings(e, "related")}});
   }
+  json entries = slice(found, page.offset, page.limit);
   std::string text = entries.empty() ? std::string("no entry")
                                      : fmt::format("{} ({}): {}", at(entries[0], "title").get<std::string>(),
                                                    at(entries[0], "id").get<std::string>(), at(entries[0], "summary").get<std::string>());
-  return Answer{{{"query", str(*doc, "query")}, {"entries", entries}}, text};
+  json out = {{"query", str(*doc, "query")}, {"entries", entries}};
+  set_page(out, entries.size(), page.offset, static_cast<int64_t>(found.size()));
+  return Answer{std::move(out), text};
 }
 
 // ---------------------------------------------------- diff, history, gate
 
-json snapshot_of(const json& s) {
+// index, name, duration and bottleneck; detail adds the launch, key metrics
+// and findings (a page of full snapshots holds few kernels).
+json snapshot_of(const json& s, bool detail) {
   if (!s.is_object()) return nullptr;
+  json out = {{"index", integer(s, "index")}, {"name", short_name(str(s, "name"))},
+              {"duration", duration_measure(at(s, "duration_ns"))}, {"bottleneck", optional_string(s, "bottleneck")}};
+  if (!detail) return out;
   json findings = json::array();
   for (const auto& f : at(s, "findings"))
     findings.push_back({{"id", str(f, "id")}, {"title", str(f, "title")}, {"severity", str(f, "severity")},
                         {"estimated_speedup", optional_measure(at(f, "estimated_speedup"), "estimated_speedup", "x")}});
-  return {{"index", integer(s, "index")},   {"name", str(s, "name")},         {"device", str(s, "device")},
-          {"grid", dim3(s, "grid")},        {"block", dim3(s, "block")},
-          {"duration", optional_measure(at(s, "duration_ns"), "duration_ns", "ns")},
-          {"bottleneck", optional_string(s, "bottleneck")}, {"metrics", measures_of(at(s, "metrics"))},
-          {"findings", findings}};
+  out.update({{"device", str(s, "device")}, {"grid", dim3(s, "grid")}, {"block", dim3(s, "block")},
+              {"metrics", measures_of(at(s, "metrics"))}, {"findings", findings}});
+  return out;
 }
 
 json metric_delta(const json& m) {
@@ -492,15 +609,17 @@ std::string pairing_text(const json& p, render::PairedBy by) {
                               static_cast<int>(integer(after, "index")));
 }
 
-json pair_of(const json& p) {
+json pair_of(const json& p, bool detail) {
   json metrics = json::array();
-  for (const auto& m : at(p, "metrics")) metrics.push_back(metric_delta(m));
+  // Without detail, only the metrics that moved: an unchanged one says nothing new.
+  for (const auto& m : at(p, "metrics"))
+    if (detail || !is_zero(at(m, "change"))) metrics.push_back(metric_delta(m));
   auto by = render::paired_by_from_name(str(p, "paired_by")).value_or(render::PairedBy::Name);
   return {{"verdict", str(p, "verdict")},
           {"paired_by", render::paired_by_name(by)},
           {"pairing", pairing_text(p, by)},
-          {"before", snapshot_of(at(p, "before"))},
-          {"after", snapshot_of(at(p, "after"))},
+          {"before", snapshot_of(at(p, "before"), detail)},
+          {"after", snapshot_of(at(p, "after"), detail)},
           {"speedup", optional_measure(at(p, "speedup"), "duration_ns", "speedup (before / after)")},
           {"change", optional_measure(at(p, "change"), "duration_ns", "relative change")},
           {"bottleneck_before", str(at(p, "bottleneck"), "before")},
@@ -511,9 +630,13 @@ json pair_of(const json& p) {
           {"metrics", metrics}};
 }
 
-json snapshots_of(const json& list) {
+// Kernels left unpaired are named, not paged: the first ten of each side (as
+// many as suggested_pairs pairs); summary counts them all.
+constexpr int64_t kUnpairedShown = 10;
+
+json snapshots_of(const json& list, int64_t limit) {
   json out = json::array();
-  for (const auto& s : list) out.push_back(snapshot_of(s));
+  for (const auto& s : slice(list, 0, limit)) out.push_back(snapshot_of(s, false));
   return out;
 }
 
@@ -530,13 +653,12 @@ Outcome<Answer> diff_reports(const Call& c) {
       args.push_back(fmt::format("--pair={}:{}", p.at(0).get<int64_t>(), p.at(1).get<int64_t>()));
   auto doc = run_json(c, args);
   if (!doc) return std::unexpected(doc.error());
-  int64_t limit = c.number("limit");
+  auto page = page_args(c, "limit");
+  bool detail = c.arg("detail") == true;
+  const json& all = at((*doc), "pairs");
   json pairs = json::array();
-  size_t not_by_name = 0;
-  for (const auto& p : at((*doc), "pairs")) {
-    if (str(p, "paired_by") != "name") ++not_by_name;
-    if (static_cast<int64_t>(pairs.size()) < limit) pairs.push_back(pair_of(p));
-  }
+  for (const auto& p : slice(all, page.offset, page.limit)) pairs.push_back(pair_of(p, detail));
+  size_t not_by_name = std::ranges::count_if(all, [](const json& p) { return str(p, "paired_by") != "name"; });
   json suggested = json::array();
   for (const auto& p : at((*doc), "suggested_pairs"))
     if (p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer()) suggested.push_back(p);
@@ -550,22 +672,31 @@ Outcome<Answer> diff_reports(const Call& c) {
                                  at(summary, "new").get<int64_t>());
   if (not_by_name > 0) text += fmt::format("; {} pair(s) not made by name (see paired_by)", not_by_name);
   if (!suggested.empty()) text += "; to pair unpaired kernels, try pairs " + suggested.dump();
-  return Answer{{{"before", *before},
-                 {"after", *after},
-                 {"threshold", measure("threshold", at((*doc), "threshold").get<double>(), "fraction")},
-                 {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
-                 {"summary", summary},
-                 {"pairs", pairs},
-                 {"truncated", at((*doc), "pairs").size() > pairs.size()},
-                 {"missing", snapshots_of(at((*doc), "unmatched_before"))},
-                 {"new", snapshots_of(at((*doc), "unmatched_after"))},
-                 {"suggested_pairs", suggested}},
-                text};
+  json out = {{"before", *before},
+              {"after", *after},
+              {"threshold", measure("threshold", at((*doc), "threshold").get<double>(), "fraction")},
+              {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
+              {"summary", summary},
+              {"pairs", pairs},
+              {"missing", snapshots_of(at((*doc), "unmatched_before"), kUnpairedShown)},
+              {"new", snapshots_of(at((*doc), "unmatched_after"), kUnpairedShown)},
+              {"suggested_pairs", suggested}};
+  set_page(out, pairs.size(), page.offset, static_cast<int64_t>(all.size()));
+  return Answer{std::move(out), text};
 }
 
 // The history store is the server's, never the client's to choose.
 void add_store(const Call& c, std::vector<std::string>& args) {
   if (!c.options.store.empty()) args.push_back("--db=" + c.options.store);
+}
+
+json history_point(const json& p, bool detail) {
+  const json& k = at(p, "kernel");
+  json out = {{"run", integer(p, "run")},           {"tag", str(p, "tag")},
+              {"commit", str(p, "commit")},         {"recorded_at", integer(p, "recorded_at")},
+              {"duration", duration_measure(at(k, "duration_ns"))}, {"bottleneck", optional_string(k, "bottleneck")}};
+  if (detail && k.is_object()) out["snapshot"] = snapshot_of(k, true);
+  return out;
 }
 
 Outcome<Answer> history(const Call& c) {
@@ -575,17 +706,27 @@ Outcome<Answer> history(const Call& c) {
   if (auto tag = c.text("tag"); !tag.empty()) args.push_back("--tag=" + tag);
   auto doc = run_json(c, args);
   if (!doc) return std::unexpected(doc.error());
-  json kernels = json::array();
+  auto page = page_args(c, "limit");
+  bool detail = c.arg("detail") == true;
+  const json& all = at((*doc), "kernels");
   size_t points_total = 0;
-  for (const auto& k : at((*doc), "kernels")) {
+  for (const auto& k : all) points_total += at(k, "points").size();
+  json kernels = json::array();
+  for (const auto& k : slice(all, page.offset, page.limit)) {
     json points = json::array();
-    for (const auto& p : at(k, "points"))
-      points.push_back({{"run", integer(p, "run")}, {"tag", str(p, "tag")}, {"commit", str(p, "commit")},
-                        {"recorded_at", integer(p, "recorded_at")}, {"snapshot", snapshot_of(at(p, "kernel"))}});
-    points_total += points.size();
+    for (const auto& p : at(k, "points")) points.push_back(history_point(p, detail));
+    // The history's key, whole: it is what kernel selects by exact name.
     kernels.push_back({{"kernel", str(k, "kernel")}, {"points", points}});
   }
-  return Answer{{{"kernels", kernels}}, fmt::format("{} kernel(s), {} recorded point(s)", kernels.size(), points_total)};
+  json out = {{"kernels", kernels}};
+  set_page(out, kernels.size(), page.offset, static_cast<int64_t>(all.size()));
+  return Answer{std::move(out), fmt::format("{} kernel(s), {} recorded point(s)", all.size(), points_total)};
+}
+
+// What needs attention first: regressions, then kernels gone or new.
+int status_rank(const json& k) {
+  std::string s = str(k, "status");
+  return s == "regression" ? 0 : s == "missing" ? 1 : s == "new" ? 2 : 3;
 }
 
 Outcome<Answer> gate(const Call& c) {
@@ -597,26 +738,31 @@ Outcome<Answer> gate(const Call& c) {
   add_kernel_selector(c, args);
   auto doc = run_json(c, args, /*also_ok=*/1);
   if (!doc) return std::unexpected(doc.error());
+  auto page = page_args(c, "limit");
+  bool detail = c.arg("detail") == true;
+  json all = at((*doc), "kernels").is_array() ? at((*doc), "kernels") : json::array();
+  std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) { return status_rank(a) < status_rank(b); });
   json kernels = json::array();
-  for (const auto& k : at((*doc), "kernels"))
-    kernels.push_back({{"status", str(k, "status")}, {"name", str(k, "name")}, {"before", snapshot_of(at(k, "before"))},
-                       {"after", snapshot_of(at(k, "after"))},
+  for (const auto& k : slice(all, page.offset, page.limit))
+    kernels.push_back({{"status", str(k, "status")}, {"name", short_name(str(k, "name"))},
+                       {"before", snapshot_of(at(k, "before"), detail)}, {"after", snapshot_of(at(k, "after"), detail)},
                        {"change", optional_measure(at(k, "change"), "duration_ns", "relative change")},
                        {"message", str(k, "message")}});
   bool passed = at((*doc), "passed") == true;
   std::string text = fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
                                  str(*doc, "baseline"), integer(*doc, "regressions"), integer(*doc, "missing"),
                                  integer(*doc, "new"));
-  return Answer{{{"report", *path},
-                 {"baseline", str(*doc, "baseline")},
-                 {"passed", passed},
-                 {"max_slowdown", measure("max_slowdown", at((*doc), "max_slowdown").get<double>(), "fraction")},
-                 {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
-                 {"regressions", integer(*doc, "regressions")},
-                 {"missing", integer(*doc, "missing")},
-                 {"new", integer(*doc, "new")},
-                 {"kernels", kernels}},
-                text};
+  json out = {{"report", *path},
+              {"baseline", str(*doc, "baseline")},
+              {"passed", passed},
+              {"max_slowdown", measure("max_slowdown", at((*doc), "max_slowdown").get<double>(), "fraction")},
+              {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
+              {"regressions", integer(*doc, "regressions")},
+              {"missing", integer(*doc, "missing")},
+              {"new", integer(*doc, "new")},
+              {"kernels", kernels}};
+  set_page(out, kernels.size(), page.offset, static_cast<int64_t>(all.size()));
+  return Answer{std::move(out), text};
 }
 
 using Handler = Outcome<Answer> (*)(const Call&);
@@ -657,6 +803,8 @@ ToolOutcome Tools::call(std::string_view name, const json& arguments) const {
     if (!answer) return {Kind::ToolError, nullptr, answer.error().message};
     // The declared outputSchema is a promise to the client: an answer that
     // breaks it (a contract this code misread) is a failure, not a result.
+    // The declared size budget, kept by shortening the page (mcp_page.h).
+    fit_budget(budget_of(*declaration), answer->structured, answer->text);
     const json& out = at((*declaration), "outputSchema");
     if (auto bad = schema_violation(out, answer->structured, out))
       return {Kind::ToolError, nullptr, fmt::format("{}: internal error: answer does not fit its schema ({})", name, *bad)};

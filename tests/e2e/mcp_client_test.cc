@@ -131,7 +131,7 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
   auto out = run_client(*dir, plan, "stdio-writer");
   expect_session(out);
   for (size_t i = 0; i < 8; ++i) expect_valid(find_call(out, i));
-  EXPECT_EQ(find_call(out, 0)["structured"]["count"], 2);
+  EXPECT_EQ(find_call(out, 0)["structured"]["total"], 2);
   EXPECT_EQ(find_call(out, 1)["structured"]["kernel"]["bottleneck"]["class"], "memory");
   EXPECT_EQ(find_call(out, 5)["structured"]["summary"]["slower"], 1);
   EXPECT_EQ(find_call(out, 6)["structured"]["kernels"].size(), 2u);
@@ -178,7 +178,7 @@ TEST(McpClientE2E, StdioOnAFixtureReport) {
   auto out = run_client(*dir, plan, "stdio-fixture");
   expect_session(out);
   for (size_t i = 0; i < 5; ++i) expect_valid(find_call(out, i));
-  EXPECT_GT(find_call(out, 0)["structured"].value("count", 0), 0);
+  EXPECT_GT(find_call(out, 0)["structured"].value("total", 0), 0);
   EXPECT_EQ(find_call(out, 4)["structured"]["summary"]["slower"], 0);
 }
 

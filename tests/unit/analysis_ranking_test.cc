@@ -1,4 +1,4 @@
-// Which launches fold into one diagnosis: same kernel, grid and block, and
+// Which launches fold into one diagnosis: same kernel, grid, block and device, and
 // durations within noise (analysis::FoldRule).
 #include <gtest/gtest.h>
 
@@ -66,6 +66,26 @@ TEST(LaunchFolds, MoreBandsThanTheRuleAllowsFoldIntoOneWithTheirSpread) {
   EXPECT_EQ(f[0].min_ns, 10e3);
   EXPECT_EQ(f[0].max_ns, 640e3);
   EXPECT_EQ(folds_of(launches, {.max_folds = 4}).size(), 4u);
+}
+
+// The same kernel and configuration on two GPUs is two entries: their limits
+// differ, so one diagnosis cannot stand for both.
+TEST(LaunchFolds, LaunchesOnAnotherDeviceAreAnotherConfiguration) {
+  auto r = report_of({{"k", 64, 1000}, {"k", 64, 1000}, {"k", 64, 1000}});
+  const char* devices[] = {"NVIDIA A100", "NVIDIA H100", "NVIDIA A100"};
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    r.kernels[i].metrics.push_back({"device__attribute_display_name", model::Value::of_string(devices[i])});
+    r.kernels[i].reset_index();
+  }
+  LaunchGroups g;
+  for (const auto& k : r.kernels) g.add(k);
+  auto s = g.summaries();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].indices, (std::vector<int>{0, 2}));
+  EXPECT_EQ(s[0].device, "NVIDIA A100");
+  EXPECT_EQ(s[1].indices, (std::vector<int>{1}));
+  EXPECT_EQ(s[1].device, "NVIDIA H100");
+  EXPECT_EQ(g.folds().size(), 2u);
 }
 
 }  // namespace

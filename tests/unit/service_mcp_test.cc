@@ -2,6 +2,7 @@
 // and revision negotiation, each tool on reports the tests write (through the
 // real commands, app::in_process_runner), the path sandbox, and the
 // streamable HTTP transport driven with the request sequences a client sends.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -11,10 +12,12 @@
 
 #include "app/in_process.h"
 #include "service/mcp.h"
+#include "service/mcp_page.h"
 #include "service/mcp_tools.h"
 #include "service/schema_check.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
+#include "util/json.h"
 
 namespace keet {
 namespace {
@@ -93,8 +96,8 @@ const json& declaration(const std::string& tool) {
 // Every number of a tool's answer is either a measure's value (beside the
 // metric or quantity it is) or an identifier or count under a field that
 // says what it counts; anything else is a number without its name.
-const std::set<std::string> kCountFields = {"index",   "line",     "offset",  "run",   "recorded_at", "count",
-                                            "matched", "rows_total", "invocations", "regressions", "missing", "new",
+const std::set<std::string> kCountFields = {"index",   "line",     "offset",  "run",   "recorded_at", "total",
+                                            "next_offset", "launches", "zeros_omitted", "regressions", "missing", "new",
                                             "pairs",   "faster",   "slower",  "unchanged", "unknown",
                                             "suggested_pairs"};
 void expect_numbers_named(const json& j, const std::string& at, const std::string& key, const json* parent) {
@@ -111,8 +114,12 @@ void expect_numbers_named(const json& j, const std::string& at, const std::strin
     for (size_t i = 0; i < j.size(); ++i) expect_numbers_named(j[i], at + "/" + std::to_string(i), key, &j);
 }
 
+// The tool's declared size budget (data/mcp/tools.json budget_bytes).
+size_t budget(const std::string& tool) { return declaration(tool).value("budget_bytes", size_t{0}); }
+
 // A successful tools/call: structuredContent fits the declared outputSchema,
-// every number is named, and a short text comes first.
+// every number is named, one short text block says what it holds (the JSON is
+// not repeated as text), and the whole result is within the tool's budget.
 json expect_ok(const json& reply, const std::string& tool) {
   EXPECT_TRUE(reply.contains("result")) << reply.dump();
   if (!reply.contains("result")) return nullptr;
@@ -123,9 +130,11 @@ json expect_ok(const json& reply, const std::string& tool) {
   auto bad = service::schema_violation(schema, r["structuredContent"], schema);
   EXPECT_FALSE(bad) << tool << ": " << bad.value_or("");
   expect_numbers_named(r["structuredContent"], "", "", nullptr);
+  EXPECT_EQ(r["content"].size(), 1u) << r["content"].dump();
   EXPECT_EQ(r["content"][0]["type"], "text");
   EXPECT_FALSE(r["content"][0]["text"].get<std::string>().empty());
-  EXPECT_EQ(json::parse(r["content"][1]["text"].get<std::string>()), r["structuredContent"]);
+  EXPECT_FALSE(r["content"][0]["text"].get<std::string>().starts_with("{"));
+  EXPECT_LE(json_text(r).size(), budget(tool)) << tool << " answered over its budget";
   return r["structuredContent"];
 }
 
@@ -249,18 +258,46 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
   write_report(root, "r.ncu-rep", 120000, 3);
   McpServer s(options_for(root));
   initialize(s);
+  // strided_copy once, tiny twice with one launch configuration: two rows.
   auto list = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}}), "list_kernels");
-  EXPECT_EQ(list["count"], 3);
+  EXPECT_EQ(list["total"], 2);
+  EXPECT_EQ(list["launches"], 3);
   EXPECT_EQ(list["truncated"], false);
+  EXPECT_EQ(list["next_offset"], nullptr);
   EXPECT_EQ(list["report"], root + "/r.ncu-rep");
-  EXPECT_EQ(list["kernels"][0]["name"], "strided_copy()");
-  EXPECT_EQ(list["kernels"][0]["duration"], json({{"metric", "duration_ns"}, {"value", 120000.0}, {"unit", "ns"}}));
-  EXPECT_EQ(list["kernels"][0]["grid"], json({8192, 1, 1}));
-  auto two = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 2}}), "list_kernels");
-  EXPECT_EQ(two["count"], 2);
-  EXPECT_EQ(two["truncated"], true);
+  const auto& copy = list["kernels"][0];  // the most time first
+  EXPECT_EQ(copy["name"], "strided_copy()");
+  EXPECT_FALSE(copy.contains("mangled"));
+  EXPECT_EQ(copy["duration"], json({{"metric", "duration_ns"}, {"value", 120000.0}, {"unit", "ns"}}));
+  EXPECT_FALSE(copy.contains("total_duration"));  // one launch: its duration says it all
+  EXPECT_EQ(copy["grid"], json({8192, 1, 1}));
+  const auto& tiny_row = list["kernels"][1];
+  EXPECT_EQ(tiny_row["name"], "tiny()");
+  EXPECT_EQ(tiny_row["index"], 1);
+  EXPECT_EQ(tiny_row["launches"], 2);
+  EXPECT_EQ(tiny_row["indices"], "1-2");
+  EXPECT_EQ(tiny_row["total_duration"]["value"], 1501.0 + 1502.0);
+  EXPECT_EQ(tiny_row["min_duration"]["value"], 1501.0);
+  EXPECT_EQ(tiny_row["max_duration"]["value"], 1502.0);
+  EXPECT_EQ(tiny_row["duration"]["value"], 1501.5);
+  auto first = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 1}}), "list_kernels");
+  EXPECT_EQ(first["kernels"].size(), 1u);
+  EXPECT_EQ(first["truncated"], true);
+  ASSERT_EQ(first["next_offset"], 1);
+  auto second = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 1}, {"offset", 1}}), "list_kernels");
+  EXPECT_EQ(second["kernels"][0]["name"], "tiny()");
+  EXPECT_EQ(second["offset"], 1);
+  EXPECT_EQ(second["truncated"], false);
+  auto by_index = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"sort", "index"}, {"launches", "all"}}),
+                            "list_kernels");
+  ASSERT_EQ(by_index["total"], 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(by_index["kernels"][i]["index"], i);
   auto only = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"kernel", "regex:^tiny"}}), "list_kernels");
-  EXPECT_EQ(only["count"], 2);
+  EXPECT_EQ(only["total"], 1);
+  EXPECT_EQ(only["launches"], 2);
+  auto named = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"mangled", true}}), "list_kernels");
+  EXPECT_EQ(named["kernels"][1]["full_name"], "tiny()");
+  EXPECT_TRUE(named["kernels"][1].contains("mangled"));
 
   auto a = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "strided_copy"}}), "analyze_kernel");
   const auto& k = a["kernel"];
@@ -277,11 +314,23 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
     for (const auto& e : f["evidence"]) dram |= e["metric"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed" && e["value"] == 81.0;
   for (const auto& e : k["bottleneck"]["evidence"]) dram |= e["value"] == 81.0;
   EXPECT_TRUE(dram) << k.dump();
+  EXPECT_EQ(a["total"], static_cast<int64_t>(k["findings"].size()));  // the default page holds them all here
   auto top1 = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"top", 1}}), "analyze_kernel");
-  EXPECT_EQ(top1["kernel"]["findings"].size(), 1u);
+  ASSERT_EQ(top1["kernel"]["findings"].size(), 1u);
+  EXPECT_EQ(top1["total"], a["total"]);
+  if (a["total"].get<int>() > 1) {
+    EXPECT_EQ(top1["next_offset"], 1);
+    auto next = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"top", 1}, {"offset", 1}}), "analyze_kernel");
+    EXPECT_EQ(next["kernel"]["findings"][0]["id"], k["findings"][1]["id"]);
+  }
   auto tiny = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "2"}}), "analyze_kernel");
   EXPECT_EQ(tiny["kernel"]["index"], 2);
-  EXPECT_EQ(tiny["kernel"]["demangled"], "tiny()");
+  EXPECT_EQ(tiny["kernel"]["name"], "tiny()");
+  EXPECT_FALSE(tiny["kernel"].contains("mangled"));
+  auto mangled = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "2"}, {"mangled", true}}),
+                           "analyze_kernel");
+  EXPECT_EQ(mangled["kernel"]["full_name"], "tiny()");
+  EXPECT_TRUE(mangled["kernel"].contains("mangled"));
 }
 
 TEST(McpTools, MetricsByNameAndPatternAreBounded) {
@@ -292,7 +341,7 @@ TEST(McpTools, MetricsByNameAndPatternAreBounded) {
   auto named = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"},
                                                   {"names", {"launch__sm_count", "gpu__time_duration.sum", "no__such"}}}),
                          "get_metrics");
-  EXPECT_EQ(named["matched"], 2);
+  EXPECT_EQ(named["total"], 2);
   EXPECT_EQ(named["missing"], json({"no__such"}));
   bool sm = false;
   for (const auto& m : named["metrics"]) sm |= m["metric"] == "launch__sm_count" && m["value"] == 132.0;
@@ -304,7 +353,14 @@ TEST(McpTools, MetricsByNameAndPatternAreBounded) {
   auto bounded = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"}, {"limit", 3}}), "get_metrics");
   EXPECT_EQ(bounded["metrics"].size(), 3u);
   EXPECT_EQ(bounded["truncated"], true);
-  EXPECT_GT(bounded["matched"].get<int>(), 3);
+  EXPECT_GT(bounded["total"].get<int>(), 3);
+  EXPECT_EQ(bounded["next_offset"], 3);
+  // Zeros are counted, not hidden: with zeros: true the total grows by them.
+  auto all = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"}}), "get_metrics");
+  auto with_zeros = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"}, {"zeros", true}}), "get_metrics");
+  EXPECT_EQ(with_zeros["zeros_omitted"], 0);
+  EXPECT_EQ(with_zeros["total"].get<int>(), all["total"].get<int>() + all["zeros_omitted"].get<int>());
+  for (const auto& m : all["metrics"]) EXPECT_NE(m["value"], 0.0) << m.dump();
   auto bad = expect_tool_error(call(s, "get_metrics", {{"report", "r.ncu-rep"}, {"pattern", "(unclosed"}}));
   EXPECT_NE(bad.find("invalid regular expression"), std::string::npos) << bad;
 }
@@ -355,7 +411,10 @@ TEST(McpTools, DiffHistoryAndGateOverTheConfiguredStore) {
   auto h = expect_ok(call(s, "history", {{"kernel", "regex:^strided_copy"}}), "history");
   ASSERT_EQ(h["kernels"].size(), 1u);
   EXPECT_EQ(h["kernels"][0]["points"][0]["tag"], "main");
-  EXPECT_EQ(h["kernels"][0]["points"][0]["snapshot"]["duration"]["value"], 100000.0);
+  EXPECT_EQ(h["kernels"][0]["points"][0]["duration"]["value"], 100000.0);
+  EXPECT_FALSE(h["kernels"][0]["points"][0].contains("snapshot"));
+  auto full = expect_ok(call(s, "history", {{"kernel", "regex:^strided_copy"}, {"detail", true}}), "history");
+  EXPECT_FALSE(full["kernels"][0]["points"][0]["snapshot"]["metrics"].empty());
 
   auto failed = expect_ok(call(s, "gate", {{"report", "after.ncu-rep"}, {"baseline", "main"}}), "gate");
   EXPECT_EQ(failed["passed"], false);  // a regression is an answer, not an error
@@ -488,7 +547,7 @@ TEST(McpTools, FixtureReports) {
   McpServer s(options_for(fs::path(report).parent_path().string()));
   initialize(s);
   auto list = expect_ok(call(s, "list_kernels", {{"report", report}, {"limit", 5}}), "list_kernels");
-  ASSERT_GT(list["count"].get<int>(), 0);
+  ASSERT_GT(list["total"].get<int>(), 0);
   expect_ok(call(s, "analyze_kernel", {{"report", report}, {"top", 0}}), "analyze_kernel");
   expect_ok(call(s, "get_metrics", {{"report", report}, {"pattern", "^sm__"}}), "get_metrics");
   expect_ok(call(s, "source_hotspots", {{"report", report}}), "source_hotspots");
@@ -623,7 +682,139 @@ TEST(McpTools, TableIsComplete) {
   for (const auto& t : service::tool_declarations()) {
     EXPECT_EQ(service::unchecked_keyword(t["outputSchema"]), std::nullopt) << t["name"];
     EXPECT_FALSE(t["title"].get<std::string>().empty());
+    // Every tool states its budget and the list that pages within it, and
+    // its answer declares the page fields.
+    auto b = service::budget_of(t);
+    EXPECT_GE(b.bytes, 2048u) << t["name"];
+    EXPECT_LE(b.bytes, 16384u) << t["name"];
+    ASSERT_FALSE(b.list.empty()) << t["name"];
+    std::string pointer = "/properties" + b.list;
+    for (size_t at = pointer.find('/', 12); at != std::string::npos; at = pointer.find('/', at + 13))
+      pointer.insert(at, "/properties");
+    EXPECT_EQ(t["outputSchema"].value(json::json_pointer(pointer + "/type"), ""), "array") << t["name"] << " " << pointer;
+    for (const char* field : {"total", "offset", "next_offset", "truncated"})
+      EXPECT_TRUE(t["outputSchema"]["properties"].contains(field)) << t["name"] << " lacks " << field;
   }
+}
+
+// ------------------------------------------------------------- size budgets
+
+TEST(McpPage, IndicesFoldIntoRanges) {
+  EXPECT_EQ(service::index_ranges({0, 1, 2, 3, 7, 9, 10}), "0-3,7,9-10");
+  EXPECT_EQ(service::index_ranges({5}), "5");
+  EXPECT_EQ(service::index_ranges({}), "");
+}
+
+json rows(int n, size_t bytes_each) {
+  json out = json::array();
+  for (int i = 0; i < n; ++i) out.push_back({{"index", i}, {"text", std::string(bytes_each, 'x')}});
+  return out;
+}
+
+TEST(McpPage, AnAnswerOverItsBudgetLosesRowsNotItsShape) {
+  json answer = {{"rows", rows(50, 200)}};
+  service::set_page(answer, 50, 10, 100);
+  std::string text = "summary";
+  service::fit_budget({4096, "/rows"}, answer, text);
+  EXPECT_LE(service::result_bytes(text, answer), 4096u);
+  size_t kept = answer["rows"].size();
+  EXPECT_GT(kept, 5u);
+  EXPECT_LT(kept, 50u);
+  EXPECT_EQ(answer["rows"][0]["index"], 0);  // the page's own first row stays first
+  EXPECT_EQ(answer["next_offset"], 10 + static_cast<int>(kept));
+  EXPECT_EQ(answer["truncated"], true);
+  EXPECT_NE(text.find("cut to the 4096-byte size budget"), std::string::npos) << text;
+  // One more row would not have fitted: the page is the largest that does.
+  json bigger = {{"rows", rows(static_cast<int>(kept) + 1, 200)}};
+  service::set_page(bigger, kept + 1, 10, 100);
+  std::string t2 = "summary";
+  EXPECT_GT(service::result_bytes(t2 + "; rows 11-99 of 100 (cut to the 4096-byte size budget), next_offset 99", bigger), 4096u);
+}
+
+TEST(McpPage, OneRowStaysSoThatPagingMovesOn) {
+  json answer = {{"rows", rows(3, 8000)}};
+  service::set_page(answer, 3, 0, 3);
+  std::string text = "summary";
+  service::fit_budget({4096, "/rows"}, answer, text);
+  EXPECT_EQ(answer["rows"].size(), 1u);
+  EXPECT_EQ(answer["next_offset"], 1);
+}
+
+TEST(McpPage, AnAnswerWithinItsBudgetIsUntouched) {
+  json answer = {{"rows", rows(3, 10)}};
+  service::set_page(answer, 3, 0, 3);
+  json before = answer;
+  std::string text = "summary";
+  service::fit_budget({4096, "/rows"}, answer, text);
+  EXPECT_EQ(answer, before);
+  EXPECT_EQ(text, "summary; rows 1-3 of 3");
+}
+
+// Many distinct kernels with long names: more than one page, and the budget
+// (not the limit) ends a page asked to hold them all; the pages meet.
+TEST(McpTools, ALongListIsPagedWithinTheBudget) {
+  std::string root = fresh_root("budget");
+  std::vector<std::pair<std::string, uint64_t>> kernels;
+  for (int i = 0; i < 300; ++i) kernels.push_back({fmt::format("kernel_with_a_rather_long_name_{:03}", i), 64});
+  write_kernels(root, "many.ncu-rep", kernels);
+  McpServer s(options_for(root));
+  initialize(s);
+  auto first = expect_ok(call(s, "list_kernels", {{"report", "many.ncu-rep"}, {"limit", 1000}, {"sort", "index"}}),
+                         "list_kernels");
+  EXPECT_EQ(first["total"], 300);
+  EXPECT_EQ(first["truncated"], true);
+  size_t n = first["kernels"].size();
+  ASSERT_GT(n, 10u);
+  ASSERT_LT(n, 300u);
+  EXPECT_EQ(first["next_offset"], n);
+  auto second = expect_ok(call(s, "list_kernels", {{"report", "many.ncu-rep"}, {"limit", 1000}, {"sort", "index"},
+                                                   {"offset", first["next_offset"]}}),
+                          "list_kernels");
+  EXPECT_EQ(second["kernels"][0]["index"], n);  // nothing skipped, nothing repeated
+  auto metrics = expect_ok(call(s, "get_metrics", {{"report", "many.ncu-rep"}, {"limit", 2000}, {"zeros", true}}),
+                           "get_metrics");
+  EXPECT_EQ(metrics["offset"], 0);
+}
+
+// Every tool at its default arguments on real reports: the figures of
+// docs/mcp.md, held to each tool's declared budget by expect_ok.
+TEST(McpTools, EveryToolStaysWithinItsBudgetOnFixtures) {
+  KEET_REQUIRE_SHARED();
+  const std::vector<std::string> wanted = {"bwd29__self-join-MiSTIC/profile.ncu-rep", "piragi__fuzigrad/output.ncu-rep",
+                                           "Lashi0812__CudaProgramming/profile.ncu-rep",
+                                           "AveryClapp__ESMM-Research/ee5ce73/profile.ncu-rep"};
+  std::vector<std::string> reports;
+  for (const auto& r : testing::fixture_reports())
+    for (const auto& w : wanted)
+      if (r.ends_with("/" + w)) reports.push_back(r);
+  if (reports.size() < 2) GTEST_SKIP() << "the fixtures named here are absent";
+  std::string store = "sqlite:" + fresh_root("budget-store") + "/h.sqlite";
+  auto run = app::in_process_runner(no_env);
+  for (const auto& r : reports) ASSERT_EQ(run({"record", r, "--db", store}).exit_code, 0) << r;
+  auto o = options_for(fs::path(reports.front()).parent_path().string(), store);
+  o.roots.clear();
+  for (const auto& r : reports) o.roots.push_back(fs::path(r).parent_path().string());
+  McpServer s(std::move(o));
+  initialize(s);
+  for (const auto& r : reports) {
+    SCOPED_TRACE(r);
+    expect_ok(call(s, "list_kernels", {{"report", r}}), "list_kernels");
+    expect_ok(call(s, "list_kernels", {{"report", r}, {"launches", "all"}, {"limit", 1000}, {"mangled", true}}), "list_kernels");
+    expect_ok(call(s, "analyze_kernel", {{"report", r}}), "analyze_kernel");
+    expect_ok(call(s, "analyze_kernel", {{"report", r}, {"top", 0}}), "analyze_kernel");
+    expect_ok(call(s, "get_metrics", {{"report", r}}), "get_metrics");
+    expect_ok(call(s, "get_metrics", {{"report", r}, {"limit", 2000}, {"zeros", true}}), "get_metrics");
+    expect_ok(call(s, "source_hotspots", {{"report", r}}), "source_hotspots");
+    expect_ok(call(s, "source_hotspots", {{"report", r}, {"top", 200}}), "source_hotspots");
+    expect_ok(call(s, "diff_reports", {{"before", reports.front()}, {"after", r}}), "diff_reports");
+    expect_ok(call(s, "diff_reports", {{"before", reports.front()}, {"after", r}, {"limit", 1000}, {"detail", true}}),
+              "diff_reports");
+    expect_ok(call(s, "gate", {{"report", r}, {"detail", true}, {"limit", 1000}}), "gate");
+  }
+  expect_ok(call(s, "explain_term", {{"term", "long_scoreboard"}, {"count", 10}}), "explain_term");
+  expect_ok(call(s, "history", json::object()), "history");
+  auto h = expect_ok(call(s, "history", {{"detail", true}, {"runs", 500}, {"limit", 1000}}), "history");
+  EXPECT_EQ(h["truncated"], true);  // 150 and more kernels in full do not fit 16 KB
 }
 
 }  // namespace
