@@ -28,39 +28,6 @@ namespace keet::testing {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-std::string fresh_dir(const std::string& name) {
-  auto dir = temp_path("serve_load_" + name + "_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::vector<std::string> serve_args(const std::string& dir, std::vector<std::string> extra) {
-  std::vector<std::string> a{"--port", "0", "--data-dir", dir, "--max-queue", "10000"};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
-}
-
-json get_json(httplib::Client& c, const std::string& path) {
-  auto r = c.Get(path.c_str());
-  if (!r || r->status != 200) return {};
-  return json::parse(r->body, nullptr, false);
-}
-
-// Waits until every job in `ids` has ended; returns them by id.
-std::map<std::string, json> wait_all(httplib::Client& c, const std::vector<std::string>& ids, int seconds) {
-  std::map<std::string, json> ended;
-  auto deadline = Clock::now() + std::chrono::seconds(seconds);
-  while (Clock::now() < deadline && ended.size() < ids.size()) {
-    auto list = get_json(c, "/api/v1/jobs?limit=1000");
-    for (const auto& j : list["jobs"])
-      if (j["state"] != "queued" && j["state"] != "running") ended[j["id"]] = j;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return ended;
-}
 
 void expect_each_ended_once(const std::vector<std::string>& ids, const std::map<std::string, json>& ended, int max_attempts) {
   EXPECT_EQ(ended.size(), ids.size()) << "every accepted job ends";
@@ -98,10 +65,10 @@ TEST(ServeLoad, LoadAndFaultsShortForm) {
 }
 
 TEST(ServeLoad, AServerKilledMidQueueFinishesEveryJobAfterARestart) {
-  std::string dir = fresh_dir("restart");
+  std::string dir = serve_test_dir("restart");
   std::vector<std::string> ids;
   {
-    KeetProcess server("serve", serve_args(dir, {"--workers", "1", "--lease", "1"}));
+    KeetProcess server("serve", serve_test_args(dir, {"--workers", "1", "--lease", "1"}));
     ASSERT_TRUE(server.ok()) << server.log();
     httplib::Client c(server.url());
     for (int i = 0; i < 8; ++i) {
@@ -110,14 +77,14 @@ TEST(ServeLoad, AServerKilledMidQueueFinishesEveryJobAfterARestart) {
       ids.push_back(json::parse(res->body)["id"]);
     }
     // Killed with jobs queued and one running.
-    for (int i = 0; i < 100 && get_json(c, "/api/v1/jobs/" + ids[0])["state"] == "queued"; ++i)
+    for (int i = 0; i < 100 && serve_get_json(server.url(), "/api/v1/jobs/" + ids[0])["state"] == "queued"; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     server.kill();
   }
-  KeetProcess again("serve", serve_args(dir, {"--workers", "2", "--lease", "1"}));
+  KeetProcess again("serve", serve_test_args(dir, {"--workers", "2", "--lease", "1"}));
   ASSERT_TRUE(again.ok()) << again.log();
   httplib::Client c(again.url());
-  auto ended = wait_all(c, ids, 120);
+  auto ended = wait_ended(again.url(), ids, 120);
   expect_each_ended_once(ids, ended, 2);
   for (const auto& [id, j] : ended) {
     EXPECT_EQ(j["state"], "done") << j.dump();
@@ -130,8 +97,8 @@ TEST(ServeLoad, AServerKilledMidQueueFinishesEveryJobAfterARestart) {
 }
 
 TEST(ServeLoad, AJobWhoseWorkerIsKilledIsTakenByAnotherWorker) {
-  std::string dir = fresh_dir("worker");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--lease", "1"}));
+  std::string dir = serve_test_dir("worker");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--lease", "1"}));
   ASSERT_TRUE(server.ok()) << server.log();
   httplib::Client c(server.url());
   // A job long enough to be caught running: 1,000 kernels, analysed three times.
@@ -142,15 +109,15 @@ TEST(ServeLoad, AJobWhoseWorkerIsKilledIsTakenByAnotherWorker) {
   auto worker = std::make_unique<KeetProcess>("worker", std::vector<std::string>{"--data-dir", dir, "--workers", "1", "--lease", "1"});
   json job;
   for (int i = 0; i < 500; ++i) {
-    job = get_json(c, "/api/v1/jobs/" + id);
+    job = serve_get_json(server.url(), "/api/v1/jobs/" + id);
     if (job["state"] != "queued") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_EQ(job["state"], "running") << job.dump() << worker->log();
   worker->kill();
-  EXPECT_EQ(get_json(c, "/api/v1/jobs/" + id)["state"], "running") << "its claim is still held";
+  EXPECT_EQ(serve_get_json(server.url(), "/api/v1/jobs/" + id)["state"], "running") << "its claim is still held";
   KeetProcess second("worker", {"--data-dir", dir, "--workers", "1", "--lease", "1"});
-  auto ended = wait_all(c, {id}, 120);
+  auto ended = wait_ended(server.url(), {id}, 120);
   expect_each_ended_once({id}, ended, 2);
   EXPECT_EQ(ended[id]["state"], "done") << ended[id].dump();
   EXPECT_EQ(ended[id]["attempts"], 2) << "claimed again after the first worker died";
@@ -165,8 +132,8 @@ TEST(ServeLoad, AJobWhoseWorkerIsKilledIsTakenByAnotherWorker) {
 // any size. A chunked body (no Content-Length) is bounded by --max-upload
 // like any other, and every refusal has a JSON body.
 TEST(ServeLoad, UploadsOfAnyContentTypeAndChunkedOnesWork) {
-  std::string dir = fresh_dir("content_types");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "1", "--max-upload", "64k"}));
+  std::string dir = serve_test_dir("content_types");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "1", "--max-upload", "64k"}));
   ASSERT_TRUE(server.ok()) << server.log();
   httplib::Client c(server.url());
   std::string report = serve_test_report(1000, 30);
@@ -196,7 +163,7 @@ TEST(ServeLoad, UploadsOfAnyContentTypeAndChunkedOnesWork) {
   EXPECT_EQ(too_long->status, 413);
   EXPECT_TRUE(json::parse(too_long->body, nullptr, false).contains("error")) << too_long->body;
   std::vector<std::string> ids{json::parse(form->body)["id"], json::parse(chunked->body)["id"]};
-  auto ended = wait_all(c, ids, 60);
+  auto ended = wait_ended(server.url(), ids, 60);
   expect_each_ended_once(ids, ended, 1);
   for (const auto& [id, j] : ended) EXPECT_EQ(j["state"], "done") << j.dump();
   EXPECT_EQ(server.stop(), 0) << server.log();
@@ -232,8 +199,8 @@ std::string status_before_body(int port, const std::string& head) { return raw_e
 // HTTP library (libmicrohttpd's own short body: these never reach keet) and
 // cost the server no memory, however long the client goes on.
 TEST(ServeLoad, BadRequestsGetJsonErrorsAndHostileHeadersAreBounded) {
-  std::string dir = fresh_dir("errors");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--max-upload", "1M"}));
+  std::string dir = serve_test_dir("errors");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--max-upload", "1M"}));
   ASSERT_TRUE(server.ok()) << server.log();
   for (std::string bad : std::vector<std::string>{
            "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
@@ -273,8 +240,8 @@ TEST(ServeLoad, BadRequestsGetJsonErrorsAndHostileHeadersAreBounded) {
 // multipart part) grow the server's memory by a few MiB, the stored bytes are
 // the sent ones, and nothing is left in the spool folder.
 TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
-  std::string dir = fresh_dir("large");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--max-upload", "128M"}));
+  std::string dir = serve_test_dir("large");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--max-upload", "128M"}));
   ASSERT_TRUE(server.ok()) << server.log();
   httplib::Client c(server.url());
   c.set_read_timeout(60, 0);
@@ -331,8 +298,8 @@ TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
 // instead, and never sends its body; with the token it is told to go on.
 // (Clients that send 1 GiB bodies without the token: the load-and-fault plan.)
 TEST(ServeLoad, BodiesWithoutATokenAreRefusedOnTheirHeadersAndNeverKept) {
-  std::string dir = fresh_dir("no_token");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--token", "tok-load", "--max-upload", "1G"}));
+  std::string dir = serve_test_dir("no_token");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--token", "tok-load", "--max-upload", "1G"}));
   ASSERT_TRUE(server.ok()) << server.log();
   std::string expect = "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
                        "Content-Length: 1073741824\r\nExpect: 100-continue\r\n\r\n";

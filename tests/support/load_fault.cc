@@ -41,30 +41,20 @@ std::string serve_test_report(double duration_ns, int kernels) {
   return w.bytes();
 }
 
-namespace {
-
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-std::string fresh_dir(const std::string& name) {
-  auto dir = temp_path("load_fault_" + name + "_" + std::to_string(getpid()));
+std::string serve_test_dir(const std::string& name) {
+  auto dir = temp_path("serve_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
 }
 
-std::vector<std::string> serve_args(const std::string& dir, std::vector<std::string> extra) {
+std::vector<std::string> serve_test_args(const std::string& dir, std::vector<std::string> extra) {
   std::vector<std::string> a{"--port", "0", "--data-dir", dir, "--max-queue", "100000"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-json get_json(const std::string& url, const std::string& path) {
+json serve_get_json(const std::string& url, const std::string& path) {
   httplib::Client c(url);
   c.set_read_timeout(10, 0);
   auto r = c.Get(path.c_str());
@@ -72,18 +62,27 @@ json get_json(const std::string& url, const std::string& path) {
   return json::parse(r->body, nullptr, false);
 }
 
-// Every job in `ids` that has ended (done or failed), by id, waiting up to `seconds`.
 std::map<std::string, json> wait_ended(const std::string& url, const std::vector<std::string>& ids, int seconds) {
   std::map<std::string, json> ended;
   auto deadline = Clock::now() + std::chrono::seconds(seconds);
   while (Clock::now() < deadline && ended.size() < ids.size()) {
-    auto list = get_json(url, "/api/v1/jobs?limit=1000");
+    auto list = serve_get_json(url, "/api/v1/jobs?limit=1000");
     if (list.is_object())
       for (const auto& j : list["jobs"])
         if (j["state"] != "queued" && j["state"] != "running") ended[j["id"]] = j;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return ended;
+}
+
+namespace {
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 // What became of the accepted jobs: how many were lost, did not end done, or ran more than `max_attempts` times.
@@ -153,8 +152,8 @@ LoadFaultCheck failed(std::string step, std::string why) { return {std::move(ste
 // ------------------------------------------------------------------ burst
 
 LoadFaultCheck burst(const LoadFaultPlan& p) {
-  auto dir = fresh_dir("burst");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "2"}));
+  auto dir = serve_test_dir("burst");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "2"}));
   if (!server.ok()) return failed("burst", "the server did not start: " + server.log());
   // One upload in 16 is not a report: its job must fail with the reader's reason, and the others go on.
   auto corrupt = [](int i) { return i % 16 == 5; };
@@ -241,8 +240,8 @@ BigResult send_big_body(int port, size_t bytes, bool chunked, bool waits) {
 }
 
 LoadFaultCheck no_token(const LoadFaultPlan& p) {
-  auto dir = fresh_dir("no_token");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "0", "--token", "load-fault-token", "--max-upload", "2G"}));
+  auto dir = serve_test_dir("no_token");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--token", "load-fault-token", "--max-upload", "2G"}));
   if (!server.ok()) return failed("no-token", "the server did not start: " + server.log());
   std::vector<BigResult> results(static_cast<size_t>(p.big_clients));
   auto start = Clock::now();
@@ -295,8 +294,8 @@ void slow_client(int port, int kind, const std::string& job, const std::atomic<b
 }
 
 LoadFaultCheck slow_clients(const LoadFaultPlan& p) {
-  auto dir = fresh_dir("slow");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "0"}));
+  auto dir = serve_test_dir("slow");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0"}));
   if (!server.ok()) return failed("slow-clients", "the server did not start: " + server.log());
   httplib::Client c(server.url());
   auto queued = c.Post("/api/v1/jobs?name=waits.ncu-rep", serve_test_report(1000, 1), "application/octet-stream");
@@ -343,8 +342,8 @@ LoadFaultCheck postgres_restart(const LoadFaultPlan& p) {
   std::string why;
   auto pg = PgServer::start(why);
   if (!pg) return {"postgres-restart", true, true, "", "no PostgreSQL server: " + why};
-  auto dir = fresh_dir("pg");
-  KeetProcess server("serve", serve_args(dir, {"--workers", "2", "--lease", "3", "--store", pg->url()}));
+  auto dir = serve_test_dir("pg");
+  KeetProcess server("serve", serve_test_args(dir, {"--workers", "2", "--lease", "3", "--store", pg->url()}));
   if (!server.ok()) return failed("postgres-restart", "the server did not start: " + server.log());
   httplib::Client c(server.url());
   std::vector<std::string> ids;
@@ -355,7 +354,7 @@ LoadFaultCheck postgres_restart(const LoadFaultPlan& p) {
   };
   for (int i = 0; i < p.postgres_jobs; ++i)
     if (!upload(i)) return failed("postgres-restart", "an upload before the restart failed");
-  for (int i = 0; i < 200 && get_json(server.url(), "/api/v1/jobs/" + ids[0]).value("state", "") == "queued"; ++i)
+  for (int i = 0; i < 200 && serve_get_json(server.url(), "/api/v1/jobs/" + ids[0]).value("state", "") == "queued"; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   if (!pg->stop()) return failed("postgres-restart", "PostgreSQL did not stop");
   auto down = c.Get("/api/v1/info");
@@ -400,8 +399,8 @@ LoadFaultCheck postgres_restart(const LoadFaultPlan& p) {
 // -------------------------------------------------------------- used port
 
 LoadFaultCheck used_port() {
-  auto dir = fresh_dir("port"), dir2 = fresh_dir("port2");
-  KeetProcess first("serve", serve_args(dir, {"--workers", "0"}));
+  auto dir = serve_test_dir("port"), dir2 = serve_test_dir("port2");
+  KeetProcess first("serve", serve_test_args(dir, {"--workers", "0"}));
   if (!first.ok()) return failed("used-port", "the first server did not start: " + first.log());
   auto second = run_command(fmt::format("timeout 20 {} serve --port {} --data-dir {} --workers 0", shell_quote(keet_binary()),
                                         first.port(), shell_quote(dir2)));

@@ -6,9 +6,12 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace keet::testing {
 
@@ -46,6 +49,17 @@ struct LoadFaultCheck {
 };
 
 std::vector<LoadFaultCheck> run_load_fault(const LoadFaultPlan& plan);
+
+// A fresh, empty folder for one server's data ("serve_NAME_PID" under the tests' temp folder).
+std::string serve_test_dir(const std::string& name);
+// keet serve's arguments for a test server: any free port, `dir` as its data
+// folder, a queue no test fills, then `extra`.
+std::vector<std::string> serve_test_args(const std::string& dir, std::vector<std::string> extra);
+// GET `path` from the server at `url` as JSON; null unless it answered 200.
+nlohmann::json serve_get_json(const std::string& url, const std::string& path);
+// Every job in `ids` that has ended (done, failed or cancelled), by id,
+// waiting up to `seconds` for all of them.
+std::map<std::string, nlohmann::json> wait_ended(const std::string& url, const std::vector<std::string>& ids, int seconds);
 
 // A report of `kernels` copies of the memory-bound scenario kernel (more
 // kernels: longer jobs), each duration offset so that reports differ.
