@@ -47,8 +47,10 @@ struct keet_httpd_request {
 };
 
 // A streamed body (server-sent events): the plugin calls next() until it
-// returns 0, handing it write(), which returns 0 once the client has gone;
-// release() is called exactly once at the end, however it ended.
+// returns 0, handing it write(), which buffers what next() writes (it
+// returns 0 only if the bytes cannot be taken); a client that has gone is
+// noticed when the plugin sends, and ends the stream. release() is called
+// exactly once at the end, however it ended.
 struct keet_httpd_writer {
   void* context;
   int (*write)(void* context, const char* data, size_t size);
