@@ -7,7 +7,7 @@
 #include "app/common.h"
 #include "app/llm_flags.h"
 #include "app/timeline_input.h"
-#include "store/calibration.h"
+#include "compare/calibration.h"
 
 namespace keet::app {
 
@@ -24,7 +24,7 @@ struct AnalyzeArgs {
   double coverage_threshold = 0.5;
   bool calibrated = false;  // --calibrated: the history's measured/predicted ratio beside each estimate
   std::string db;
-  std::vector<store::CalibrationPoint> calibration;  // loaded when --calibrated
+  std::vector<compare::CalibrationPoint> calibration;  // loaded when --calibrated
 };
 
 ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a);

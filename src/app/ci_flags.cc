@@ -10,7 +10,7 @@
 namespace keet::app {
 
 Result<double> duration_flag(const std::string& flag, const std::string& text) {
-  auto v = render::parse_duration_ns(text);
+  auto v = compare::parse_duration_ns(text);
   if (!v)
     return fail(ExitCode::BadInput,
                 fmt::format("{}: '{}' is not a duration (e.g. 2us; units ns, us, ms, s)", flag, text));
@@ -20,7 +20,7 @@ Result<double> duration_flag(const std::string& flag, const std::string& text) {
 Result<std::vector<std::pair<int, int>>> pair_flags(const std::vector<std::string>& texts) {
   std::vector<std::pair<int, int>> out;
   for (const auto& t : texts) {
-    auto p = render::parse_pair(t);
+    auto p = compare::parse_pair(t);
     if (!p) return fail(ExitCode::BadInput, fmt::format("--pair: '{}' is not BEFORE_INDEX:AFTER_INDEX (e.g. 0:2)", t));
     out.push_back(*p);
   }
@@ -41,7 +41,7 @@ std::string host_name() {
   return name;
 }
 
-std::string render_gate(const std::string& format, const render::GateResult& g) {
+std::string render_gate(const std::string& format, const compare::GateResult& g) {
   if (format == "json") return render::gate_json(g);
   if (format == "junit") return render::gate_junit(g);
   if (format == "sarif") return render::gate_sarif(g);

@@ -18,6 +18,6 @@ Result<std::vector<std::pair<int, int>>> pair_flags(const std::vector<std::strin
 std::string utc_timestamp();
 std::string host_name();  // "localhost" when the system has none
 // The gate report in `format`: text, json, junit, sarif, markdown or github.
-std::string render_gate(const std::string& format, const render::GateResult& g);
+std::string render_gate(const std::string& format, const compare::GateResult& g);
 
 }  // namespace keet::app

@@ -35,7 +35,7 @@
 #include "render/llm_markdown.h"
 #include "render/markdown.h"
 #include "render/timeline.h"
-#include "store/calibration.h"
+#include "compare/calibration.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -51,10 +51,10 @@ struct AppView {
 
 // "calibrated: 1.42x (formula 1.80x x median ratio 0.79 over 3 pair(s) on 8.6)", per finding with an estimate.
 std::string calibrated_text(const AnalyzeArgs& a, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-  std::string arch = arch_of_device(device_of(k)), out;
+  std::string arch = compare::arch_of_device(device_of(k)), out;
   for (const auto& f : d.findings) {
     if (!f.estimated_speedup) continue;
-    auto row = store::calibration_for(a.calibration, f.id, arch);
+    auto row = compare::calibration_for(a.calibration, f.id, arch);
     if (!row) continue;
     out += fmt::format("  {}: formula {:.2f}x, calibrated {:.2f}x (median measured/predicted {:.2f} over {} pair(s) on {})\n",
                        f.id, *f.estimated_speedup, *f.estimated_speedup * row->median_ratio, row->median_ratio,
@@ -312,7 +312,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   return run;
 }
 
-Result<std::vector<store::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a) {
+Result<std::vector<compare::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a) {
   if (a.format == "json" || a.format == "html")
     return fail(ExitCode::BadInput, "--calibrated: shown in text and markdown output only");
   auto db = open_history(ctx, a.db);

@@ -7,7 +7,7 @@
 
 #include "app/commands.h"
 #include "app/compare.h"
-#include "store/calibration.h"
+#include "compare/calibration.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -17,7 +17,7 @@ struct CalibrateArgs {
   std::string db, format;
 };
 
-nlohmann::json calibration_json(const std::vector<store::CalibrationRow>& rows, size_t points, const std::string& db) {
+nlohmann::json calibration_json(const std::vector<compare::CalibrationRow>& rows, size_t points, const std::string& db) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows)
     out.push_back({{"rule", r.rule}, {"arch", r.arch}, {"count", r.count}, {"median_ratio", r.median_ratio},
@@ -26,7 +26,7 @@ nlohmann::json calibration_json(const std::vector<store::CalibrationRow>& rows, 
   return {{"schema", "keet.calibration/1"}, {"database", db}, {"points", points}, {"rows", out}};
 }
 
-std::string calibration_text(const std::vector<store::CalibrationRow>& rows, size_t points, const std::string& db) {
+std::string calibration_text(const std::vector<compare::CalibrationRow>& rows, size_t points, const std::string& db) {
   if (rows.empty())
     return fmt::format("no calibration points in {}: keet tune, keet diff --db and keet record store them\n", db);
   std::string out = fmt::format("{} point(s) in {}; ratio = measured / predicted speedup (1.00: the estimate came true)\n",
@@ -44,7 +44,7 @@ ExitCode run_calibrate(Context& ctx, const CalibrateArgs& a) {
   if (!db) return report_error(ctx, db.error());
   auto points = (*db)->calibration_points();
   if (!points) return report_error(ctx, points.error());
-  auto rows = store::summarise_calibration(*points);
+  auto rows = compare::summarise_calibration(*points);
   if (a.format == "json") ctx.out << json_text(calibration_json(rows, points->size(), (*db)->describe()), 2) << "\n";
   else ctx.out << calibration_text(rows, points->size(), (*db)->describe());
   return ExitCode::Ok;

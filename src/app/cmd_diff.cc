@@ -24,8 +24,8 @@ struct DiffArgs {
   double coverage_threshold = 0.5;
 };
 
-Result<render::DiffOptions> diff_options(const DiffArgs& a) {
-  render::DiffOptions opt;
+Result<compare::DiffOptions> diff_options(const DiffArgs& a) {
+  compare::DiffOptions opt;
   auto threshold = fraction_flag("--threshold", a.threshold);
   if (!threshold) return std::unexpected(threshold.error());
   opt.threshold = *threshold;
@@ -38,12 +38,12 @@ Result<render::DiffOptions> diff_options(const DiffArgs& a) {
   // A person reads a diff, and every rendering says how each pair was made, so
   // a renamed kernel is paired (the only kernel of each report, or by launch
   // configuration and order) rather than left as missing + new.
-  opt.matching = a.names_only ? render::Matching::NameOnly : render::Matching::NameThenRenamed;
+  opt.matching = a.names_only ? compare::Matching::NameOnly : compare::Matching::NameThenRenamed;
   return opt;
 }
 
-std::string render_diff(const std::string& format, const render::DiffResult& d) {
-  if (format == "json") return json_text(render::diff_json(d), 2) + "\n";
+std::string render_diff(const std::string& format, const compare::DiffResult& d) {
+  if (format == "json") return json_text(compare::diff_json(d), 2) + "\n";
   if (format == "markdown") return render::diff_markdown(d);
   if (format == "html") return render::html_diff(d);
   return render::diff_text(d);
@@ -58,13 +58,13 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (!before) return report_error(ctx, before.error());
   auto after = load_and_analyse(ctx, a.after);
   if (!after) return report_error(ctx, after.error());
-  if (auto ok = render::check_forced_pairs(before->kernels, after->kernels, opt->forced); !ok)
+  if (auto ok = compare::check_forced_pairs(before->kernels, after->kernels, opt->forced); !ok)
     return report_error(ctx, ok.error());
-  auto result = render::diff(std::move(before->kernels), std::move(after->kernels), *opt);
+  auto result = compare::diff(std::move(before->kernels), std::move(after->kernels), *opt);
   if (!a.db.empty()) {
     auto db = store::open_store(a.db);
     if (!db) return report_error(ctx, db.error());
-    if (auto r = (*db)->add_calibration(calibration_points(result, "diff", unix_now())); !r) return report_error(ctx, r.error());
+    if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", unix_now())); !r) return report_error(ctx, r.error());
   }
   std::string app_view;
   if (*timeline) {
@@ -75,7 +75,7 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (a.format != "json") return emit(ctx, a.output, render_diff(a.format, result) + app_view);
   auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
   if (!target) return report_error(ctx, target.error());
-  render::write_diff_json(target->stream(), result);
+  compare::write_diff_json(target->stream(), result);
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   return ExitCode::Ok;
 }

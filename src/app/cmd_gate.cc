@@ -53,22 +53,22 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   if (current->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels"});
   auto base = find_baseline(ctx, a, current->kernels.front().device);
   if (!base) return report_error(ctx, base.error());
-  base->kernels = render::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
-  if (auto ok = render::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
+  base->kernels = compare::select_snapshots(base->kernels, a.report.kernel);  // -k: the same kernels on both sides
+  if (auto ok = compare::check_forced_pairs(base->kernels, current->kernels, *forced, "baseline", "report"); !ok)
     return report_error(ctx, ok.error());
   // Name-only pairing (unlike keet diff): the gate's exit status fails CI, and
   // a verdict on a guessed pair of differently named kernels could fail a
   // build, or pass it, on a comparison nobody asked for. A renamed kernel is
   // missing + new; the text report suggests the --pair that compares it.
-  auto d = render::diff(std::move(base->kernels), std::move(current->kernels),
-                        {*limit, *forced, *min_delta, render::Matching::NameOnly});
+  auto d = compare::diff(std::move(base->kernels), std::move(current->kernels),
+                        {*limit, *forced, *min_delta, compare::Matching::NameOnly});
   std::string app_view;
   if (*timeline) {
     auto v = analysis::weigh_changes(**timeline, changes_of(d), a.coverage_threshold);
     if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
     if (a.format == "text" || a.format == "markdown") app_view = render::change_view_text(v, a.format == "markdown");
   }
-  auto g = render::gate(std::move(d), *limit, *min_delta);
+  auto g = compare::gate(std::move(d), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(*base);
   g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout

@@ -21,12 +21,12 @@ struct HistoryArgs {
 
 struct Point {
   const store::Run* run;
-  const render::KernelSnapshot* kernel;
+  const compare::KernelSnapshot* kernel;
 };
 
 // -k applies the report selector's rules (index, exact name, regex:) to a
 // stored kernel through a stand-in model kernel.
-bool selected(const model::KernelSelector& sel, const render::KernelSnapshot& s) {
+bool selected(const model::KernelSelector& sel, const compare::KernelSnapshot& s) {
   model::Kernel k;
   k.index = s.index;
   k.demangled = s.name;
@@ -65,7 +65,7 @@ nlohmann::json trend_json(const std::string& identity, const std::vector<Point>&
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& p : points)
     arr.push_back({{"run", p.run->id}, {"tag", p.run->tag}, {"commit", p.run->commit},
-                   {"recorded_at", p.run->recorded_at}, {"kernel", render::snapshot_json(*p.kernel)}});
+                   {"recorded_at", p.run->recorded_at}, {"kernel", compare::snapshot_json(*p.kernel)}});
   return {{"kernel", identity}, {"points", arr}};
 }
 

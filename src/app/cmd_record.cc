@@ -43,8 +43,8 @@ ExitCode run_record(Context& ctx, const RecordArgs& a) {
   if (!id) return report_error(ctx, id.error());
   if (previous && *previous) {
     // By name only: a calibration point from a guessed pair of renamed kernels would skew keet calibrate.
-    auto d = render::diff(std::move((*previous)->kernels), run.kernels, {.matching = render::Matching::NameOnly});
-    if (auto c = (*db)->add_calibration(calibration_points(d, "record", run.recorded_at)); !c)
+    auto d = compare::diff(std::move((*previous)->kernels), run.kernels, {.matching = compare::Matching::NameOnly});
+    if (auto c = (*db)->add_calibration(compare::calibration_points(d, "record", run.recorded_at)); !c)
       ctx.err << "keet: warning: calibration not stored: " << c.error().message << "\n";
   }
   ctx.out << fmt::format("recorded run #{}: {} kernel(s) on {}{} into {}\n", *id, run.kernels.size(),

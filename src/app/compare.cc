@@ -19,28 +19,13 @@ Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
   model::Report head;
   auto ok = stream_report(ctx, a, kernel_pass_options(), head, {.visit = [&](model::Kernel&& k, const model::Report& h) {
                                                auto d = analysis::analyze_kernel(h, k, analysis::AnalyzeOptions{0});
-                                               out.kernels.push_back(render::snapshot(k, &d, &h));
+                                               out.kernels.push_back(compare::snapshot(k, &d, &h));
                                                return true;
                                              },
                                              .context = &*complete});
   if (!ok) return std::unexpected(ok.error());
   if (ok->partial_exit != ExitCode::Ok)
     return fail(ok->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));
-  return out;
-}
-
-std::string arch_of_device(const std::string& device) {
-  if (const auto* gpu = analysis::find_gpu(device)) return gpu->cc;
-  return device.empty() ? "unknown" : device;
-}
-
-std::vector<store::CalibrationPoint> calibration_points(const render::DiffResult& d, const std::string& source,
-                                                        int64_t recorded_at) {
-  std::vector<store::CalibrationPoint> out;
-  for (const auto& p : d.pairs)
-    for (const auto& g : p.predicted)
-      out.push_back({source, g.finding, arch_of_device(p.before.device), p.before.name, g.predicted, g.measured,
-                     recorded_at});
   return out;
 }
 
@@ -61,7 +46,7 @@ Result<std::unique_ptr<store::HistoryStore>> open_history(Context& ctx, const st
 }
 
 Result<double> fraction_flag(const std::string& flag, const std::string& text) {
-  auto v = render::parse_fraction(text);
+  auto v = compare::parse_fraction(text);
   if (!v) return fail(ExitCode::BadInput, fmt::format("{}: '{}' is not a percentage (e.g. 5%)", flag, text));
   return *v;
 }

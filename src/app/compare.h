@@ -16,7 +16,7 @@ namespace keet::app {
 // 20,000-kernel reports holds neither report in memory.
 struct Analysed {
   std::string path;
-  std::vector<render::KernelSnapshot> kernels;
+  std::vector<compare::KernelSnapshot> kernels;
 };
 Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a);
 
@@ -24,12 +24,6 @@ Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a);
 void add_db_option(CLI::App& sub, std::string& db);
 Result<std::unique_ptr<store::HistoryStore>> open_history(Context& ctx, const std::string& db);
 
-// Calibration: per pair of `d`, each finding BEFORE estimated and AFTER no
-// longer has, with the pair's measured speedup. `arch` is the compute
-// capability when the GPU tables know the device name, else the name.
-std::vector<store::CalibrationPoint> calibration_points(const render::DiffResult& d, const std::string& source,
-                                                        int64_t recorded_at);
-std::string arch_of_device(const std::string& device);
 int64_t unix_now();
 
 // Parses a percentage flag ("5%", "0.05") or fails naming the flag.

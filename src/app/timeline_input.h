@@ -35,7 +35,7 @@ Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ct
 
 // diff/gate: (after kernel's name, its duration change) per pair, and the
 // kernels only the after side has (no change).
-std::vector<std::pair<std::string, std::optional<double>>> changes_of(const render::DiffResult& d);
+std::vector<std::pair<std::string, std::optional<double>>> changes_of(const compare::DiffResult& d);
 
 // Flags shared by the commands that read a timeline.
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional);

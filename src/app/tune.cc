@@ -24,7 +24,7 @@ namespace {
 struct Reference {
   std::map<std::string, std::string> files;
   std::string report;
-  std::vector<render::KernelSnapshot> kernels;
+  std::vector<compare::KernelSnapshot> kernels;
   std::optional<double> total_ns;
   std::string chain;  // unified diffs from the baseline
 };
@@ -37,10 +37,10 @@ struct Loop {
   std::string ncu;
   double threshold = 0.02;
   fs::path baseline_output;  // the baseline's run output, what a candidate's must match
-  std::vector<store::CalibrationPoint> calibration;
+  std::vector<compare::CalibrationPoint> calibration;
 };
 
-std::optional<double> total_duration(const std::vector<render::KernelSnapshot>& ks) {
+std::optional<double> total_duration(const std::vector<compare::KernelSnapshot>& ks) {
   std::optional<double> total;
   for (const auto& k : ks)
     if (k.duration_ns) total = total.value_or(0) + *k.duration_ns;
@@ -132,7 +132,7 @@ Result<fs::path> materialise(Loop& L, const std::string& id, const std::map<std:
   return dir;
 }
 
-Result<std::vector<render::KernelSnapshot>> analysed(Loop& L, const std::string& report) {
+Result<std::vector<compare::KernelSnapshot>> analysed(Loop& L, const std::string& report) {
   auto a = load_and_analyse(L.ctx, ReportArgs{.path = report, .allow_partial = true});
   if (!a) return std::unexpected(a.error());
   return std::move(a->kernels);
@@ -143,14 +143,14 @@ Result<std::vector<render::KernelSnapshot>> analysed(Loop& L, const std::string&
 // side pairs whatever its name (a fix may rename the kernel; diff.json says
 // only_kernel); with more, by name only, so a calibration point never rests
 // on a pair guessed from launch configurations.
-void judge(Loop& L, Candidate& c, const Reference& ref, std::vector<render::KernelSnapshot> kernels) {
+void judge(Loop& L, Candidate& c, const Reference& ref, std::vector<compare::KernelSnapshot> kernels) {
   c.duration_ns = total_duration(kernels);
-  render::DiffOptions opt{.threshold = L.threshold};
-  if (ref.kernels.size() == 1 && kernels.size() == 1) opt.matching = render::Matching::NameThenRenamed;
-  auto d = render::diff(ref.kernels, kernels, opt);
-  io::write_text_file((fs::path(c.dir) / "diff.json").string(), json_text(render::diff_json(d), 2) + "\n");
-  for (auto& p : calibration_points(d, "tune", unix_now())) L.calibration.push_back(std::move(p));
-  for (const auto& f : ref.kernels.empty() ? std::vector<render::FindingSummary>{} : ref.kernels[0].findings)
+  compare::DiffOptions opt{.threshold = L.threshold};
+  if (ref.kernels.size() == 1 && kernels.size() == 1) opt.matching = compare::Matching::NameThenRenamed;
+  auto d = compare::diff(ref.kernels, kernels, opt);
+  io::write_text_file((fs::path(c.dir) / "diff.json").string(), json_text(compare::diff_json(d), 2) + "\n");
+  for (auto& p : compare::calibration_points(d, "tune", unix_now())) L.calibration.push_back(std::move(p));
+  for (const auto& f : ref.kernels.empty() ? std::vector<compare::FindingSummary>{} : ref.kernels[0].findings)
     if (f.id == c.target) c.predicted_speedup = f.estimated_speedup;
   if (!ref.total_ns || !c.duration_ns || *c.duration_ns <= 0) {
     c.outcome = Outcome::ProfileFailed;

@@ -61,7 +61,7 @@ struct Candidate {
 struct TuneResult {
   std::string baseline_report;
   std::optional<double> baseline_ns;
-  std::vector<render::FindingSummary> baseline_findings;
+  std::vector<compare::FindingSummary> baseline_findings;
   std::vector<Candidate> candidates;
   std::optional<size_t> winner;           // index into candidates: the best kept
   std::optional<double> total_speedup;    // baseline / winner

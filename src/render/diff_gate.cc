@@ -9,6 +9,7 @@
 #include "util/json.h"
 
 namespace keet::render {
+using namespace compare;
 namespace {
 
 // Metrics that moved in their bad direction by more than this explain a slowdown.
@@ -33,20 +34,6 @@ std::string pass_message(const PairDiff& p) {
 
 }  // namespace
 
-GateResult gate(DiffResult d, double max_slowdown, double min_delta_ns) {
-  GateResult g;
-  g.max_slowdown = max_slowdown;
-  g.min_delta_ns = min_delta_ns;
-  for (size_t i = 0; i < d.pairs.size(); ++i) {
-    const auto& p = d.pairs[i];
-    if (!p.change || *p.change <= max_slowdown) continue;
-    if (*p.after.duration_ns - *p.before.duration_ns < min_delta_ns) continue;  // too small to matter
-    g.regressions.push_back(i);
-  }
-  g.diff = std::move(d);
-  return g;
-}
-
 std::string likely_cause(const PairDiff& p) {
   std::vector<std::string> causes;
   for (const auto& id : p.introduced) causes.push_back("finding introduced: " + finding_title(p, id));
@@ -65,23 +52,6 @@ std::string regression_message(const PairDiff& p) {
   return fmt::format("{} ({}) is {} slower: {} -> {}. Likely cause: {}", pair_title(p), p.after.launch_text(),
                      format_change(p.change), format_duration(p.before.duration_ns),
                      format_duration(p.after.duration_ns), likely_cause(p));
-}
-
-std::string_view gate_status_name(GateStatus s) {
-  static constexpr std::string_view names[] = {"regression", "ok", "missing", "new"};
-  return names[static_cast<int>(s)];
-}
-
-std::vector<GateRow> gate_rows(const GateResult& g) {
-  std::vector<GateRow> rows;
-  const auto& pairs = g.diff.pairs;
-  for (size_t i : g.regressions) rows.push_back({GateStatus::Regression, &pairs[i].before, &pairs[i].after, &pairs[i]});
-  for (size_t i = 0; i < pairs.size(); ++i)
-    if (std::ranges::find(g.regressions, i) == g.regressions.end())
-      rows.push_back({GateStatus::Ok, &pairs[i].before, &pairs[i].after, &pairs[i]});
-  for (const auto& s : g.diff.unmatched_before) rows.push_back({GateStatus::Missing, &s, nullptr, nullptr});
-  for (const auto& s : g.diff.unmatched_after) rows.push_back({GateStatus::New, nullptr, &s, nullptr});
-  return rows;
 }
 
 std::string gate_row_message(const GateRow& r) {

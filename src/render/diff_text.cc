@@ -10,6 +10,7 @@
 #include "render/markdown.h"
 
 namespace keet::render {
+using namespace compare;
 
 std::string format_duration(std::optional<double> ns) {
   return ns ? model::readable_duration(*ns) : "-";

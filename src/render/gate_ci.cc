@@ -11,6 +11,7 @@
 #include "render/markdown.h"
 
 namespace keet::render {
+using namespace compare;
 namespace {
 
 // ------------------------------------------------------------ JUnit XML

@@ -17,6 +17,7 @@
 #endif
 
 namespace keet::render {
+using namespace compare;
 namespace {
 
 namespace fs = std::filesystem;

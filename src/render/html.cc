@@ -16,6 +16,7 @@
 #include "util/strings.h"
 
 namespace keet::render {
+using namespace compare;
 namespace {
 
 using html::esc;

@@ -42,6 +42,6 @@ std::string html_report_end();
 // verifier flagged), placed after every kernel's engine section.
 std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r);
 // Before/after page for `keet diff --format html`.
-std::string html_diff(const DiffResult& diff);
+std::string html_diff(const compare::DiffResult& diff);
 
 }  // namespace keet::render

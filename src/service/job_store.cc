@@ -174,7 +174,7 @@ std::string pairs_text(const std::vector<std::pair<int, int>>& pairs) {
 std::vector<std::pair<int, int>> pairs_from(const std::string& text) {
   std::vector<std::pair<int, int>> out;
   for (auto word : split(text, ' '))
-    if (auto p = render::parse_pair(word)) out.push_back(*p);
+    if (auto p = compare::parse_pair(word)) out.push_back(*p);
   return out;
 }
 

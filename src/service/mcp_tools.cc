@@ -603,7 +603,7 @@ json metric_delta(const json& m) {
 }
 
 // How keet diff made the pair, in its words (render::pairing_note).
-std::string pairing_text(const json& p, render::PairedBy by) {
+std::string pairing_text(const json& p, compare::PairedBy by) {
   const json &before = at(p, "before"), &after = at(p, "after");
   return render::pairing_note(by, str(before, "name"), str(after, "name"), static_cast<int>(integer(before, "index")),
                               static_cast<int>(integer(after, "index")));
@@ -614,9 +614,9 @@ json pair_of(const json& p, bool detail) {
   // Without detail, only the metrics that moved: an unchanged one says nothing new.
   for (const auto& m : at(p, "metrics"))
     if (detail || !is_zero(at(m, "change"))) metrics.push_back(metric_delta(m));
-  auto by = render::paired_by_from_name(str(p, "paired_by")).value_or(render::PairedBy::Name);
+  auto by = compare::paired_by_from_name(str(p, "paired_by")).value_or(compare::PairedBy::Name);
   return {{"verdict", str(p, "verdict")},
-          {"paired_by", render::paired_by_name(by)},
+          {"paired_by", compare::paired_by_name(by)},
           {"pairing", pairing_text(p, by)},
           {"before", snapshot_of(at(p, "before"), detail)},
           {"after", snapshot_of(at(p, "after"), detail)},

@@ -28,12 +28,12 @@ Result<std::unique_ptr<HistoryStore>> open_store(const std::string& url) {
   return open_sqlite(path);
 }
 
-std::string kernel_payload(const render::KernelSnapshot& s) { return json_text(render::snapshot_json(s)); }
+std::string kernel_payload(const compare::KernelSnapshot& s) { return json_text(compare::snapshot_json(s)); }
 
-std::optional<render::KernelSnapshot> kernel_from_payload(const std::string& text) {
+std::optional<compare::KernelSnapshot> kernel_from_payload(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
-  return render::snapshot_from_json(j);
+  return compare::snapshot_from_json(j);
 }
 
 // A run counts as "on the device" when any of its kernels ran there, so a

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "render/diff.h"
+#include "compare/calibration.h"
+#include "compare/diff.h"
 #include "util/error.h"
 
 namespace keet::store {
@@ -21,22 +22,9 @@ struct Run {
   std::string commit;      // --commit SHA; may be empty
   int64_t recorded_at = 0; // unix seconds
   std::string report_path;
-  std::vector<render::KernelSnapshot> kernels;
+  std::vector<compare::KernelSnapshot> kernels;
   // The device of the first kernel that names one ("" if none does).
   std::string device() const;
-};
-
-// One resolved finding of a measured before/after pair (keet tune, keet diff
-// --db, keet record): what the engine predicted its fix would gain and what
-// the pair measured. `keet calibrate` summarises them per rule and architecture.
-struct CalibrationPoint {
-  std::string source;  // "tune" | "diff" | "record"
-  std::string rule;    // finding id
-  std::string arch;    // compute capability ("8.6") when the tables know the device, else its name
-  std::string kernel;
-  double predicted = 1;  // the finding's estimated speedup in BEFORE
-  double measured = 1;   // the pair's measured speedup (before / after duration)
-  int64_t recorded_at = 0;
 };
 
 class HistoryStore {
@@ -49,9 +37,9 @@ class HistoryStore {
   // The newest run with `tag` ("latest": any tag) that has a kernel on `device`.
   virtual Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) = 0;
   // Stores the points atomically; all of them or none.
-  virtual Result<void> add_calibration(const std::vector<CalibrationPoint>& points) = 0;
+  virtual Result<void> add_calibration(const std::vector<compare::CalibrationPoint>& points) = 0;
   // Every stored point, oldest first (none for a history written before they were kept).
-  virtual Result<std::vector<CalibrationPoint>> calibration_points() = 0;
+  virtual Result<std::vector<compare::CalibrationPoint>> calibration_points() = 0;
   virtual std::string describe() const = 0;  // for messages: "sqlite:/path" or "postgresql://host/db"
 };
 
@@ -74,8 +62,8 @@ constexpr int kPgConnectTimeoutS = 10;
 
 // Backend-independent (de)serialisation of a run's kernels, stored as JSON text
 // so both schemas stay identical and can grow without migrations.
-std::string kernel_payload(const render::KernelSnapshot& s);
-std::optional<render::KernelSnapshot> kernel_from_payload(const std::string& text);
+std::string kernel_payload(const compare::KernelSnapshot& s);
+std::optional<compare::KernelSnapshot> kernel_from_payload(const std::string& text);
 // Picks the baseline from runs sorted newest first (shared by both backends).
 std::optional<Run> pick_baseline(std::vector<Run> newest_first, const std::string& tag, const std::string& device);
 

@@ -130,7 +130,7 @@ class PgStore final : public SqlStore<PgStore> {
     return r.integer(0, 0);
   }
 
-  Result<void> insert_kernels(int64_t run_id, const std::vector<render::KernelSnapshot>& kernels) {
+  Result<void> insert_kernels(int64_t run_id, const std::vector<compare::KernelSnapshot>& kernels) {
     for (size_t i = 0; i < kernels.size(); ++i) {
       const auto& k = kernels[i];
       std::optional<std::string> duration;
@@ -176,7 +176,7 @@ class PgStore final : public SqlStore<PgStore> {
 
   // Runs inside the caller's transaction: the table is created under the
   // schema lock, re-checked once the lock is held.
-  Result<void> insert_calibration(const std::vector<CalibrationPoint>& points) {
+  Result<void> insert_calibration(const std::vector<compare::CalibrationPoint>& points) {
     auto exists = schema_exists("keet_calibration");
     if (!exists) return std::unexpected(exists.error());
     if (!*exists) {
@@ -196,7 +196,7 @@ class PgStore final : public SqlStore<PgStore> {
     return {};
   }
 
-  Result<void> read_calibration(std::vector<CalibrationPoint>& out) {
+  Result<void> read_calibration(std::vector<compare::CalibrationPoint>& out) {
     auto exists = schema_exists("keet_calibration");
     if (!exists) return std::unexpected(exists.error());
     if (!*exists) return {};

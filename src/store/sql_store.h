@@ -34,13 +34,13 @@ class SqlStore : public HistoryStore {
     return out;
   }
 
-  Result<void> add_calibration(const std::vector<CalibrationPoint>& points) override {
+  Result<void> add_calibration(const std::vector<compare::CalibrationPoint>& points) override {
     if (points.empty()) return {};
     return in_transaction([&]() -> Result<void> { return self().insert_calibration(points); });
   }
 
-  Result<std::vector<CalibrationPoint>> calibration_points() override {
-    std::vector<CalibrationPoint> out;
+  Result<std::vector<compare::CalibrationPoint>> calibration_points() override {
+    std::vector<compare::CalibrationPoint> out;
     auto r = in_transaction([&]() -> Result<void> { return self().read_calibration(out); }, Backend::kReadBegin);
     if (!r) return std::unexpected(r.error());
     return out;

@@ -121,7 +121,7 @@ class SqliteStore final : public SqlStore<SqliteStore> {
     return sqlite3_last_insert_rowid(db_);
   }
 
-  Result<void> insert_kernels(int64_t run_id, const std::vector<render::KernelSnapshot>& kernels) {
+  Result<void> insert_kernels(int64_t run_id, const std::vector<compare::KernelSnapshot>& kernels) {
     Statement s(db_, "INSERT INTO kernels(run_id, ordinal, name, device, duration_ns, payload) VALUES(?,?,?,?,?,?)");
     if (!s.ok()) return std::unexpected(error("prepare"));
     for (size_t i = 0; i < kernels.size(); ++i) {
@@ -167,7 +167,7 @@ class SqliteStore final : public SqlStore<SqliteStore> {
     return {};
   }
 
-  Result<void> insert_calibration(const std::vector<CalibrationPoint>& points) {
+  Result<void> insert_calibration(const std::vector<compare::CalibrationPoint>& points) {
     Statement s(db_, "INSERT INTO calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
                      "VALUES(?,?,?,?,?,?,?)");
     if (!s.ok()) return std::unexpected(error("prepare"));
@@ -186,7 +186,7 @@ class SqliteStore final : public SqlStore<SqliteStore> {
   }
 
   // A read-only history written before calibration was kept has no table: no points.
-  Result<void> read_calibration(std::vector<CalibrationPoint>& out) {
+  Result<void> read_calibration(std::vector<compare::CalibrationPoint>& out) {
     Statement exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'calibration'");
     if (!exists.ok()) return std::unexpected(error("prepare"));
     if (exists.step() != SQLITE_ROW) return {};

@@ -33,11 +33,11 @@ void require(bool ok) {
 }
 
 void render_gate(const model::Report& report, const analysis::Diagnosis& d) {
-  auto after = render::snapshots(report, d);
+  auto after = compare::snapshots(report, d);
   auto before = after;
   for (auto& s : before)
     if (s.duration_ns) *s.duration_ns /= 2;
-  auto g = render::gate(render::diff(before, after, {0.05, {}}), 0.05);
+  auto g = compare::gate(compare::diff(before, after, {0.05, {}}), 0.05);
   g.report = "fuzz-input";
   g.baseline = "fuzz baseline";
   require(!render::gate_text(g).empty());
@@ -46,7 +46,7 @@ void render_gate(const model::Report& report, const analysis::Diagnosis& d) {
   require(!render::gate_json(g).empty());
   require(!render::gate_markdown(g).empty());
   require(!render::gate_github(g).empty());
-  require(!render::html_diff(render::diff(before, after, {0.05, {}})).empty());
+  require(!render::html_diff(compare::diff(before, after, {0.05, {}})).empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "render/diff_gate.h"
 
 namespace keet::render {
+using namespace compare;
 namespace {
 
 KernelSnapshot snap(int index, std::string name, double ns, std::string file = "", int line = 0) {

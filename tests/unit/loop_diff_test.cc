@@ -10,6 +10,7 @@
 #include "render/diff_format.h"
 
 namespace keet::render {
+using namespace compare;
 namespace {
 
 KernelSnapshot snap(int index, std::string name, uint64_t grid, double ns,
@@ -188,10 +189,10 @@ TEST(LoopDiffRenamed, NotesNameTheFunctionsWithoutTypesOrParameters) {
 }
 
 TEST(LoopDiffVerdict, MinDeltaKeepsSmallAbsoluteChangesUnchanged) {
-  EXPECT_EQ(compare(snap(0, "k", 1, 1700), snap(0, "k", 1, 1900), 0.05).verdict, Verdict::Slower);
-  EXPECT_EQ(compare(snap(0, "k", 1, 1700), snap(0, "k", 1, 1900), 0.05, 2000).verdict, Verdict::Unchanged);
-  EXPECT_EQ(compare(snap(0, "k", 1, 1700), snap(0, "k", 1, 3700), 0.05, 2000).verdict, Verdict::Slower);
-  EXPECT_EQ(compare(snap(0, "k", 1, 3700), snap(0, "k", 1, 1700), 0.05, 2000).verdict, Verdict::Faster);
+  EXPECT_EQ(compare_pair(snap(0, "k", 1, 1700), snap(0, "k", 1, 1900), 0.05).verdict, Verdict::Slower);
+  EXPECT_EQ(compare_pair(snap(0, "k", 1, 1700), snap(0, "k", 1, 1900), 0.05, 2000).verdict, Verdict::Unchanged);
+  EXPECT_EQ(compare_pair(snap(0, "k", 1, 1700), snap(0, "k", 1, 3700), 0.05, 2000).verdict, Verdict::Slower);
+  EXPECT_EQ(compare_pair(snap(0, "k", 1, 3700), snap(0, "k", 1, 1700), 0.05, 2000).verdict, Verdict::Faster);
 }
 
 TEST(LoopDiffFlags, DurationsNeedAUnit) {
@@ -213,17 +214,17 @@ TEST(LoopDiffFlags, PairsAreTwoIndices) {
 }
 
 TEST(LoopDiffVerdict, ThresholdSeparatesNoiseFromChange) {
-  auto faster = compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 800), 0.02);
+  auto faster = compare_pair(snap(0, "k", 1, 1000), snap(0, "k", 1, 800), 0.02);
   EXPECT_EQ(faster.verdict, Verdict::Faster);
   EXPECT_DOUBLE_EQ(*faster.speedup, 1.25);
-  auto slower = compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 1100), 0.02);
+  auto slower = compare_pair(snap(0, "k", 1, 1000), snap(0, "k", 1, 1100), 0.02);
   EXPECT_EQ(slower.verdict, Verdict::Slower);
   EXPECT_NEAR(*slower.change, 0.10, 1e-12);
-  EXPECT_EQ(compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 1015), 0.02).verdict, Verdict::Unchanged);
-  EXPECT_EQ(compare(snap(0, "k", 1, 1000), snap(0, "k", 1, 1015), 0.01).verdict, Verdict::Slower);
+  EXPECT_EQ(compare_pair(snap(0, "k", 1, 1000), snap(0, "k", 1, 1015), 0.02).verdict, Verdict::Unchanged);
+  EXPECT_EQ(compare_pair(snap(0, "k", 1, 1000), snap(0, "k", 1, 1015), 0.01).verdict, Verdict::Slower);
   auto unknown = snap(0, "k", 1, 0);
   unknown.duration_ns.reset();
-  EXPECT_EQ(compare(unknown, snap(0, "k", 1, 10), 0.02).verdict, Verdict::Unknown);
+  EXPECT_EQ(compare_pair(unknown, snap(0, "k", 1, 10), 0.02).verdict, Verdict::Unknown);
 }
 
 TEST(LoopDiffFindings, ResolvedIntroducedAndPredictedGain) {
@@ -232,7 +233,7 @@ TEST(LoopDiffFindings, ResolvedIntroducedAndPredictedGain) {
   auto after = snap(0, "k", 1, 1000, {"launch.tail_effect", "latency.stall.long_scoreboard"});
   before.bottleneck = "memory";
   after.bottleneck = "latency";
-  auto p = compare(before, after, 0.02);
+  auto p = compare_pair(before, after, 0.02);
   EXPECT_EQ(p.resolved, std::vector<std::string>{"memory.uncoalesced_global"});
   EXPECT_EQ(p.introduced, std::vector<std::string>{"latency.stall.long_scoreboard"});
   EXPECT_EQ(p.persisting, std::vector<std::string>{"launch.tail_effect"});
@@ -250,7 +251,7 @@ TEST(LoopDiffMetrics, DeltasSortedByLargestChange) {
   after.metrics = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 44},
                    {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 100},
                    {"not.a.key.metric", 9}};
-  auto p = compare(before, after, 0.02);
+  auto p = compare_pair(before, after, 0.02);
   ASSERT_EQ(p.metrics.size(), 2u);
   EXPECT_EQ(p.metrics[0].key.metric, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
   EXPECT_NEAR(*p.metrics[0].change, -2.0 / 3, 1e-12);

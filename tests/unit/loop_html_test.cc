@@ -102,11 +102,11 @@ TEST(LoopHtml, RooflineFromReportMetrics) {
 }
 
 TEST(LoopHtml, DiffPage) {
-  KernelSnapshot a{0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
-  KernelSnapshot b = a;
+  compare::KernelSnapshot a{0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
+  compare::KernelSnapshot b = a;
   b.duration_ns = 1000;
   b.findings.clear();
-  auto page = html_diff(diff({a}, {b}, {}));
+  auto page = html_diff(compare::diff({a}, {b}, {}));
   EXPECT_NE(page.find("k&lt;int&gt;"), std::string::npos);
   EXPECT_NE(page.find("badge faster"), std::string::npos);
   EXPECT_NE(page.find("memory.atomics: predicted 1.50x, measured 2.00x"), std::string::npos);

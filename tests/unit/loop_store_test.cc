@@ -20,7 +20,7 @@
 namespace keet::store {
 namespace {
 
-using render::KernelSnapshot;
+using compare::KernelSnapshot;
 
 KernelSnapshot kernel(std::string name, std::string device, double ns, std::vector<std::string> findings = {}) {
   KernelSnapshot s;
@@ -277,7 +277,7 @@ TEST_P(LoopStore, CalibrationPointsRoundTripBesideRuns) {
     ASSERT_TRUE(none) << none.error().message;
     EXPECT_TRUE(none->empty());
     ASSERT_TRUE(store->record(run("main", 100, {kernel("a", "GPU0", 10)})));
-    std::vector<CalibrationPoint> points = {{"diff", "memory.uncoalesced_global", "8.6", "addConstDouble3", 1.75, 2.5, 100},
+    std::vector<compare::CalibrationPoint> points = {{"diff", "memory.uncoalesced_global", "8.6", "addConstDouble3", 1.75, 2.5, 100},
                                             {"tune", "occupancy.low", "9.0", "k", 1.2, 0.95, 101}};
     auto added = store->add_calibration(points);
     ASSERT_TRUE(added) << added.error().message;

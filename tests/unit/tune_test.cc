@@ -10,7 +10,7 @@
 #include "app/tune.h"
 #include "app/tune_llm.h"
 #include "app/tune_workspace.h"
-#include "store/calibration.h"
+#include "compare/calibration.h"
 #include "support/testing.h"
 #include "util/unified_diff.h"
 
@@ -200,14 +200,14 @@ TEST(TuneWorkspace, StepsRunInTheirFolderWithALimit) {
 }
 
 TEST(TuneCalibration, MedianRatioSpreadAndCountPerRuleAndArch) {
-  std::vector<store::CalibrationPoint> ps = {
+  std::vector<compare::CalibrationPoint> ps = {
       {"diff", "memory.uncoalesced_global", "8.6", "k", 2.0, 1.0, 0},
       {"diff", "memory.uncoalesced_global", "8.6", "k", 2.0, 3.0, 0},
       {"tune", "memory.uncoalesced_global", "8.6", "k", 1.0, 1.1, 0},
       {"tune", "memory.uncoalesced_global", "9.0", "k", 1.5, 1.5, 0},
       {"tune", "occupancy.low", "8.6", "k", 0, 1.5, 0},  // not a ratio: left out
   };
-  auto rows = store::summarise_calibration(ps);
+  auto rows = compare::summarise_calibration(ps);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].arch, "8.6");
   EXPECT_EQ(rows[0].count, 3u);
@@ -216,12 +216,12 @@ TEST(TuneCalibration, MedianRatioSpreadAndCountPerRuleAndArch) {
   EXPECT_DOUBLE_EQ(rows[0].max_ratio, 1.5);
   EXPECT_DOUBLE_EQ(rows[0].median_predicted, 2.0);
   EXPECT_EQ(rows[1].arch, "9.0");
-  auto other_arch = store::calibration_for(ps, "memory.uncoalesced_global", "7.0");
+  auto other_arch = compare::calibration_for(ps, "memory.uncoalesced_global", "7.0");
   ASSERT_TRUE(other_arch);
   EXPECT_EQ(other_arch->arch, "any");
   EXPECT_EQ(other_arch->count, 4u);
   EXPECT_DOUBLE_EQ(other_arch->median_ratio, (1.0 + 1.1) / 2);
-  EXPECT_FALSE(store::calibration_for(ps, "occupancy.low", "8.6"));
+  EXPECT_FALSE(compare::calibration_for(ps, "occupancy.low", "8.6"));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
-#include "store/calibration.h"
+#include "compare/calibration.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-namespace keet::store {
+#include "analysis/arch.h"
+
+namespace keet::compare {
 namespace {
 
 bool usable(const CalibrationPoint& p) {
@@ -52,4 +54,18 @@ std::optional<CalibrationRow> calibration_for(const std::vector<CalibrationPoint
   return std::nullopt;
 }
 
-}  // namespace keet::store
+std::string arch_of_device(const std::string& device) {
+  if (const auto* gpu = analysis::find_gpu(device)) return gpu->cc;
+  return device.empty() ? "unknown" : device;
+}
+
+std::vector<CalibrationPoint> calibration_points(const DiffResult& d, const std::string& source, int64_t recorded_at) {
+  std::vector<CalibrationPoint> out;
+  for (const auto& p : d.pairs)
+    for (const auto& g : p.predicted)
+      out.push_back({source, g.finding, arch_of_device(p.before.device), p.before.name, g.predicted, g.measured,
+                     recorded_at});
+  return out;
+}
+
+}  // namespace keet::compare

@@ -1,4 +1,4 @@
-#include "render/diff.h"
+#include "compare/diff.h"
 
 #include <ostream>
 
@@ -21,7 +21,7 @@
 #include "util/embedded_data.h"
 #include "util/strings.h"
 
-namespace keet::render {
+namespace keet::compare {
 namespace {
 
 std::vector<KeyMetric> load_key_metrics() {
@@ -347,7 +347,7 @@ std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before, 
   return p.pairs;
 }
 
-PairDiff compare(KernelSnapshot before_in, KernelSnapshot after_in, double threshold, double min_delta_ns) {
+PairDiff compare_pair(KernelSnapshot before_in, KernelSnapshot after_in, double threshold, double min_delta_ns) {
   PairDiff p{std::move(before_in), std::move(after_in)};
   const KernelSnapshot& before = p.before;
   const KernelSnapshot& after = p.after;
@@ -370,7 +370,7 @@ DiffResult diff(std::vector<KernelSnapshot> before, std::vector<KernelSnapshot> 
   DiffResult r{opt.threshold, opt.min_delta_ns, {}, {}, {}, {}};
   std::vector<bool> used_before(before.size()), used_after(after.size());
   for (auto [i, j, by] : pair_kernels(before, after, opt.forced, opt.matching)) {
-    r.pairs.push_back(compare(std::move(before[i]), std::move(after[j]), opt.threshold, opt.min_delta_ns));
+    r.pairs.push_back(compare_pair(std::move(before[i]), std::move(after[j]), opt.threshold, opt.min_delta_ns));
     r.pairs.back().paired_by = by;
     used_before[i] = used_after[j] = true;
   }
@@ -507,4 +507,4 @@ nlohmann::json diff_json(const DiffResult& d) {
           {"suggested_pairs", index_pairs_json(d.suggested_pairs)}};
 }
 
-}  // namespace keet::render
+}  // namespace keet::compare
