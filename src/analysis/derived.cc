@@ -298,6 +298,11 @@ std::optional<double> metric_quantity(const model::Kernel& k, QuantityId id) {
   return v ? std::optional(v->value) : std::nullopt;
 }
 
+model::KernelIdentity identity_of(const model::Kernel& k) {
+  return {k.index, k.display_name(), k.mangled, k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
+          kernel_duration_ns(k)};
+}
+
 std::optional<double> kernel_duration_ns(const model::Kernel& k) {
   static const QuantityId duration = *quantity_id("duration_ns");
   return metric_quantity(k, duration);

@@ -41,6 +41,9 @@ struct SpelledValue {
 };
 std::optional<SpelledValue> metric_quantity_spelled(const model::Kernel& k, QuantityId id);
 std::optional<double> kernel_duration_ns(const model::Kernel& k);
+// The kernel's identity as the per-kernel results hold it; its device is the
+// one ncu names on the kernel ("" when it does not).
+model::KernelIdentity identity_of(const model::Kernel& k);
 // True for any metric spelling of duration_ns (reader filters of list/analyze).
 bool is_duration_metric(std::string_view metric);
 

@@ -109,13 +109,10 @@ struct DeviceInfo {
   std::string compute_capability;  // "8.6"
 };
 
-struct KernelDiagnosis {
-  int index = 0;
-  std::string name;       // as the report names it (mangled if known)
-  std::string demangled;
-  DeviceInfo device;
-  model::Dim3 grid, block;
-  std::optional<double> duration_ns;
+// The identity's device is the kernel's, else the report session's GPU.
+struct KernelDiagnosis : model::KernelIdentity {
+  std::string compute_capability;  // "8.6"; "" when neither the kernel nor the GPU tables say
+  DeviceInfo device_info() const { return {device, compute_capability}; }
   Bottleneck bottleneck;
   Limiter limiter;
   DataQuality data_quality;

@@ -810,19 +810,18 @@ void fill_identity(const model::Report& report, const model::Kernel& k, const Fa
   static const QuantityId duration = quantity("duration_ns"), cc_major = quantity("cc_major"),
                           cc_minor = quantity("cc_minor");
   d.index = k.index;
-  d.name = k.mangled.empty() ? k.display_name() : k.mangled;
-  d.demangled = k.display_name();
+  d.display = k.display_name();
+  d.mangled = k.mangled;
   d.grid = k.grid;
   d.block = k.block;
   d.duration_ns = f.get(duration);
-  if (auto name = k.text("device__attribute_display_name")) d.device.name = *name;
-  if (auto major = f.get(cc_major)) d.device.compute_capability = fmt::format("{}.{}", *major, f.get(cc_minor).value_or(0));
-  if (!d.device.name.empty() && !d.device.compute_capability.empty()) return;
+  if (auto name = k.text("device__attribute_display_name")) d.device = *name;
+  if (auto major = f.get(cc_major)) d.compute_capability = fmt::format("{}.{}", *major, f.get(cc_minor).value_or(0));
+  if (!d.device.empty() && !d.compute_capability.empty()) return;
   // The kernel does not name its device: the report's session does.
   auto spec = device_spec(report, k);
-  if (d.device.name.empty()) d.device.name = spec.name;
-  if (d.device.compute_capability.empty() && spec.known())
-    d.device.compute_capability = spec.arch.cc.text();
+  if (d.device.empty()) d.device = spec.name;
+  if (d.compute_capability.empty() && spec.known()) d.compute_capability = spec.arch.cc.text();
 }
 
 void note_few_samples(const Facts& f, const RuleSet& set, KernelDiagnosis& d) {
@@ -896,7 +895,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   if (opt.derived) d.derived = facts.all_evidence();
   if (!d.data_quality.problems.empty()) return d;  // a broken capture supports no finding
   Scope scope(**set, facts);
-  const DeviceFeatures dev = device_features(d.device.name, d.device.compute_capability);
+  const DeviceFeatures dev = device_features(d.device, d.compute_capability);
   add_context(kernel, **set, facts, dev, scope);
   set_bound(scope, d.bottleneck, d.limiter);
   Context ctx{report, kernel, opt.sass};

@@ -14,7 +14,7 @@ void KernelRanking::add(const model::Kernel& k) {
   auto it = position_.find(name);
   if (it == position_.end()) {
     it = position_.emplace(name, groups_.size()).first;
-    groups_.emplace_back().name = name;
+    groups_.emplace_back().model::KernelIdentity::operator=(identity_of(k));
   }
   KernelGroup& g = groups_[it->second];
   auto duration = kernel_duration_ns(k);
@@ -51,9 +51,7 @@ void LaunchGroups::add(const model::Kernel& k) {
   if (it == position_.end()) {
     it = position_.emplace(std::move(key), groups_.size()).first;
     auto& g = groups_.emplace_back();
-    g.summary.name = k.display_name();
-    g.summary.grid = k.grid;
-    g.summary.block = k.block;
+    g.summary.model::KernelIdentity::operator=(identity_of(k));
     g.summary.device = std::move(device);
   }
   Group& g = groups_[it->second];
@@ -69,20 +67,19 @@ namespace {
 LaunchSummary summarise(const LaunchSummary& config, std::span<const std::pair<double, int>> timed,
                         std::span<const int> untimed) {
   LaunchSummary s;
-  s.name = config.name;
-  s.grid = config.grid;
-  s.block = config.block;
-  s.device = config.device;
+  s.model::KernelIdentity::operator=(config);
+  s.duration_ns.reset();
   for (const auto& [ns, index] : timed) s.indices.push_back(index), s.total_ns += ns;
   s.indices.insert(s.indices.end(), untimed.begin(), untimed.end());
   std::ranges::sort(s.indices);
-  s.representative = s.indices.front();
+  s.index = s.indices.front();
   if (!timed.empty()) {
     s.timed = static_cast<int>(timed.size());
     s.min_ns = timed.front().first;
     s.max_ns = timed.back().first;
     s.median_ns = timed[(timed.size() - 1) / 2].first;
-    s.representative = timed[(timed.size() - 1) / 2].second;
+    s.index = timed[(timed.size() - 1) / 2].second;
+    s.duration_ns = s.median_ns;
   }
   return s;
 }

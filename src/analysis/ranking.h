@@ -9,8 +9,8 @@
 
 namespace keet::analysis {
 
-struct KernelGroup {
-  std::string name;            // demangled
+// The identity is the group's first launch (its display name names the group).
+struct KernelGroup : model::KernelIdentity {
   std::vector<int> indices;    // launches in report order
   double total_ns = 0;         // sum of the launches' duration_ns
   double share = 0;            // of all kernels' time, 0..1
@@ -38,14 +38,12 @@ class KernelRanking {
 // configuration (same name, grid, block and device) folded into one entry, with the
 // spread of their durations and a representative launch to diagnose (the
 // one with the median duration; the first when none is timed).
-struct LaunchSummary {
-  std::string name;
-  model::Dim3 grid, block;
-  std::string device;        // ncu's device__attribute_display_name; "" when the report lacks it
+// The identity is the representative launch's (its index and duration; the
+// device is ncu's device__attribute_display_name, "" when the report lacks it).
+struct LaunchSummary : model::KernelIdentity {
   std::vector<int> indices;  // report order
   int timed = 0;
   double total_ns = 0, min_ns = 0, max_ns = 0, median_ns = 0;
-  int representative = 0;  // kernel index
   double mean_ns() const { return timed ? total_ns / timed : 0; }
 };
 

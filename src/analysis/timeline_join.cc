@@ -64,7 +64,7 @@ bool drifting(const model::KernelSummary& k, double threshold) {
 }
 
 ProfiledKernel profiled_kernel(const model::Kernel& k, const KernelDiagnosis& d) {
-  ProfiledKernel p{d.index, k.mangled, k.function, k.demangled, {}};
+  ProfiledKernel p{d, k.function, k.demangled, {}};
   for (const auto& f : d.findings)
     if (f.estimated_speedup && *f.estimated_speedup > 1) p.gains.push_back({f.id, f.title, *f.estimated_speedup});
   return p;
@@ -80,7 +80,7 @@ TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<Pr
   TimelineJoin j{.timeline = t.meta.path, .threshold = threshold};
   std::set<size_t> covered;
   for (const auto& p : profiled) {
-    JoinedKernel jk{.index = p.index, .name = p.demangled.empty() ? p.function : p.demangled};
+    JoinedKernel jk{.index = p.index, .name = p.display_name()};
     for (size_t i : matches(t, p)) {
       covered.insert(i);
       jk.in_timeline = true;
@@ -140,7 +140,12 @@ ChangeView weigh_changes(const model::TimelineSummary& t,
   std::map<std::string, std::pair<double, int>> changes;  // name -> (sum, pairs)
   for (size_t i = 0; i < name_change.size(); ++i) {
     const auto& [name, change] = name_change[i];
-    profiled.push_back({static_cast<int>(i), "", function_of(name), name, {}});
+    ProfiledKernel p;
+    p.index = static_cast<int>(i);
+    p.function = function_of(name);
+    p.demangled = name;
+    p.display = name.empty() ? p.function : name;
+    profiled.push_back(std::move(p));
     if (!change) continue;
     auto& c = changes[name];
     c.first += *change;

@@ -20,9 +20,10 @@ std::optional<double> drift_growth(const model::KernelSummary& k);
 bool drifting(const model::KernelSummary& k, double threshold);
 
 // What the join needs of one profiled kernel (taken while the analysis streams).
-struct ProfiledKernel {
-  int index = 0;
-  std::string mangled, function, demangled;
+// Its identity is the diagnosis's; the timeline is matched by the demangled
+// name, else the function name, as the report gives them.
+struct ProfiledKernel : model::KernelIdentity {
+  std::string function, demangled;
   struct Gain {
     std::string finding;  // id
     std::string title;

@@ -119,11 +119,11 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   auto meta = report_meta(head);
   Ranked r{ranking.groups(), std::move(head), std::move(meta), {}, {}, launches.folds()};
   if (per_kernel(a))
-    for (auto& s : launches.summaries()) r.summaries.emplace(s.representative, std::move(s));
+    for (auto& s : launches.summaries()) r.summaries.emplace(s.index, std::move(s));
   else
-    for (const auto& s : r.folds) r.summaries.emplace(s.representative, s);
+    for (const auto& s : r.folds) r.summaries.emplace(s.index, s);
   for (const auto& g : r.groups)
-    if (g.timed > 0) r.shares.emplace(g.name, g.share);
+    if (g.timed > 0) r.shares.emplace(g.display, g.share);
   return r;
 }
 
@@ -142,11 +142,11 @@ nlohmann::json summary_json(const analysis::LaunchSummary& s) {
   auto ns = [&](double v) { return s.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"count", s.indices.size()}, {"indices", s.indices},     {"timed", s.timed},
           {"total_ns", ns(s.total_ns)}, {"mean_ns", ns(s.mean_ns())}, {"min_ns", ns(s.min_ns)},
-          {"max_ns", ns(s.max_ns)},     {"median_ns", ns(s.median_ns)}, {"representative", s.representative}};
+          {"max_ns", ns(s.max_ns)},     {"median_ns", ns(s.median_ns)}, {"representative", s.index}};
 }
 
 std::string narrative_heading(const analysis::KernelDiagnosis& d, const render::TextStyle& style) {
-  const auto& name = d.demangled.empty() ? d.name : d.demangled;
+  const auto& name = d.display_name();
   if (style.markdown) return fmt::format("## LLM narrative: #{} {}\n\n", d.index, render::md_code(name));
   return fmt::format("LLM narrative for [{}] {}\n", d.index, name);
 }
@@ -231,10 +231,10 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 std::vector<render::TocEntry> table_of_contents(const Ranked& r, const std::map<int, analysis::LaunchSummary>* only) {
   std::vector<render::TocEntry> toc;
   if (only)
-    for (const auto& [index, fold] : *only) toc.push_back({index, fold.name, fold.indices.size()});
+    for (const auto& [index, fold] : *only) toc.push_back({index, fold.display, fold.indices.size()});
   else
     for (const auto& g : r.groups)
-      for (int index : g.indices) toc.push_back({index, g.name, 1});
+      for (int index : g.indices) toc.push_back({index, g.display, 1});
   std::ranges::sort(toc, {}, &render::TocEntry::index);
   return toc;
 }

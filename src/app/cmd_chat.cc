@@ -79,7 +79,7 @@ std::string kernel_list(const ChatSetup& s, bool redact) {
   std::string out;
   for (const auto& d : s.diagnosis.kernels)
     out += fmt::format("{}#{} {}", out.empty() ? "" : ", ", d.index,
-                       llm::kernel_label(d.demangled.empty() ? d.name : d.demangled, redact));
+                       llm::kernel_label(d.display_name(), redact));
   return out;
 }
 

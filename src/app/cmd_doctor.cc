@@ -66,7 +66,7 @@ ExitCode run_doctor(Context& ctx, const DoctorArgs& a) {
   auto ok = stream_report(ctx, a.report, opt, head,
                           {.visit = [&](model::Kernel&& k, const model::Report& h) {
                              auto d = analysis::analyze_kernel(h, k, {0});
-                             rows.push_back({d.index, std::move(d.demangled), d.bottleneck.cls, std::move(d.data_quality)});
+                             rows.push_back({d.index, std::move(d.display), d.bottleneck.cls, std::move(d.data_quality)});
                              return true;
                            },
                            .context = &*complete});

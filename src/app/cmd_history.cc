@@ -29,7 +29,7 @@ struct Point {
 bool selected(const model::KernelSelector& sel, const compare::KernelSnapshot& s) {
   model::Kernel k;
   k.index = s.index;
-  k.demangled = s.name;
+  k.demangled = s.display;
   return sel.matches(k);
 }
 

@@ -36,7 +36,7 @@ void with_report(std::vector<std::string>& row, const std::string* report) {
 void summary_rows(render::Table& t, const std::vector<analysis::LaunchSummary>& groups, const std::string* report) {
   auto ns = [](const analysis::LaunchSummary& g, double v) { return g.timed ? duration_text(v) : "-"; };
   for (const auto& g : groups) {
-    std::vector<std::string> row = {g.name, dim_text(g.grid), dim_text(g.block), std::to_string(g.indices.size()),
+    std::vector<std::string> row = {g.display, dim_text(g.grid), dim_text(g.block), std::to_string(g.indices.size()),
                                     ns(g, g.total_ns), ns(g, g.mean_ns()), ns(g, g.min_ns), ns(g, g.max_ns)};
     with_report(row, report);
     t.add(row);
@@ -45,7 +45,7 @@ void summary_rows(render::Table& t, const std::vector<analysis::LaunchSummary>& 
 
 nlohmann::json summary_json(const analysis::LaunchSummary& g) {
   auto ns = [&](double v) { return g.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"name", g.name},         {"grid", {g.grid.x, g.grid.y, g.grid.z}}, {"block", {g.block.x, g.block.y, g.block.z}},
+  return {{"name", g.display},         {"grid", {g.grid.x, g.grid.y, g.grid.z}}, {"block", {g.block.x, g.block.y, g.block.z}},
           {"device", g.device},           {"launches", g.indices.size()}, {"indices", g.indices},            {"timed", g.timed},
           {"total_ns", ns(g.total_ns)}, {"mean_ns", ns(g.mean_ns())},         {"min_ns", ns(g.min_ns)},
           {"max_ns", ns(g.max_ns)}};

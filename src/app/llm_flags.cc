@@ -105,7 +105,7 @@ std::string deterministic_summary(const analysis::Diagnosis& d, bool redact) {
   std::string out;
   for (const auto& k : d.kernels) {
     out += fmt::format("#{} {}: {}-bound (confidence {:.2f})", k.index,
-                       llm::kernel_label(k.demangled.empty() ? k.name : k.demangled, redact),
+                       llm::kernel_label(k.display_name(), redact),
                        analysis::class_name(k.bottleneck.cls), k.bottleneck.confidence);
     for (size_t i = 0; i < k.findings.size() && i < 3; ++i) out += (i == 0 ? "; " : ", ") + k.findings[i].id;
     out += "\n";

@@ -183,8 +183,8 @@ Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ct
 
 std::vector<std::pair<std::string, std::optional<double>>> changes_of(const compare::DiffResult& d) {
   std::vector<std::pair<std::string, std::optional<double>>> out;
-  for (const auto& p : d.pairs) out.emplace_back(p.after.name, p.change);
-  for (const auto& k : d.unmatched_after) out.emplace_back(k.name, std::nullopt);
+  for (const auto& p : d.pairs) out.emplace_back(p.after.display, p.change);
+  for (const auto& k : d.unmatched_after) out.emplace_back(k.display, std::nullopt);
   return out;
 }
 

@@ -63,7 +63,7 @@ std::vector<CalibrationPoint> calibration_points(const DiffResult& d, const std:
   std::vector<CalibrationPoint> out;
   for (const auto& p : d.pairs)
     for (const auto& g : p.predicted)
-      out.push_back({source, g.finding, arch_of_device(p.before.device), p.before.name, g.predicted, g.measured,
+      out.push_back({source, g.finding, arch_of_device(p.before.device), p.before.display, g.predicted, g.measured,
                      recorded_at});
   return out;
 }

@@ -140,15 +140,15 @@ class FunctionIndex {
  public:
   explicit FunctionIndex(const std::vector<KernelSnapshot>& report) {
     for (const auto& k : report) {
-      names_.insert(k.name);
-      if (k.mangled.empty()) names_without_mangled_.insert(k.name);
+      names_.insert(k.display);
+      if (k.mangled.empty()) names_without_mangled_.insert(k.display);
       else mangled_.insert(k.mangled);
     }
   }
   bool has(const KernelSnapshot& s) const {
     // Two mangled names decide; a side without one falls back to display names.
-    if (s.mangled.empty()) return names_.contains(s.name);
-    return mangled_.contains(s.mangled) || names_without_mangled_.contains(s.name);
+    if (s.mangled.empty()) return names_.contains(s.display);
+    return mangled_.contains(s.mangled) || names_without_mangled_.contains(s.display);
   }
 
  private:
@@ -241,16 +241,7 @@ nlohmann::json index_pairs_json(const std::vector<std::pair<int, int>>& v) {
 
 }  // namespace
 
-std::string KernelSnapshot::launch_text() const {
-  return fmt::format("grid ({}, {}, {}) block ({}, {}, {})", grid.x, grid.y, grid.z, block.x, block.y, block.z);
-}
-
-std::string KernelSnapshot::identity() const { return name + " " + launch_text(); }
-
-bool KernelSnapshot::same_function(const KernelSnapshot& other) const {
-  if (!mangled.empty() && !other.mangled.empty()) return mangled == other.mangled;
-  return name == other.name;
-}
+std::string KernelSnapshot::identity() const { return display + " " + launch_text(); }
 
 const std::vector<KeyMetric>& key_metrics() {
   static const std::vector<KeyMetric> table = load_key_metrics();
@@ -260,8 +251,9 @@ const std::vector<KeyMetric>& key_metrics() {
 KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis* d, const model::Report* report) {
   // Names as valid UTF-8, as the history store keeps them (JSON), so a fresh
   // snapshot and a stored one of the same kernel compare equal.
-  KernelSnapshot s{k.index, valid_utf8(k.display_name()), valid_utf8(k.mangled), k.grid, k.block,
-                   k.text("device__attribute_display_name").value_or(""), analysis::kernel_duration_ns(k), "", {}, {}, {}};
+  KernelSnapshot s{analysis::identity_of(k), "", {}, {}, {}};
+  s.display = valid_utf8(s.display);
+  s.mangled = valid_utf8(s.mangled);
   for (const auto& key : key_metrics()) {
     auto id = analysis::quantity_id(key.quantity);
     if (auto v = id ? analysis::metric_quantity(k, *id) : k.number(key.metric)) s.metrics[key.metric] = *v;
@@ -270,7 +262,7 @@ KernelSnapshot snapshot(const model::Kernel& k, const analysis::KernelDiagnosis*
   if (!d) return s;
   s.bottleneck = std::string(analysis::class_name(d->bottleneck.cls));
   for (const auto& f : d->findings) s.findings.push_back(summarize(f));
-  if (s.device.empty()) s.device = d->device.name;
+  if (s.device.empty()) s.device = d->device;
   return s;
 }
 
@@ -291,7 +283,7 @@ std::vector<KernelSnapshot> select_snapshots(const std::vector<KernelSnapshot>& 
   for (const auto& s : v) {
     model::Kernel k;
     k.index = s.index;
-    k.demangled = s.name;
+    k.demangled = s.display;
     k.mangled = s.mangled;
     if (sel->matches(k)) out.push_back(s);
   }
@@ -426,7 +418,7 @@ nlohmann::json snapshot_json(const KernelSnapshot& s) {
   nlohmann::json source = nullptr;
   if (!s.source.empty()) source = {{"file", s.source.file}, {"line", s.source.line}};
   return {{"index", s.index},
-          {"name", s.name},
+          {"name", s.display},
           {"mangled", s.mangled},
           {"source", source},
           {"grid", {s.grid.x, s.grid.y, s.grid.z}},
@@ -442,7 +434,7 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
   try {
     KernelSnapshot s;
     s.index = j.at("index").get<int>();
-    s.name = j.at("name").get<std::string>();
+    s.display = j.at("name").get<std::string>();
     s.mangled = j.value("mangled", "");
     if (auto src = j.find("source"); src != j.end() && src->is_object())
       s.source = {src->value("file", ""), src->value("line", 0)};

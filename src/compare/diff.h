@@ -36,23 +36,16 @@ struct FindingSummary {
   std::vector<SourceLocation> lines;  // where its cost is, largest share first (Finding::source)
 };
 
-struct KernelSnapshot {
-  int index = 0;          // order in its report
-  std::string name;       // demangled (display) name
-  std::string mangled;    // pairing key when both sides have it ("" in baselines recorded before it was kept)
-  model::Dim3 grid, block;
-  std::string device;
-  std::optional<double> duration_ns;
+// A kernel reduced to what a before/after comparison needs. Names are valid
+// UTF-8 (as the history store keeps them); `mangled` is "" in baselines
+// recorded before it was kept, and the pairing then uses display names.
+struct KernelSnapshot : model::KernelIdentity {
   std::string bottleneck;  // "memory" | "compute" | "latency" | "launch" | ""
   std::map<std::string, double> metrics;  // key metrics only (data/diff/key_metrics.json)
   std::vector<FindingSummary> findings;
   SourceLocation source;  // empty when the report cannot say
 
-  std::string launch_text() const;  // "grid (x, y, z) block (x, y, z)"
-  std::string identity() const;     // name + launch configuration
-  // Whether `other` is the same kernel function: the mangled names when both
-  // sides know them, else the display names. Launch configurations may differ.
-  bool same_function(const KernelSnapshot& other) const;
+  std::string identity() const;  // name + launch configuration
 };
 
 struct KeyMetric {

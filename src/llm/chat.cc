@@ -44,7 +44,7 @@ std::string reply_markdown(const LlmResult& r) {
 }
 
 std::string kernel_title(const analysis::KernelDiagnosis& d, bool redact) {
-  return fmt::format("#{} {}", d.index, kernel_label(d.demangled.empty() ? d.name : d.demangled, redact));
+  return fmt::format("#{} {}", d.index, kernel_label(d.display_name(), redact));
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ VerifyContext ChatSession::verify_context() const {
   for (const auto& d : tools_.diagnosis->kernels) {
     auto kv = known_values(d, kernel_at(tools_.report, d.index));
     ctx.known.insert(ctx.known.end(), kv.begin(), kv.end());
-    devices.emplace(d.device.name, d.device.compute_capability);
+    devices.emplace(d.device, d.compute_capability);
   }
   for (const auto& [name, cc] : devices) ctx.devices.push_back({name, cc});
   const auto& kernels = tools_.diagnosis->kernels;

@@ -106,7 +106,7 @@ LlmResult explain_kernel(LlmClient& client, const analysis::KernelDiagnosis& d, 
                   opt.max_tokens};
   auto first = send_with_repair(client, req, r);
   if (!first) return r;
-  VerifyContext ctx{known_values(d, k), {d.device}, d.bottleneck};
+  VerifyContext ctx{known_values(d, k), {d.device_info()}, d.bottleneck};
   fill_from_answer(r, *first->structured, d, ctx);
   r.error.clear();
   if (r.status == Status::Verified) return r;

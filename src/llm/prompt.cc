@@ -95,9 +95,9 @@ std::vector<std::string> metric_rows(const model::Kernel* k) {
 }
 
 std::string header(const analysis::KernelDiagnosis& d, const PromptOptions& opt) {
-  std::string name = kernel_label(d.demangled.empty() ? d.name : d.demangled, opt.redact_names);
+  std::string name = kernel_label(d.display_name(), opt.redact_names);
   std::string out = fmt::format("Kernel #{}: {}\n", d.index, name);
-  out += fmt::format("Device: {}, compute capability {}\n", d.device.name, d.device.compute_capability);
+  out += fmt::format("Device: {}, compute capability {}\n", d.device, d.compute_capability);
   out += fmt::format("Launch: grid ({}, {}, {}), block ({}, {}, {}); duration {}\n", d.grid.x, d.grid.y, d.grid.z,
                      d.block.x, d.block.y, d.block.z, duration_text(d.duration_ns));
   out += fmt::format("Bottleneck (engine): {}-bound, confidence {}. {}\n", analysis::class_name(d.bottleneck.cls),

@@ -25,7 +25,7 @@ json object_schema(json properties, std::vector<std::string> required) {
 const json kernel_arg = {{"type", "string"}, {"description", "kernel index (e.g. \"0\") or name"}};
 
 std::string name_of(const ToolContext& ctx, const analysis::KernelDiagnosis& d) {
-  return kernel_label(d.demangled.empty() ? d.name : d.demangled, ctx.redact_names);
+  return kernel_label(d.display_name(), ctx.redact_names);
 }
 
 const analysis::KernelDiagnosis* find_kernel(const ToolContext& ctx, const json& arg) {
@@ -34,7 +34,7 @@ const analysis::KernelDiagnosis* find_kernel(const ToolContext& ctx, const json&
   if (key.starts_with("#")) key.erase(0, 1);
   for (const auto& d : ctx.diagnosis->kernels) {
     if (std::to_string(d.index) == key || name_of(ctx, d) == key) return &d;
-    if (!ctx.redact_names && (d.name == key || d.demangled == key)) return &d;
+    if (!ctx.redact_names && (d.report_name() == key || d.display == key)) return &d;
   }
   return nullptr;
 }
@@ -98,7 +98,7 @@ json tool_get_findings(const ToolContext& ctx, const json& args) {
   const auto* d = find_kernel(ctx, args.value("kernel", json()));
   if (!d) return error("no such kernel; call list_kernels");
   auto text = [&](const std::string& t) { return ctx.share_source ? t : scrub_paths(t); };
-  json out = {{"device", {{"name", d->device.name}, {"compute_capability", d->device.compute_capability}}},
+  json out = {{"device", {{"name", d->device}, {"compute_capability", d->compute_capability}}},
               {"bottleneck", {{"class", analysis::class_name(d->bottleneck.cls)},
                               {"confidence", d->bottleneck.confidence},
                               {"evidence", evidence_json(d->bottleneck.evidence)}}},

@@ -259,7 +259,7 @@ std::vector<KnownValue> known_values(const analysis::KernelDiagnosis& d, const m
     out.push_back({static_cast<double>(dim->product()), "", fmt::format("launch:{}.size", name)});
   }
   out.push_back({static_cast<double>(d.grid.product() * d.block.product()), "", "launch:threads"});
-  if (auto cc = parse_number(d.device.compute_capability)) out.push_back({*cc, "", "device.compute_capability"});
+  if (auto cc = parse_number(d.compute_capability)) out.push_back({*cc, "", "device.compute_capability"});
   if (!k) return out;
   for (const auto& m : k->metrics)
     if (auto v = m.value.as_number()) out.push_back({*v, m.unit.empty() ? model::unit_of(m.name) : m.unit, m.name});

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include <fmt/format.h>
+
 namespace keet::model {
 
 Value Value::of_double(double v) { return {Kind::Double, v, 0, {}}; }
@@ -108,6 +110,15 @@ const std::string& Kernel::display_name() const {
   if (!demangled.empty()) return demangled;
   if (!function.empty()) return function;
   return mangled;
+}
+
+std::string KernelIdentity::launch_text() const {
+  return fmt::format("grid ({}, {}, {}) block ({}, {}, {})", grid.x, grid.y, grid.z, block.x, block.y, block.z);
+}
+
+bool KernelIdentity::same_function(const KernelIdentity& other) const {
+  if (!mangled.empty() && !other.mangled.empty()) return mangled == other.mangled;
+  return display == other.display;
 }
 
 std::string_view format_name(Format f) {

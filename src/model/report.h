@@ -148,6 +148,26 @@ struct Dim3 {
   bool operator==(const Dim3&) const = default;
 };
 
+// Which kernel launch a result is about, named one way everywhere: the
+// diagnosis, the compare layer's snapshot, the launch folds and the ranking
+// (their first or representative launch) and the timeline join each hold one.
+struct KernelIdentity {
+  int index = 0;        // order in its report
+  std::string display;  // demangled, else the function name, else mangled (Kernel::display_name)
+  std::string mangled;  // "" when the report does not give it
+  Dim3 grid, block;
+  std::string device;  // the GPU's name; "" when the report does not say
+  std::optional<double> duration_ns;
+
+  const std::string& display_name() const { return display; }
+  // As the report names it: the mangled name when known, else the display name.
+  const std::string& report_name() const { return mangled.empty() ? display : mangled; }
+  std::string launch_text() const;  // "grid (x, y, z) block (x, y, z)"
+  // Whether `other` is the same kernel function: the mangled names when both
+  // know them, else the display names. Launch configurations may differ.
+  bool same_function(const KernelIdentity& other) const;
+};
+
 // A metric name with its hash worked out once, for names looked up in every
 // kernel of a report (the analysis's metric tables).
 struct MetricName {

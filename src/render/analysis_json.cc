@@ -132,11 +132,11 @@ void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, c
   write_evidence_list(w, k.bottleneck.evidence);
   w.member("summary", k.bottleneck.summary).end_object().key("data_quality");
   write_data_quality(w, k.data_quality);
-  w.member("demangled", k.demangled)
+  w.member("demangled", k.display)
       .key("device")
       .begin_object()
-      .member("compute_capability", k.device.compute_capability)
-      .member("name", k.device.name)
+      .member("compute_capability", k.compute_capability)
+      .member("name", k.device)
       .end_object()
       .member("duration_ns", k.duration_ns)
       .key("findings")
@@ -151,7 +151,7 @@ void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, c
   w.member("library_advice", k.library_advice).key("limiter");
   write_limiter(w, k.limiter);
   if (extras.llm) w.member("llm", *extras.llm);
-  w.member("name", k.name).member("notes", k.notes).end_object();
+  w.member("name", k.report_name()).member("notes", k.notes).end_object();
 }
 
 void write_analysis(JsonWriter& w, const analysis::Diagnosis& d) {

@@ -36,12 +36,12 @@ std::string speedup_text(const analysis::Finding& f) {
 bool folded(const analysis::LaunchSummary* fold) { return fold && fold->indices.size() > 1; }
 
 std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s, const analysis::LaunchSummary* fold) {
-  std::string device = k.device.name.empty() ? "unknown device" : k.device.name;
-  if (!k.device.compute_capability.empty()) device += " (CC " + k.device.compute_capability + ")";
+  std::string device = k.device.empty() ? "unknown device" : k.device;
+  if (!k.compute_capability.empty()) device += " (CC " + k.compute_capability + ")";
   std::string dur = k.duration_ns ? human_duration(*k.duration_ns) : "duration not collected";
   if (folded(fold)) dur = fold_spread(*fold);
   // Long template names are abbreviated (JSON and --verbose keep them whole).
-  std::string title = fmt::format("[{}] {}", k.index, s.metric_names ? k.demangled : abbreviate_name(k.demangled));
+  std::string title = fmt::format("[{}] {}", k.index, s.metric_names ? k.display : abbreviate_name(k.display));
   if (folded(fold)) title += fmt::format("  x{} launches", fold->indices.size());
   bool geometry = !(k.grid == model::Dim3{} && k.block == model::Dim3{});
   std::string launch = geometry ? fmt::format("grid ({},{},{}) x block ({},{},{})", k.grid.x, k.grid.y, k.grid.z,
@@ -52,7 +52,7 @@ std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s, 
   if (folded(fold))
     launches = fmt::format("Launches {} fold into this diagnosis of #{} (same grid and block, durations within noise); "
                            "--launches all diagnoses each",
-                           index_ranges(fold->indices), fold->representative);
+                           index_ranges(fold->indices), fold->index);
   if (s.markdown)
     return fmt::format("## {}\n\n{}\n", md_code(title), md_text(detail)) +
            (launches.empty() ? "" : "\n" + md_text(launches) + "\n");
@@ -212,7 +212,7 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
   for (size_t i = 0; i < groups.size() && i < max_rows; ++i) {
     const auto& g = groups[i];
     bool timed = g.timed > 0;
-    t.add({std::to_string(i + 1), abbreviate_name(g.name, 70), std::to_string(g.indices.size()),
+    t.add({std::to_string(i + 1), abbreviate_name(g.display, 70), std::to_string(g.indices.size()),
            timed ? human_duration(g.total_ns) : "not measured", timed ? fmt::format("{:.1f}%", g.share * 100) : "-"});
   }
   std::string title = "Kernels by share of total GPU time (start with the first):";

@@ -28,7 +28,7 @@ std::string finding_title(const PairDiff& p, const std::string& id) {
 }
 
 std::string pass_message(const PairDiff& p) {
-  return fmt::format("{}: {} -> {} ({}, {})", p.after.name, format_duration(p.before.duration_ns),
+  return fmt::format("{}: {} -> {} ({}, {})", p.after.display, format_duration(p.before.duration_ns),
                      format_duration(p.after.duration_ns), format_change(p.change), verdict_name(p.verdict));
 }
 
@@ -60,9 +60,9 @@ std::string gate_row_message(const GateRow& r) {
     case GateStatus::Ok: return pass_message(*r.pair);
     case GateStatus::Missing:
       return fmt::format("{} ({}) ran in the baseline ({}) but not in this report: removed, renamed or not launched",
-                         r.before->name, r.before->launch_text(), format_duration(r.before->duration_ns));
+                         r.before->display, r.before->launch_text(), format_duration(r.before->duration_ns));
     case GateStatus::New:
-      return fmt::format("{} ({}) is new: no baseline kernel of that name ({}), so it is not gated", r.after->name,
+      return fmt::format("{} ({}) is new: no baseline kernel of that name ({}), so it is not gated", r.after->display,
                          r.after->launch_text(), format_duration(r.after->duration_ns));
   }
   return "";
@@ -93,7 +93,7 @@ std::string gate_json(const GateResult& g) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& r : gate_rows(g)) {
     nlohmann::json k = {{"status", gate_status_name(r.status)},
-                        {"name", r.kernel().name},
+                        {"name", r.kernel().display},
                         {"before", r.before ? snapshot_json(*r.before) : nlohmann::json(nullptr)},
                         {"after", r.after ? snapshot_json(*r.after) : nlohmann::json(nullptr)},
                         {"change", r.pair && r.pair->change ? nlohmann::json(*r.pair->change) : nlohmann::json(nullptr)},

@@ -36,8 +36,8 @@ std::string join_ids(const std::vector<std::string>& ids) {
 }
 
 std::string pair_title(const PairDiff& p) {
-  if (p.before.name == p.after.name) return p.after.name;
-  return p.before.name + " -> " + p.after.name;
+  if (p.before.display == p.after.display) return p.after.display;
+  return p.before.display + " -> " + p.after.display;
 }
 
 std::string metric_line(const MetricDelta& m) {
@@ -93,7 +93,7 @@ std::string pairing_note(PairedBy by, const std::string& before_name, const std:
 }
 
 std::string pairing_note(const PairDiff& p) {
-  return pairing_note(p.paired_by, p.before.name, p.after.name, p.before.index, p.after.index);
+  return pairing_note(p.paired_by, p.before.display, p.after.display, p.before.index, p.after.index);
 }
 
 std::string pairing_summary(const DiffResult& d) {
@@ -160,7 +160,7 @@ void text_pair(std::string& out, const PairDiff& p) {
 void unmatched_lines(std::string& out, const std::vector<KernelSnapshot>& v, bool before, bool markdown) {
   for (const auto& s : v)
     out += fmt::format("{}{} (only in {}): #{} {} ({})\n", markdown ? "- " : "", before ? "missing" : "new",
-                       before ? "before" : "after", s.index, markdown ? md_code(s.name) : s.name, s.launch_text());
+                       before ? "before" : "after", s.index, markdown ? md_code(s.display) : s.display, s.launch_text());
 }
 
 std::string summary_line(const DiffResult& d) {

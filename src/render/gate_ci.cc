@@ -100,7 +100,7 @@ std::string md_row(const GateRow& r) {
   auto status = gate_status_name(r.status);
   return fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n",
                      r.status == GateStatus::Regression ? fmt::format("**{}**", status) : std::string(status),
-                     md_code(r.pair ? pair_title(*r.pair) : r.kernel().name, true), md_text(r.kernel().launch_text()),
+                     md_code(r.pair ? pair_title(*r.pair) : r.kernel().display, true), md_text(r.kernel().launch_text()),
                      md_duration(r.before), md_duration(r.after), md_text(change), md_text(details));
 }
 
@@ -126,7 +126,7 @@ std::string github_command(const GateResult& g, const GateRow& r) {
   std::string props;
   if (auto file = source_path_under(k.source, g.source_root); !file.empty())
     props = fmt::format("file={},line={},", github_property(file), k.source.line);
-  props += "title=" + github_property(fmt::format("keet gate: {}: {}", titles[s], k.name));
+  props += "title=" + github_property(fmt::format("keet gate: {}: {}", titles[s], k.display));
   return fmt::format("::{} {}::{}\n", commands[s], props, github_message(gate_row_message(r)));
 }
 

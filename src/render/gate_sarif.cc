@@ -106,7 +106,7 @@ json location(const GateResult& g, const KernelSnapshot& k) {
   } else {
     physical["artifactLocation"] = artifact(g.report, g.source_root, true);
   }
-  json logical = {{"name", k.name}, {"fullyQualifiedName", k.name}, {"kind", "function"}};
+  json logical = {{"name", k.display}, {"fullyQualifiedName", k.display}, {"kind", "function"}};
   if (!k.mangled.empty()) logical["decoratedName"] = k.mangled;
   return {{"physicalLocation", physical}, {"logicalLocations", json::array({logical})}};
 }
@@ -141,7 +141,7 @@ json duration_json(const KernelSnapshot* s) { return s && s->duration_ns ? json(
 json result(const GateResult& g, const GateRow& r) {
   int s = static_cast<int>(r.status);
   const auto& k = r.kernel();
-  std::string key = k.mangled.empty() ? k.name : k.mangled;
+  std::string key = k.report_name();
   std::string file = source_path_under(k.source, g.source_root);
   int nth = occurrence(g, k, r.after != nullptr);
   json out = {{"ruleId", kRules[s].id}, {"ruleIndex", s == 0 ? 0 : s - 1}, {"level", kRules[s].level}};
@@ -149,7 +149,7 @@ json result(const GateResult& g, const GateRow& r) {
   out["locations"] = json::array({location(g, k)});
   out["partialFingerprints"]["keetKernel/v1"] =
       fingerprint(fmt::format("{}\n{}\n{}\n{}", kRules[s].id, key, file, nth));
-  out["properties"] = {{"kernel", k.name},
+  out["properties"] = {{"kernel", k.display},
                        {"launch", k.launch_text()},
                        {"baseline_ns", duration_json(r.before)},
                        {"current_ns", duration_json(r.after)},

@@ -30,12 +30,12 @@ std::string ranking_section(const std::vector<analysis::KernelGroup>& groups) {
   for (const auto& g : groups) {
     if (g.timed == 0) {
       rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td>not measured</td><td>-</td></tr>",
-                          esc(abbreviate_name(g.name, 120)), g.indices.size());
+                          esc(abbreviate_name(g.display, 120)), g.indices.size());
       continue;
     }
     rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td>"
                         "<td><span class='share'><span style='width:{:.0f}%'></span></span> {:.1f}%</td></tr>",
-                        esc(abbreviate_name(g.name, 120)), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
+                        esc(abbreviate_name(g.display, 120)), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
   }
   return "<section class='card'><h2>Kernel ranking</h2><table><tr><th>kernel</th><th>launches</th>"
          "<th>total time</th><th>share of GPU time</th></tr>" + rows + "</table></section>";
@@ -136,19 +136,19 @@ bool folded(const analysis::LaunchSummary* fold) { return fold && fold->indices.
 
 // The kernel's title (the summary of its collapsible section) and its launch line.
 std::string kernel_header(const analysis::KernelDiagnosis& d, const analysis::LaunchSummary* fold) {
-  const auto& name = d.demangled.empty() ? d.name : d.demangled;
+  const auto& name = d.display_name();
   std::string cls(analysis::class_name(d.bottleneck.cls));
   std::string launches = folded(fold) ? fmt::format(" &times;{} launches", fold->indices.size()) : "";
   std::string duration = folded(fold) ? fold_spread(*fold) : format_duration(d.duration_ns);
   std::string out = fmt::format("<summary><h2>#{} <code title='{}'>{}</code>{} {}</h2></summary>", d.index, esc(name),
                                 esc(abbreviate_name(name, 160)), launches, badge(cls + "-bound", cls));
   out += fmt::format("<p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) &middot; {} &middot; {} (sm_{})</p>",
-                     d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, esc(duration), esc(d.device.name),
-                     esc(d.device.compute_capability));
+                     d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, esc(duration), esc(d.device),
+                     esc(d.compute_capability));
   if (folded(fold))
     out += fmt::format("<p class='meta'>launches {} fold into this diagnosis of #{} (same grid and block, durations "
                        "within noise)</p>",
-                       esc(index_ranges(fold->indices)), fold->representative);
+                       esc(index_ranges(fold->indices)), fold->index);
   return out;
 }
 
@@ -269,7 +269,7 @@ std::string html_report(const model::Report& report, const analysis::Diagnosis& 
   for (const auto& kd : diagnosis.kernels)
     if (const auto* k = kernel_of(kd.index)) ranking.add(*k);
   std::vector<TocEntry> toc;
-  for (const auto& kd : diagnosis.kernels) toc.push_back({kd.index, kd.demangled.empty() ? kd.name : kd.demangled, 1});
+  for (const auto& kd : diagnosis.kernels) toc.push_back({kd.index, kd.display_name(), 1});
   std::string out = html_report_begin(diagnosis, ranking.groups(), toc);
   for (const auto& kd : diagnosis.kernels) out += html_kernel(report, kernel_of(kd.index), kd);
   return out + html_report_end();

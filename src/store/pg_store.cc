@@ -137,7 +137,7 @@ class PgStore final : public SqlStore<PgStore> {
       if (k.duration_ns) duration = fmt::format("{}", *k.duration_ns);
       auto r = query("INSERT INTO keet_kernels(run_id, ordinal, name, device, duration_ns, payload) "
                      "VALUES($1,$2,$3,$4,$5,$6)",
-                     {std::to_string(run_id), std::to_string(i), k.name, k.device, duration, kernel_payload(k)});
+                     {std::to_string(run_id), std::to_string(i), k.display, k.device, duration, kernel_payload(k)});
       if (!r.ok()) return std::unexpected(error("insert kernel"));
     }
     return {};

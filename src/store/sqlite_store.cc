@@ -127,7 +127,7 @@ class SqliteStore final : public SqlStore<SqliteStore> {
     for (size_t i = 0; i < kernels.size(); ++i) {
       s.bind(1, run_id);
       s.bind(2, static_cast<int64_t>(i));
-      s.bind(3, kernels[i].name);
+      s.bind(3, kernels[i].display);
       s.bind(4, kernels[i].device);
       s.bind(5, kernels[i].duration_ns);
       s.bind(6, kernel_payload(kernels[i]));

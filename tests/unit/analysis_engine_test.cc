@@ -72,7 +72,7 @@ TEST(AnalysisEngine, UncoalescedMemoryBoundKernel) {
                         {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 98304}});
   auto d = diagnose(r);
   EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Memory);
-  EXPECT_EQ(d.device.compute_capability, "8.6");
+  EXPECT_EQ(d.compute_capability, "8.6");
   ASSERT_FALSE(d.findings.empty());
   const Finding& f = d.findings.front();
   EXPECT_EQ(f.id, "memory.uncoalesced_global");

@@ -42,7 +42,7 @@ TEST(LaunchFolds, SameConfigurationWithinNoiseIsOneFold) {
   auto f = folds_of({{"k", 64, 1000}, {"k", 64, 1900}, {"k", 64, 1200}, {"k", 128, 1000}, {"j", 64, 1000}});
   ASSERT_EQ(f.size(), 3u);  // k at 64 (1.0-1.9 us: within the 1 us of noise), k at 128, j
   EXPECT_EQ(f[0].indices, (std::vector<int>{0, 1, 2}));
-  EXPECT_EQ(f[0].representative, 2);  // the median duration, 1.2 us
+  EXPECT_EQ(f[0].index, 2);  // the median duration, 1.2 us
   EXPECT_EQ(f[0].median_ns, 1200);
   EXPECT_EQ(f[0].min_ns, 1000);
   EXPECT_EQ(f[0].max_ns, 1900);

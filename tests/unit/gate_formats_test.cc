@@ -12,7 +12,7 @@ namespace {
 KernelSnapshot snap(int index, std::string name, double ns, std::string file = "", int line = 0) {
   KernelSnapshot s;
   s.index = index;
-  s.name = name + "()";
+  s.display = name + "()";
   s.mangled = "_Z" + std::to_string(name.size()) + name + "v";
   s.grid = {64, 1, 1};
   s.block = {256, 1, 1};
@@ -35,12 +35,12 @@ TEST(GateRows, RegressionsOkMissingNewInThatOrder) {
   auto g = sample();  // rows point into it
   auto rows = gate_rows(g);
   std::vector<std::string> got;
-  for (const auto& r : rows) got.push_back(std::string(gate_status_name(r.status)) + " " + r.kernel().name);
+  for (const auto& r : rows) got.push_back(std::string(gate_status_name(r.status)) + " " + r.kernel().display);
   EXPECT_EQ(got, (std::vector<std::string>{"regression slow()", "regression tiny()", "missing gone()", "new fresh()"}));
   auto small = sample(1000);
   auto delta = gate_rows(small);  // tiny grew 500 ns: below --min-delta 1us
   EXPECT_EQ(delta[1].status, GateStatus::Ok);
-  EXPECT_EQ(delta[1].kernel().name, "tiny()");
+  EXPECT_EQ(delta[1].kernel().display, "tiny()");
 }
 
 TEST(GateGithub, PropertiesAndMessagesEscapedPerGithubRules) {

@@ -51,9 +51,10 @@ Fixture make_fixture(const std::string& cc = "8.6") {
   f.report.kernels.push_back(k);
   analysis::KernelDiagnosis d;
   d.index = 0;
-  d.name = k.mangled;
-  d.demangled = k.demangled;
-  d.device = {"NVIDIA RTX A2000", cc};
+  d.mangled = k.mangled;
+  d.display = k.demangled;
+  d.device = "NVIDIA RTX A2000";
+  d.compute_capability = cc;
   d.grid = {1024, 1, 1};
   d.block = {256, 1, 1};
   d.duration_ns = 239010;
@@ -689,7 +690,7 @@ TEST(LlmPrompt, SampleReportsWithinBudget) {
       Prompt p = explain_prompt(diagnosis.kernels[i], all[i], {});
       EXPECT_LE(p.estimated_tokens, 2000) << entry.path();
       std::cout << "[prompt] " << entry.path().filename().string() << " #" << diagnosis.kernels[i].index << " "
-                << diagnosis.kernels[i].demangled << ": " << p.estimated_tokens << " tokens, " << p.metric_rows
+                << diagnosis.kernels[i].display << ": " << p.estimated_tokens << " tokens, " << p.metric_rows
                 << " metric rows, " << diagnosis.kernels[i].findings.size() << " findings\n";
       ++kernels;
     }

@@ -17,7 +17,7 @@ KernelSnapshot snap(int index, std::string name, uint64_t grid, double ns,
                     std::vector<std::string> findings = {}) {
   KernelSnapshot s;
   s.index = index;
-  s.name = std::move(name);
+  s.display = std::move(name);
   s.grid = {grid, 1, 1};
   s.block = {256, 1, 1};
   s.device = "NVIDIA RTX A2000";
@@ -44,9 +44,9 @@ TEST(LoopDiffPairing, SameNameInOrderOfOccurrenceThenNothing) {
   EXPECT_EQ(pairs[1], (KernelPair{1, 1, PairedBy::Name}));
   auto d = diff(before, after, {});
   ASSERT_EQ(d.unmatched_before.size(), 1u);
-  EXPECT_EQ(d.unmatched_before[0].name, "gone");
+  EXPECT_EQ(d.unmatched_before[0].display, "gone");
   ASSERT_EQ(d.unmatched_after.size(), 1u);
-  EXPECT_EQ(d.unmatched_after[0].name, "new");
+  EXPECT_EQ(d.unmatched_after[0].display, "new");
 }
 
 TEST(LoopDiffPairing, MangledNamesDecideWhenBothSidesHaveThem) {
@@ -122,9 +122,9 @@ TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) 
   auto d = diff(before, after, {.matching = kRenames});
   ASSERT_EQ(d.unmatched_before.size(), 2u);
   EXPECT_EQ(d.unmatched_before[0].index, 1);  // k's second launch
-  EXPECT_EQ(d.unmatched_before[1].name, "gone");
+  EXPECT_EQ(d.unmatched_before[1].display, "gone");
   ASSERT_EQ(d.unmatched_after.size(), 1u);
-  EXPECT_EQ(d.unmatched_after[0].name, "fresh");
+  EXPECT_EQ(d.unmatched_after[0].display, "fresh");
   EXPECT_EQ(d.suggested_pairs, (std::vector<std::pair<int, int>>{{1, 3}}));
 
   auto text = diff_text(d);

@@ -47,11 +47,12 @@ model::Report sample_report() {
 analysis::Diagnosis sample_diagnosis() {
   analysis::KernelDiagnosis kd;
   kd.index = 0;
-  kd.demangled = "scale<float>(float*, int)";
+  kd.display = "scale<float>(float*, int)";
   kd.grid = {1024, 1, 1};
   kd.block = {128, 1, 1};
   kd.duration_ns = 250000;
-  kd.device = {"NVIDIA RTX A2000", "8.6"};
+  kd.device = "NVIDIA RTX A2000";
+  kd.compute_capability = "8.6";
   kd.bottleneck = {analysis::BottleneckClass::Memory, 0.9, {}, "DRAM moves 88% of peak"};
   analysis::Finding f;
   f.id = "memory.uncoalesced_global";
@@ -102,7 +103,7 @@ TEST(LoopHtml, RooflineFromReportMetrics) {
 }
 
 TEST(LoopHtml, DiffPage) {
-  compare::KernelSnapshot a{0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
+  compare::KernelSnapshot a{{0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000}, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
   compare::KernelSnapshot b = a;
   b.duration_ns = 1000;
   b.findings.clear();

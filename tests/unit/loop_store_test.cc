@@ -24,7 +24,7 @@ using compare::KernelSnapshot;
 
 KernelSnapshot kernel(std::string name, std::string device, double ns, std::vector<std::string> findings = {}) {
   KernelSnapshot s;
-  s.name = std::move(name);
+  s.display = std::move(name);
   s.grid = {128, 1, 1};
   s.block = {256, 1, 1};
   s.device = std::move(device);
@@ -83,7 +83,7 @@ TEST_P(LoopStore, RecordsAndReadsBackWholeRuns) {
   EXPECT_EQ(r.commit, "abc123");
   EXPECT_EQ(r.recorded_at, 100);
   ASSERT_EQ(r.kernels.size(), 2u);
-  EXPECT_EQ(r.kernels[0].name, "a");
+  EXPECT_EQ(r.kernels[0].display, "a");
   EXPECT_EQ(r.kernels[1].duration_ns, 20);
   EXPECT_EQ(r.kernels[0].metrics.at("sm__throughput.avg.pct_of_peak_sustained_elapsed"), 42.5);
   ASSERT_EQ(r.kernels[0].findings.size(), 1u);

@@ -246,7 +246,12 @@ TEST(TimelineBuilder, LaunchConfigurationsApartWhenTheyVary) {
 }
 
 analysis::ProfiledKernel profiled(const std::string& demangled, const std::string& function, double speedup) {
-  return {0, "", function, demangled, {{"memory.uncoalesced_global", "Uncoalesced global accesses", speedup}}};
+  analysis::ProfiledKernel p;
+  p.display = demangled.empty() ? function : demangled;
+  p.function = function;
+  p.demangled = demangled;
+  p.gains = {{"memory.uncoalesced_global", "Uncoalesced global accesses", speedup}};
+  return p;
 }
 
 TEST(TimelineJoin, HotKernelProfiledGivesApplicationGain) {
