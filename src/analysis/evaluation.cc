@@ -71,7 +71,7 @@ std::string missing_launch(const model::Report& report, const Label& l) {
   return "";
 }
 
-LabelResult evaluate_one(const Label& l, const std::string& path, ReportCache& cache) {
+LabelResult evaluate_one(const Label& l, const std::string& path, ReportCache& cache, const Diagnose& diagnose) {
   LabelResult r;
   r.label = l;
   if (path.empty()) {
@@ -86,7 +86,7 @@ LabelResult evaluate_one(const Label& l, const std::string& path, ReportCache& c
   r.error = missing_launch(*report, l);
   if (!r.error.empty()) return r;
   auto it = std::find_if(report->kernels.begin(), report->kernels.end(), [&](const auto& k) { return k.index == l.kernel; });
-  score(r, analyze_kernel(*report, *it, {3}));
+  score(r, diagnose(*report, *it, {3}));
   return r;
 }
 
@@ -171,10 +171,10 @@ EvalSummary summarize(std::vector<LabelResult> results) {
 }
 
 EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string& root, const std::string& oracle,
-                            const std::string& oracle2024) {
+                            const std::string& oracle2024, const Diagnose& diagnose) {
   std::vector<LabelResult> results;
   ReportCache cache;
-  for (const auto& l : labels) results.push_back(evaluate_one(l, resolve(l.report, root, oracle, oracle2024), cache));
+  for (const auto& l : labels) results.push_back(evaluate_one(l, resolve(l.report, root, oracle, oracle2024), cache, diagnose));
   return summarize(std::move(results));
 }
 

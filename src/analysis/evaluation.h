@@ -2,10 +2,12 @@
 // class accuracy, limiter accuracy and top-3 finding accuracy, overall and per
 // repository. Used by `keet eval` and CI.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "analysis/engine.h"
 #include "util/error.h"
 
 namespace keet::analysis {
@@ -80,7 +82,11 @@ EvalSummary summarize(std::vector<LabelResult> results);
 // fixtures_root: folder the relative report paths start from; oracle_examples /
 // oracle_examples_2024: NVIDIA's sample folders of ncu 2022.3 and 2024.1 (may be
 // empty: such labels are then skipped).
+// `diagnose` runs the engine on a label's kernel: keet eval passes the
+// pipeline's (app::diagnose), so labels are scored as every command diagnoses.
+using Diagnose = std::function<KernelDiagnosis(const model::Report&, const model::Kernel&, const AnalyzeOptions&)>;
 EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string& fixtures_root,
-                            const std::string& oracle_examples, const std::string& oracle_examples_2024 = "");
+                            const std::string& oracle_examples, const std::string& oracle_examples_2024,
+                            const Diagnose& diagnose);
 
 }  // namespace keet::analysis

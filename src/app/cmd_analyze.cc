@@ -18,6 +18,7 @@
 #include "analysis/derived.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
+#include "app/pipeline.h"
 #include "app/analyze.h"
 #include "app/commands.h"
 #include "app/common.h"
@@ -170,21 +171,20 @@ Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const Ranked& ranke
                          AppView* app_view, analysis::SassInstructions* sass) {
   Run run;
   model::Report head;
-  analysis::AnalyzeOptions opt{a.top};
-  opt.derived = keep_for_llm;  // only the LLM's prompt and verifier read it
-  opt.sass = sass;
-  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
-                          {.begin = begin, .visit = [&](model::Kernel&& k, const model::Report& h) {
-                             if (only && !only->contains(k.index)) return true;
-                             auto share = ranked.shares.find(k.display_name());
-                             opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
-                             auto d = analysis::analyze_kernel(h, k, opt);
-                             if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
-                             write(h, k, d);
-                             if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
-                             return true;
-                           },
-                           .context = &ranked.head});
+  AnalysisPass pass{.options = {a.top}, .context = &ranked.head, .begin = begin};
+  pass.options.derived = keep_for_llm;  // only the LLM's prompt and verifier read it
+  pass.options.sass = sass;
+  if (only) pass.wanted = [&](const model::Kernel& k) { return only->contains(k.index); };
+  pass.per_kernel = [&](const model::Kernel& k, analysis::AnalyzeOptions& opt) {
+    auto share = ranked.shares.find(k.display_name());
+    opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
+  };
+  auto ok = analyse_kernels(ctx, a.report, pass, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
+    if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
+    write(h, k, d);
+    if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
+    return true;
+  });
   if (!ok) return std::unexpected(ok.error());
   run.stats = *ok;
   run.meta = report_meta(head);

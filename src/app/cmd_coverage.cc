@@ -8,6 +8,7 @@
 
 #include "analysis/engine.h"
 #include "analysis/ncu_coverage.h"
+#include "app/pipeline.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/table.h"
@@ -33,23 +34,18 @@ struct Collected {
 };
 
 Result<Collected> collect(Context& ctx, const CoverageArgs& a) {
-  auto complete = read_head(ctx, a.report);
-  if (!complete) return std::unexpected(complete.error());
   Collected c;
   std::optional<Error> failure;
   model::Report head;
-  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
-                          {.visit = [&](model::Kernel&& k, const model::Report& h) {
-                             auto diag = analysis::analyze_kernel(h, k, {0});
-                             auto cov = analysis::ncu_coverage(k, diag);
-                             if (!cov) {
-                               failure = cov.error();
-                               return false;
-                             }
-                             for (auto& row : *cov) c.rows.push_back({k.index, std::move(row)});
-                             return true;
-                           },
-                           .context = &*complete});
+  auto ok = analyse_kernels(ctx, a.report, {}, head, [&](model::Kernel&& k, const model::Report&, auto&& diag) {
+    auto cov = analysis::ncu_coverage(k, diag);
+    if (!cov) {
+      failure = cov.error();
+      return false;
+    }
+    for (auto& row : *cov) c.rows.push_back({k.index, std::move(row)});
+    return true;
+  });
   if (!ok) return std::unexpected(ok.error());
   if (failure) return std::unexpected(*failure);
   c.partial_exit = ok->partial_exit;

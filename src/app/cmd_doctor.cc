@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/engine.h"
+#include "app/pipeline.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "render/analysis_json.h"
@@ -59,17 +60,12 @@ nlohmann::json health_json(const Health& h) {
 ExitCode run_doctor(Context& ctx, const DoctorArgs& a) {
   readers::ReadOptions opt;
   opt.instances = opt.modules = false;
-  auto complete = read_head(ctx, a.report);
-  if (!complete) return report_error(ctx, complete.error());
   std::vector<Health> rows;
   model::Report head;
-  auto ok = stream_report(ctx, a.report, opt, head,
-                          {.visit = [&](model::Kernel&& k, const model::Report& h) {
-                             auto d = analysis::analyze_kernel(h, k, {0});
-                             rows.push_back({d.index, std::move(d.display), d.bottleneck.cls, std::move(d.data_quality)});
-                             return true;
-                           },
-                           .context = &*complete});
+  auto ok = analyse_kernels(ctx, a.report, {.read = opt}, head, [&](model::Kernel&&, const model::Report&, auto&& d) {
+    rows.push_back({d.index, std::move(d.display), d.bottleneck.cls, std::move(d.data_quality)});
+    return true;
+  });
   if (!ok) return report_error(ctx, ok.error());
   size_t bad = std::ranges::count_if(rows, [](const Health& h) { return is_bad(h.quality); });
   if (a.format == "json") {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/evaluation.h"
+#include "app/pipeline.h"
 #include "app/commands.h"
 #include "io/file.h"
 #include "render/table.h"
@@ -148,7 +149,7 @@ ExitCode run_eval(Context& ctx, const EvalArgs& a) {
   if (!labels) return report_error(ctx, {ExitCode::BadInput, a.labels + ": " + labels.error().message});
   auto selected = analysis::select_set(*labels, a.set);
   if (selected.empty()) return report_error(ctx, {ExitCode::BadInput, a.labels + ": no label in set \"" + a.set + "\""});
-  auto summary = analysis::evaluate_labels(selected, a.root, a.oracle, a.oracle2024);
+  auto summary = analysis::evaluate_labels(selected, a.root, a.oracle, a.oracle2024, diagnose);
   if (a.format == "json") print_json(ctx, summary);
   else print_table(ctx, summary);
   if (summary.scored == 0) return report_error(ctx, {ExitCode::BadInput, "no label could be scored (check --root)"});

@@ -7,22 +7,18 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/arch.h"
-#include "analysis/engine.h"
+#include "app/pipeline.h"
 #include "io/file.h"
 
 namespace keet::app {
 
 Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
-  auto complete = read_head(ctx, a);
-  if (!complete) return std::unexpected(complete.error());
   Analysed out{a.path, {}};
   model::Report head;
-  auto ok = stream_report(ctx, a, kernel_pass_options(), head, {.visit = [&](model::Kernel&& k, const model::Report& h) {
-                                               auto d = analysis::analyze_kernel(h, k, analysis::AnalyzeOptions{0});
-                                               out.kernels.push_back(compare::snapshot(k, &d, &h));
-                                               return true;
-                                             },
-                                             .context = &*complete});
+  auto ok = analyse_kernels(ctx, a, {}, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
+    out.kernels.push_back(compare::snapshot(k, &d, &h));
+    return true;
+  });
   if (!ok) return std::unexpected(ok.error());
   if (ok->partial_exit != ExitCode::Ok)
     return fail(ok->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));

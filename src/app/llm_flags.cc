@@ -1,3 +1,4 @@
+#include "app/pipeline.h"
 #include "app/llm_flags.h"
 
 #include <fmt/format.h>
@@ -78,11 +79,11 @@ void add_chat_args(CLI::App& sub, ChatArgs& a) {
 }
 
 Result<std::unique_ptr<ChatSetup>> prepare_chat(Context& ctx, const ChatArgs& a) {
-  auto loaded = load_report(ctx, a.report);
-  if (!loaded) return std::unexpected(loaded.error());
+  auto analysed = analyse_report(ctx, a.report);
+  if (!analysed) return std::unexpected(analysed.error());
   auto s = std::make_unique<ChatSetup>();
-  s->loaded = std::move(*loaded);
-  s->diagnosis = analysis::analyze(s->loaded.report, s->loaded.selected);
+  s->loaded = std::move(analysed->loaded);
+  s->diagnosis = std::move(analysed->diagnosis);
   auto rt = LlmRuntime::create(ctx, a.llm);
   if (!rt) return std::unexpected(rt.error());
   s->runtime = std::move(*rt);

@@ -1,3 +1,4 @@
+#include "app/pipeline.h"
 #include "app/profile_nsys.h"
 
 #include <algorithm>
@@ -92,9 +93,10 @@ Result<std::string> profile_hot_kernels(Context& ctx, const ProfileRequest& r, c
 }
 
 ExitCode analyse_joined(Context& ctx, const std::string& report, const model::TimelineSummary& t, double threshold) {
-  auto loaded = load_report(ctx, ReportArgs{.path = report, .allow_partial = true});
-  if (!loaded) return report_error(ctx, loaded.error());
-  auto d = analysis::analyze(loaded->report, loaded->selected);
+  auto analysed = analyse_report(ctx, ReportArgs{.path = report, .allow_partial = true});
+  if (!analysed) return report_error(ctx, analysed.error());
+  const auto* loaded = &analysed->loaded;
+  const auto& d = analysed->diagnosis;
   std::vector<analysis::ProfiledKernel> profiled;
   for (size_t i = 0; i < d.kernels.size() && i < loaded->selected.size(); ++i)
     profiled.push_back(analysis::profiled_kernel(*loaded->selected[i], d.kernels[i]));

@@ -1,3 +1,4 @@
+#include "app/pipeline.h"
 #include "app/tune_llm.h"
 
 #include <fmt/format.h>
@@ -74,7 +75,7 @@ Result<std::vector<Proposal>> ask_for_changes(Context& ctx, LlmRuntime& rt, cons
   if (!loaded) return std::unexpected(loaded.error());
   const auto* k = slowest(loaded->selected);
   if (!k) return fail(ExitCode::BadInput, report + ": no kernel to tune");
-  auto d = analysis::analyze_kernel(loaded->report, *k, analysis::AnalyzeOptions{0});
+  auto d = diagnose(loaded->report, *k, analysis::AnalyzeOptions{0});
   auto opt = rt.prompt_options();
   opt.share_source = true;  // checked above
   llm::ChatRequest request{cfg.model, {{llm::Role::System, std::string(kSystem)}, {llm::Role::User, user_prompt(d, k, opt, files, n)}}};
