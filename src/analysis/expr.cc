@@ -1,4 +1,5 @@
 #include "analysis/expr.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cctype>
@@ -266,16 +267,14 @@ Value Expr::eval_call(const Node& n, std::span<const Value> values) const {
 }
 
 Result<std::optional<double>> evaluate(const std::string& text, const Lookup& lookup) {
-  auto e = Expr::parse(text);
-  if (!e) return std::unexpected(e.error());
+  KEET_TRY(e, Expr::parse(text));
   std::vector<Value> values;
   for (const auto& n : e->names()) values.push_back(lookup(n));
   return e->eval(values);
 }
 
 Result<std::vector<std::string>> identifiers(const std::string& text) {
-  auto e = Expr::parse(text);
-  if (!e) return std::unexpected(e.error());
+  KEET_TRY(e, Expr::parse(text));
   return e->identifiers();
 }
 

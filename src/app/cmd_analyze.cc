@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/derived.h"
+#include "util/error.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
 #include "app/pipeline.h"
@@ -201,8 +202,7 @@ size_t prose_width(const Context& ctx, const AnalyzeArgs& a) {
 
 Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
                        std::vector<llm::LlmResult>& narratives, AppView* app_view) {
-  auto ranking = rank_pass(ctx, a);
-  if (!ranking) return std::unexpected(ranking.error());
+  KEET_TRY(ranking, rank_pass(ctx, a));
   render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown", prose_width(ctx, a), a.verbose};
   auto begin = [&](const model::Report& head) {
     if (style.markdown) out << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
@@ -241,8 +241,7 @@ std::vector<render::TocEntry> table_of_contents(const Ranked& r, const std::map<
 
 Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
                        std::vector<llm::LlmResult>& narratives, AppView* app_view) {
-  auto ranking = rank_pass(ctx, a);
-  if (!ranking) return std::unexpected(ranking.error());
+  KEET_TRY(ranking, rank_pass(ctx, a));
   const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
   auto begin = [&](const model::Report&) {
     out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only));
@@ -274,8 +273,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
                        std::vector<llm::LlmResult>& narratives, AppView* app_view) {
   // Every launch's duration first (the ranking pass): the severity of a
   // finding follows its kernel's share of the GPU time, in every format.
-  auto ranked = rank_pass(ctx, a);
-  if (!ranked) return std::unexpected(ranked.error());
+  KEET_TRY(ranked, rank_pass(ctx, a));
   const auto* only = per_kernel(a) ? &ranked->summaries : nullptr;
   auto kernel_json = [&](const analysis::KernelDiagnosis& d, const nlohmann::json* llm) {
     return [&d, llm, only](JsonWriter& w) {
@@ -315,8 +313,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
 Result<std::vector<compare::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a) {
   if (a.format == "json" || a.format == "html")
     return fail(ExitCode::BadInput, "--calibrated: shown in text and markdown output only");
-  auto db = open_history(ctx, a.db);
-  if (!db) return std::unexpected(db.error());
+  KEET_TRY(db, open_history(ctx, a.db));
   return (*db)->calibration_points();
 }
 

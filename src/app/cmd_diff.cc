@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/ci_flags.h"
+#include "util/error.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/timeline_input.h"
@@ -26,14 +27,11 @@ struct DiffArgs {
 
 Result<compare::DiffOptions> diff_options(const DiffArgs& a) {
   compare::DiffOptions opt;
-  auto threshold = fraction_flag("--threshold", a.threshold);
-  if (!threshold) return std::unexpected(threshold.error());
+  KEET_TRY(threshold, fraction_flag("--threshold", a.threshold));
   opt.threshold = *threshold;
-  auto min_delta = duration_flag("--min-delta", a.min_delta);
-  if (!min_delta) return std::unexpected(min_delta.error());
+  KEET_TRY(min_delta, duration_flag("--min-delta", a.min_delta));
   opt.min_delta_ns = *min_delta;
-  auto forced = pair_flags(a.pairs);
-  if (!forced) return std::unexpected(forced.error());
+  KEET_TRY(forced, pair_flags(a.pairs));
   opt.forced = *forced;
   // A person reads a diff, and every rendering says how each pair was made, so
   // a renamed kernel is paired (the only kernel of each report, or by launch

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/ci_flags.h"
+#include "util/error.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/timeline_input.h"
@@ -29,10 +30,8 @@ std::string describe(const store::Run& run) {
 }
 
 Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::string& device) {
-  auto db = open_history(ctx, a.db);
-  if (!db) return std::unexpected(db.error());
-  auto base = (*db)->baseline(a.baseline, device);
-  if (!base) return std::unexpected(base.error());
+  KEET_TRY(db, open_history(ctx, a.db));
+  KEET_TRY(base, (*db)->baseline(a.baseline, device));
   if (!*base)
     return fail(ExitCode::BadInput, fmt::format("no baseline '{}' recorded for device '{}' in {} (run keet record first)",
                                                 a.baseline, device, (*db)->describe()));

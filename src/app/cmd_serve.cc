@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "util/error.h"
 #include "app/in_process.h"
 #include "service/api.h"
 #include "service/http_server.h"
@@ -138,8 +139,7 @@ struct Backend {
 
 Result<Backend> open_backend(const service::ServiceOptions& o, const std::string& store) {
   Backend b;
-  auto jobs = service::open_job_store(store.empty() ? "sqlite:" + o.data_dir + "/jobs.sqlite" : store);
-  if (!jobs) return std::unexpected(jobs.error());
+  KEET_TRY(jobs, service::open_job_store(store.empty() ? "sqlite:" + o.data_dir + "/jobs.sqlite" : store));
   b.jobs = std::move(*jobs);
   b.blobs = std::make_unique<service::BlobStore>(o.data_dir);
   b.runner = service::make_process_runner(service::self_executable(), o.data_dir + "/work/runs");

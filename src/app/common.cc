@@ -1,4 +1,5 @@
 #include "app/common.h"
+#include "util/error.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -70,10 +71,8 @@ void add_selection_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
   auto base = model::parse_name_base(a.name_base);
   if (!base) return fail(ExitCode::BadInput, "--kernel-name-base " + a.name_base + ": expected function, demangled or mangled");
-  auto sel = model::KernelSelector::parse(a.kernel, *base);
-  if (!sel) return std::unexpected(sel.error());
-  auto nvtx = model::NvtxFilter::parse(a.nvtx_include, a.nvtx_exclude);
-  if (!nvtx) return std::unexpected(nvtx.error());
+  KEET_TRY(sel, model::KernelSelector::parse(a.kernel, *base));
+  KEET_TRY(nvtx, model::NvtxFilter::parse(a.nvtx_include, a.nvtx_exclude));
   return model::KernelFilter(std::move(*sel), a.skip, a.count, std::move(*nvtx));
 }
 
@@ -89,14 +88,12 @@ Result<void> check_nvtx(const ReportArgs& a, const model::KernelFilter& f) {
 
 Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& path) {
   if (path != "-") {
-    auto src = io::open_file(path);
-    if (!src) return std::unexpected(src.error());
+    KEET_TRY(src, io::open_file(path));
     return std::shared_ptr<const io::ByteSource>(std::move(*src));
   }
   static std::shared_ptr<const io::ByteSource> piped;  // stdin can be read only once
   if (!piped) {
-    auto data = io::read_stdin();
-    if (!data) return std::unexpected(data.error());
+    KEET_TRY(data, io::read_stdin());
     piped = io::memory_source("-", std::move(*data));
   }
   return piped;
@@ -112,10 +109,8 @@ std::string no_match(const ReportArgs& a) {
 }  // namespace
 
 Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
-  auto filter = kernel_filter(a);
-  if (!filter) return std::unexpected(filter.error());
-  auto src = open_report(a.path);
-  if (!src) return std::unexpected(src.error());
+  KEET_TRY(filter, kernel_filter(a));
+  KEET_TRY(src, open_report(a.path));
   auto report = readers::load(**src, opt);
   if (!report) return fail(ExitCode::BadInput, report.error().message());
   Loaded l{std::move(*report), {}, ExitCode::Ok};
@@ -123,17 +118,15 @@ Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::Rea
   if (l.report.partial && !a.allow_partial) l.partial_exit = ExitCode::BadInput;
   for (const auto& k : l.report.kernels)
     if (filter->take(k)) l.selected.push_back(&k);
-  if (auto ok = check_nvtx(a, *filter); !ok) return std::unexpected(ok.error());
+  KEET_TRY_VOID(check_nvtx(a, *filter));
   if (l.selected.empty() && !l.report.kernels.empty() && !filter->all()) return fail(ExitCode::BadInput, no_match(a));
   return l;
 }
 
 Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt,
                                   model::Report& head, const KernelStream& stream) {
-  auto filter = kernel_filter(a);
-  if (!filter) return std::unexpected(filter.error());
-  auto src = open_report(a.path);
-  if (!src) return std::unexpected(src.error());
+  KEET_TRY(filter, kernel_filter(a));
+  KEET_TRY(src, open_report(a.path));
   StreamStats stats;
   auto ok = readers::stream_into(**src, opt, head, [&](model::Kernel&& k) {
     ++stats.seen;
@@ -143,7 +136,7 @@ Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const reade
     return stream.visit(std::move(k), context) && !filter->done();
   });
   if (!ok) return fail(ExitCode::BadInput, ok.error().message());
-  if (auto nv = check_nvtx(a, *filter); !nv) return std::unexpected(nv.error());
+  KEET_TRY_VOID(check_nvtx(a, *filter));
   if (!stream.quiet)
     for (const auto& w : head.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (head.partial && !a.allow_partial) stats.partial_exit = ExitCode::BadInput;

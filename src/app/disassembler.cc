@@ -1,4 +1,5 @@
 #include "app/disassembler.h"
+#include "util/error.h"
 #include "app/tool_path.h"
 
 #include <fcntl.h>
@@ -111,8 +112,7 @@ Result<std::string> ToolDisassembler::disassemble(const analysis::SassCode& code
   std::string name = fs::path(t->path).filename().string();
   if (t->nvdisasm && code.sm <= 0)
     return fail(ExitCode::Dependency, "nvdisasm needs the kernel's SM, which neither the report nor the cubin gives");
-  auto file = TempFile::write(getenv_("TMPDIR"), t->nvdisasm ? code.code : code.cubin);
-  if (!file) return std::unexpected(file.error());
+  KEET_TRY(file, TempFile::write(getenv_("TMPDIR"), t->nvdisasm ? code.code : code.cubin));
   std::vector<std::string> argv = t->nvdisasm
       ? std::vector<std::string>{t->path, "-b", fmt::format("SM{}", code.sm), file->path()}
       : std::vector<std::string>{t->path, "-sass", "-fun", std::string(code.function), file->path()};

@@ -1,4 +1,5 @@
 #include "app/pipeline.h"
+#include "util/error.h"
 #include "app/llm_flags.h"
 
 #include <fmt/format.h>
@@ -27,15 +28,13 @@ void add_llm_args(CLI::App& sub, LlmArgs& a) {
 }
 
 Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmArgs& a) {
-  auto settings = llm::resolve_settings(a.spec, ctx.getenv);
-  if (!settings) return std::unexpected(settings.error());
+  KEET_TRY(settings, llm::resolve_settings(a.spec, ctx.getenv));
   for (const auto& w : settings->warnings) ctx.err << "keet: warning: " << w << "\n";
   const auto* provider = llm::find_provider(settings->provider.provider);
   if (!provider->key_env.empty() && settings->provider.api_key.empty())
     ctx.err << "keet: warning: " << provider->key_env << " is not set; sending without a key\n";
   for (const auto& spec : a.params) {
-    auto p = llm::parse_param(spec);
-    if (!p) return std::unexpected(p.error());
+    KEET_TRY(p, llm::parse_param(spec));
     settings->provider.params.push_back(std::move(*p));
   }
   if (a.timeout_s > 0) settings->timeouts.read = std::chrono::seconds(a.timeout_s);
@@ -79,13 +78,11 @@ void add_chat_args(CLI::App& sub, ChatArgs& a) {
 }
 
 Result<std::unique_ptr<ChatSetup>> prepare_chat(Context& ctx, const ChatArgs& a) {
-  auto analysed = analyse_report(ctx, a.report);
-  if (!analysed) return std::unexpected(analysed.error());
+  KEET_TRY(analysed, analyse_report(ctx, a.report));
   auto s = std::make_unique<ChatSetup>();
   s->loaded = std::move(analysed->loaded);
   s->diagnosis = std::move(analysed->diagnosis);
-  auto rt = LlmRuntime::create(ctx, a.llm);
-  if (!rt) return std::unexpected(rt.error());
+  KEET_TRY(rt, LlmRuntime::create(ctx, a.llm));
   s->runtime = std::move(*rt);
   llm::ChatOptions opt;
   opt.max_tool_rounds = a.max_tool_rounds;

@@ -1,4 +1,5 @@
 #include "app/pipeline.h"
+#include "util/error.h"
 
 namespace keet::app {
 
@@ -12,8 +13,7 @@ Result<StreamStats> analyse_kernels(Context& ctx, const ReportArgs& a, const Ana
   std::optional<model::Report> complete;
   const model::Report* context = pass.context;
   if (!context) {
-    auto read = read_head(ctx, a);
-    if (!read) return std::unexpected(read.error());
+    KEET_TRY(read, read_head(ctx, a));
     complete = std::move(*read);
     context = &*complete;
   }
@@ -31,8 +31,7 @@ Result<StreamStats> analyse_kernels(Context& ctx, const ReportArgs& a, const Ana
 }
 
 Result<AnalysedReport> analyse_report(Context& ctx, const ReportArgs& a, const analysis::AnalyzeOptions& opt) {
-  auto loaded = load_report(ctx, a);
-  if (!loaded) return std::unexpected(loaded.error());
+  KEET_TRY(loaded, load_report(ctx, a));
   AnalysedReport r{std::move(*loaded), {}};
   const auto& report = r.loaded.report;
   r.diagnosis.report_path = report.path;

@@ -1,4 +1,5 @@
 #include "app/profile.h"
+#include "util/error.h"
 #include "app/tool_path.h"
 
 #include <fcntl.h>
@@ -229,13 +230,12 @@ std::string ncu_report_file(const std::string& output) {
 
 Result<std::vector<std::string>> ncu_arguments(const std::string& ncu, const ProfileRequest& r,
                                                const std::string& report) {
-  auto tail = split_tail(r.tail);
-  if (!tail) return std::unexpected(tail.error());
+  KEET_TRY(tail, split_tail(r.tail));
   std::vector<std::string> args = {ncu};
   collection(args, r, *tail);
   if (r.force) args.push_back("--force-overwrite");
   args.insert(args.end(), {"-o", report});
-  if (auto ok = kernel_filter(args, r); !ok) return std::unexpected(ok.error());
+  KEET_TRY_VOID(kernel_filter(args, r));
   // ncu takes its first non-option word as the application and passes the
   // rest to it; it rejects "--" (2022.3 and 2024.1: "option is ambiguous").
   args.insert(args.end(), tail->ncu_options.begin(), tail->ncu_options.end());

@@ -1,4 +1,5 @@
 #include "app/pipeline.h"
+#include "util/error.h"
 #include "app/profile_nsys.h"
 
 #include <algorithm>
@@ -51,15 +52,13 @@ Result<model::TimelineSummary> record_timeline(Context& ctx, const ProfileReques
   if (!nsys)
     return fail(ExitCode::Dependency, nsys.error().message + ": install Nsight Systems, put nsys on PATH, set "
                                                              "NSYS=/path/to/nsys, or pass --nsys-path");
-  auto tail = split_tail(r.tail);
-  if (!tail) return std::unexpected(tail.error());
+  KEET_TRY(tail, split_tail(r.tail));
   std::string ncu_name = r.output.empty() ? default_report_path(tail->app) : r.output;
   std::string base = fs::path(ncu_report_file(ncu_name)).replace_extension("").string() + "-timeline";
   std::string report = base + ".nsys-rep";
   std::error_code ec;
   fs::remove(report, ec);
-  auto ran = run_tool(ctx, runner, nsys_profile_arguments(*nsys, base, tail->app), r.timeout_s);
-  if (!ran) return std::unexpected(ran.error());
+  KEET_TRY(ran, run_tool(ctx, runner, nsys_profile_arguments(*nsys, base, tail->app), r.timeout_s));
   if (!fs::is_regular_file(report, ec))
     return fail(ExitCode::Dependency, fmt::format("nsys exited with status {} and wrote no report at {}", ran->first, report));
   ctx.err << "keet: timeline written to " << report << "\n";
@@ -68,25 +67,21 @@ Result<model::TimelineSummary> record_timeline(Context& ctx, const ProfileReques
 
 Result<std::string> profile_hot_kernels(Context& ctx, const ProfileRequest& r, const model::TimelineSummary& t,
                                         size_t top, ProcessRunner& runner) {
-  auto ncu = find_ncu(r.ncu, ctx.getenv);
-  if (!ncu) return std::unexpected(ncu.error());
-  auto tail = split_tail(r.tail);
-  if (!tail) return std::unexpected(tail.error());
+  KEET_TRY(ncu, find_ncu(r.ncu, ctx.getenv));
+  KEET_TRY(tail, split_tail(r.tail));
   std::string name = r.output.empty() ? default_report_path(tail->app) : r.output;
   std::string report = ncu_report_file(name);
-  if (auto ok = prepare_report_path(report, r.force); !ok) return std::unexpected(ok.error());
+  KEET_TRY_VOID(prepare_report_path(report, r.force));
   ProfileRequest all = r;  // the timeline picks the kernels: -k, -s and -c give way to its filter
   all.kernel.clear();
   all.skip.reset();
   all.count.reset();
   all.name_base.clear();
-  auto args = ncu_arguments(*ncu, all, name);
-  if (!args) return std::unexpected(args.error());
+  KEET_TRY(args, ncu_arguments(*ncu, all, name));
   auto filter = hot_kernel_filter(t, top);
   args->insert(args->end() - static_cast<std::ptrdiff_t>(tail->app.size()), filter.begin(), filter.end());
-  auto ran = run_tool(ctx, runner, *args, r.timeout_s);
-  if (!ran) return std::unexpected(ran.error());
-  if (auto ok = check_ncu_outcome(ran->first, ran->second, report); !ok) return std::unexpected(ok.error());
+  KEET_TRY(ran, run_tool(ctx, runner, *args, r.timeout_s));
+  KEET_TRY_VOID(check_ncu_outcome(ran->first, ran->second, report));
   if (ran->first != 0) ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", ran->first);
   ctx.err << "keet: report written to " << report << "\n";
   return report;

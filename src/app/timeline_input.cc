@@ -1,4 +1,5 @@
 #include "app/timeline_input.h"
+#include "util/error.h"
 #include "app/tool_path.h"
 
 #include <unistd.h>
@@ -151,8 +152,7 @@ std::vector<std::string> nsys_export_arguments(const std::string& nsys, const st
 
 Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
   if (a.path == "-") {
-    auto bytes = io::read_stdin();
-    if (!bytes) return std::unexpected(bytes.error());
+    KEET_TRY(bytes, io::read_stdin());
     model::TimelineBuilder builder;
     if (auto ok = readers::read_nsys_export_bytes(*bytes, "-", builder); !ok)
       return fail(ExitCode::BadInput, readers::timeline_error_message(ok.error()));
@@ -167,8 +167,7 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
                                                "or its SQLite export)");
     case readers::TimelineFile::NsysReport: break;
   }
-  auto exported = export_report(ctx, a, runner);
-  if (!exported) return std::unexpected(exported.error());
+  KEET_TRY(exported, export_report(ctx, a, runner));
   auto t = read_export(exported->first, a.path);
   if (exported->second) fs::remove(exported->first, ec);
   return t;
@@ -176,8 +175,7 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
 
 Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ctx, const TimelineArgs& a) {
   if (a.path.empty()) return std::optional<model::TimelineSummary>();
-  auto t = load_timeline(ctx, a, system_runner());
-  if (!t) return std::unexpected(t.error());
+  KEET_TRY(t, load_timeline(ctx, a, system_runner()));
   return std::optional<model::TimelineSummary>(std::move(*t));
 }
 

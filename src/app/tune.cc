@@ -1,4 +1,5 @@
 #include "app/tune.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <csignal>
@@ -126,15 +127,14 @@ Result<fs::path> materialise(Loop& L, const std::string& id, const std::map<std:
   fs::path dir = L.scratch / id;
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (auto c = copy_tree(L.root, dir, {L.out}); !c) return std::unexpected(c.error());
+  KEET_TRY_VOID(copy_tree(L.root, dir, {L.out}));
   for (const auto& [rel, text] : files)
-    if (auto w = write_in_tree(dir, rel, text); !w) return std::unexpected(w.error());
+    KEET_TRY_VOID(write_in_tree(dir, rel, text));
   return dir;
 }
 
 Result<std::vector<compare::KernelSnapshot>> analysed(Loop& L, const std::string& report) {
-  auto a = load_and_analyse(L.ctx, ReportArgs{.path = report, .allow_partial = true});
-  if (!a) return std::unexpected(a.error());
+  KEET_TRY(a, load_and_analyse(L.ctx, ReportArgs{.path = report, .allow_partial = true}));
   return std::move(a->kernels);
 }
 
@@ -222,8 +222,7 @@ std::string candidate_line(const Candidate& c) {
 
 // The candidates an LLM proposes against `ref`, checked and applied in memory.
 Result<std::vector<Candidate>> llm_candidates(Loop& L, LlmRuntime& rt, const Reference& ref, int round) {
-  auto proposals = ask_for_changes(L.ctx, rt, L.req, ref.report, ref.files, L.req.candidates);
-  if (!proposals) return std::unexpected(proposals.error());
+  KEET_TRY(proposals, ask_for_changes(L.ctx, rt, L.req, ref.report, ref.files, L.req.candidates));
   std::vector<Candidate> out;
   for (size_t i = 0; i < proposals->size(); ++i) {
     const auto& p = (*proposals)[i];
@@ -255,14 +254,12 @@ Result<std::vector<Candidate>> llm_candidates(Loop& L, LlmRuntime& rt, const Ref
 Result<Reference> measure_baseline(Loop& L, TuneResult& result) {
   Reference ref;
   for (const auto& rel : L.req.files) {
-    auto text = read_in_tree(L.root, rel);
-    if (!text) return std::unexpected(text.error());
+    KEET_TRY(text, read_in_tree(L.root, rel));
     ref.files[rel] = std::move(*text);
   }
   fs::path art = L.out / "baseline";
   fs::create_directories(art);
-  auto dir = materialise(L, "baseline", {});
-  if (!dir) return std::unexpected(dir.error());
+  KEET_TRY(dir, materialise(L, "baseline", {}));
   auto m = measure(L, *dir, art, "baseline", "", true);
   std::error_code ec;
   fs::remove_all(*dir, ec);
@@ -272,8 +269,7 @@ Result<Reference> measure_baseline(Loop& L, TuneResult& result) {
                 fmt::format("the baseline failed: {} ({})", m.reason, art.string()));
   }
   L.baseline_output = art / "run.log";
-  auto kernels = analysed(L, m.report);
-  if (!kernels) return std::unexpected(kernels.error());
+  KEET_TRY(kernels, analysed(L, m.report));
   ref.report = m.report;
   ref.kernels = std::move(*kernels);
   ref.total_ns = total_duration(ref.kernels);
@@ -293,11 +289,9 @@ std::optional<size_t> best_of(const std::vector<Candidate>& cs, size_t from) {
 }
 
 Result<void> llm_rounds(Loop& L, Reference ref, TuneResult& result) {
-  auto rt = LlmRuntime::create(L.ctx, L.req.llm);
-  if (!rt) return std::unexpected(rt.error());
+  KEET_TRY(rt, LlmRuntime::create(L.ctx, L.req.llm));
   for (int round = 1; round <= L.req.rounds && !tune_interrupted(); ++round) {
-    auto cs = llm_candidates(L, **rt, ref, round);
-    if (!cs) return std::unexpected(cs.error());
+    KEET_TRY(cs, llm_candidates(L, **rt, ref, round));
     if (L.req.llm.dry_run) return {};
     size_t first = result.candidates.size();
     for (auto& c : *cs) {
@@ -315,8 +309,7 @@ Result<void> llm_rounds(Loop& L, Reference ref, TuneResult& result) {
     if (!best) break;  // nothing kept: the next round would start from the same place
     const auto& w = result.candidates[*best];
     ref = Reference{w.files, (fs::path(w.dir) / "report.ncu-rep").string(), {}, w.duration_ns, ref.chain + w.diff};
-    auto kernels = analysed(L, ref.report);
-    if (!kernels) return std::unexpected(kernels.error());
+    KEET_TRY(kernels, analysed(L, ref.report));
     ref.kernels = std::move(*kernels);
     result.winner = best;
     result.winner_diff = ref.chain;
@@ -341,8 +334,7 @@ std::vector<std::vector<std::pair<std::string, std::string>>> variants(const std
 
 // NAME=auto: block sizes from the occupancy calculator on the baseline's launch.
 Result<std::vector<std::string>> auto_values(Loop& L, const Reference& ref, const std::string& name) {
-  auto loaded = load_report(L.ctx, ReportArgs{.path = ref.report, .allow_partial = true});
-  if (!loaded) return std::unexpected(loaded.error());
+  KEET_TRY(loaded, load_report(L.ctx, ReportArgs{.path = ref.report, .allow_partial = true}));
   for (const auto* k : loaded->selected)
     if (auto occ = analysis::kernel_occupancy(loaded->report, *k); occ && occ->device.known()) {
       std::vector<std::string> out;
@@ -360,11 +352,9 @@ Result<std::vector<std::string>> auto_values(Loop& L, const Reference& ref, cons
 Result<void> sweep_variants(Loop& L, const Reference& ref, TuneResult& result) {
   std::vector<Sweep> sweeps;
   for (const auto& flag : L.req.sweeps) {
-    auto s = parse_sweep(flag);
-    if (!s) return std::unexpected(s.error());
+    KEET_TRY(s, parse_sweep(flag));
     if (s->values.empty()) {
-      auto v = auto_values(L, ref, s->name);
-      if (!v) return std::unexpected(v.error());
+      KEET_TRY(v, auto_values(L, ref, s->name));
       s->values = std::move(*v);
     }
     sweeps.push_back(std::move(*s));

@@ -1,4 +1,5 @@
 #include "app/pipeline.h"
+#include "util/error.h"
 #include "app/tune_llm.h"
 
 #include <fmt/format.h>
@@ -71,8 +72,7 @@ Result<std::vector<Proposal>> ask_for_changes(Context& ctx, LlmRuntime& rt, cons
     return fail(ExitCode::BadInput,
                 fmt::format("keet tune sends the files it may change to the LLM: pass --share-source to allow it for "
                             "{} (or use a local model)", cfg.provider));
-  auto loaded = load_report(ctx, ReportArgs{.path = report, .allow_partial = true});
-  if (!loaded) return std::unexpected(loaded.error());
+  KEET_TRY(loaded, load_report(ctx, ReportArgs{.path = report, .allow_partial = true}));
   const auto* k = slowest(loaded->selected);
   if (!k) return fail(ExitCode::BadInput, report + ": no kernel to tune");
   auto d = diagnose(loaded->report, *k, analysis::AnalyzeOptions{0});

@@ -1,4 +1,5 @@
 #include "app/tune_workspace.h"
+#include "util/error.h"
 
 #include <unistd.h>
 
@@ -76,8 +77,7 @@ Result<void> copy_tree(const fs::path& root, const fs::path& dest, const std::ve
 }
 
 Result<void> write_in_tree(const fs::path& tree, const std::string& rel, const std::string& text) {
-  auto p = checked_path(tree, rel);
-  if (!p) return std::unexpected(p.error());
+  KEET_TRY(p, checked_path(tree, rel));
   fs::path temp = p->parent_path() / (".keet-tune-" + std::to_string(getpid()) + "-" + p->filename().string());
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
@@ -95,8 +95,7 @@ Result<void> write_in_tree(const fs::path& tree, const std::string& rel, const s
 }
 
 Result<std::string> read_in_tree(const fs::path& tree, const std::string& rel) {
-  auto p = checked_path(tree, rel);
-  if (!p) return std::unexpected(p.error());
+  KEET_TRY(p, checked_path(tree, rel));
   std::ifstream in(*p, std::ios::binary);
   if (!in) return fail(ExitCode::BadInput, fmt::format("{}: cannot read", rel));
   return std::string(std::istreambuf_iterator<char>(in), {});

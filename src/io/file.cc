@@ -1,4 +1,5 @@
 #include "io/file.h"
+#include "util/error.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -164,8 +165,7 @@ std::unique_ptr<ByteSource> memory_source(std::string name, std::string data) {
 }
 
 Result<std::string> read_text_file(const std::string& path) {
-  auto src = open_file(path);
-  if (!src) return std::unexpected(src.error());
+  KEET_TRY(src, open_file(path));
   std::string text((*src)->bytes());
   if ((*src)->changed()) return fail(ExitCode::BadInput, path + ": the file was truncated while keet read it");
   return text;

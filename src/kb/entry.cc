@@ -1,4 +1,5 @@
 #include "kb/entry.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <array>
@@ -142,14 +143,14 @@ std::string_view Entry::name() const {
 
 Result<Entry> parse_entry(const json& j, const ReferenceTable& refs, const std::string& where) {
   if (!j.is_object()) return bad(where, "an entry must be a JSON object");
-  if (auto r = check_fields_present(j, where); !r) return std::unexpected(r.error());
+  KEET_TRY_VOID(check_fields_present(j, where));
   Entry e;
   for (const auto& f : kSchema)
     if (j.contains(f.name))
-      if (auto r = read_field(f, j.at(f.name), e, refs, where); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(read_field(f, j.at(f.name), e, refs, where));
   std::string named = fmt::format("{} ({})", where, e.id);
-  if (auto r = check_id(e, named); !r) return std::unexpected(r.error());
-  if (auto r = check_kind_rules(e, named); !r) return std::unexpected(r.error());
+  KEET_TRY_VOID(check_id(e, named));
+  KEET_TRY_VOID(check_kind_rules(e, named));
   return e;
 }
 
@@ -159,8 +160,8 @@ Result<Reference> parse_reference(const std::string& key, const json& v, const s
   Reference r{key, "", ""};
   if (!v.is_object() || !v.contains("title") || !v.contains("url"))
     return bad(where, "needs 'title' and 'url'");
-  if (auto ok = read_text(v.at("title"), r.title, where, "title"); !ok) return std::unexpected(ok.error());
-  if (auto ok = read_text(v.at("url"), r.url, where, "url"); !ok) return std::unexpected(ok.error());
+  KEET_TRY_VOID(read_text(v.at("title"), r.title, where, "title"));
+  KEET_TRY_VOID(read_text(v.at("url"), r.url, where, "url"));
   if (!r.url.starts_with("https://")) return bad(where, "'url' must be https");
   return r;
 }
@@ -173,8 +174,7 @@ Result<ReferenceTable> parse_references(std::string_view text, const std::string
     return fail(ExitCode::BadInput, file + ": expected {\"references\": {key: {title, url}}}");
   ReferenceTable table;
   for (const auto& [key, value] : j.at("references").items()) {
-    auto r = parse_reference(key, value, fmt::format("{}: reference '{}'", file, key));
-    if (!r) return std::unexpected(r.error());
+    KEET_TRY(r, parse_reference(key, value, fmt::format("{}: reference '{}'", file, key)));
     table.emplace(key, std::move(*r));
   }
   return table;

@@ -1,4 +1,5 @@
 #include "kb/fts_index.h"
+#include "util/error.h"
 
 #include <sqlite3.h>
 
@@ -83,8 +84,7 @@ Result<FtsIndex> FtsIndex::create() {
 }
 
 Result<void> FtsIndex::add_all(const std::vector<FtsDocument>& docs) {
-  auto stmt = prepare(db_.get(), kInsertSql);
-  if (!stmt) return std::unexpected(stmt.error());
+  KEET_TRY(stmt, prepare(db_.get(), kInsertSql));
   // One transaction: per-row commits would dominate the start-up time.
   sqlite3_exec(db_.get(), "BEGIN", nullptr, nullptr, nullptr);
   for (std::size_t i = 0; i < docs.size(); ++i)
@@ -106,8 +106,7 @@ Result<void> FtsIndex::insert(sqlite3_stmt* stmt, std::int64_t doc, const FtsDoc
 Result<std::vector<FtsHit>> FtsIndex::search(const std::string& match, int limit) const {
   std::vector<FtsHit> hits;
   if (match.empty()) return hits;
-  auto stmt = prepare(db_.get(), kSearchSql);
-  if (!stmt) return std::unexpected(stmt.error());
+  KEET_TRY(stmt, prepare(db_.get(), kSearchSql));
   bind_text(stmt->get(), 1, match);
   sqlite3_bind_int(stmt->get(), 2, limit);
   int rc;

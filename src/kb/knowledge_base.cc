@@ -1,4 +1,5 @@
 #include "kb/knowledge_base.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <array>
@@ -96,19 +97,17 @@ std::string_view match_name(MatchKind m) {
 Result<KnowledgeBase> KnowledgeBase::load(const std::vector<EmbeddedFile>& files) {
   const auto* refs_file = find_file(files, kReferencesFile);
   if (!refs_file) return fail(ExitCode::BadInput, fmt::format("{}: missing", kReferencesFile));
-  auto refs = parse_references(refs_file->content, std::string(kReferencesFile));
-  if (!refs) return std::unexpected(refs.error());
+  KEET_TRY(refs, parse_references(refs_file->content, std::string(kReferencesFile)));
   KnowledgeBase kb;
   if (const auto* stop = find_file(files, kStopwordsFile)) {
-    auto words = parse_stopwords(stop->content);
-    if (!words) return std::unexpected(words.error());
+    KEET_TRY(words, parse_stopwords(stop->content));
     kb.stopwords_ = std::move(*words);
   }
   for (const auto& f : files)
     if (f.path.starts_with(kEntriesDir))
-      if (auto r = kb.add_file(f.path, f.content, *refs); !r) return std::unexpected(r.error());
-  if (auto r = kb.check_related(); !r) return std::unexpected(r.error());
-  if (auto r = kb.build_index(); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(kb.add_file(f.path, f.content, *refs));
+  KEET_TRY_VOID(kb.check_related());
+  KEET_TRY_VOID(kb.build_index());
   return kb;
 }
 
@@ -122,8 +121,7 @@ Result<void> KnowledgeBase::add_file(std::string_view path, std::string_view tex
   std::size_t i = 0;
   for (const auto& item : j.at("entries")) {
     std::string where = fmt::format("{}: entry {}", path, i++);
-    auto e = parse_entry(item, refs, where);
-    if (!e) return std::unexpected(e.error());
+    KEET_TRY(e, parse_entry(item, refs, where));
     if (auto r = add_entry(std::move(*e), where); !r) return r;
   }
   return {};
@@ -161,8 +159,7 @@ Result<void> KnowledgeBase::check_related() const {
 }
 
 Result<void> KnowledgeBase::build_index() {
-  auto index = FtsIndex::create();
-  if (!index) return std::unexpected(index.error());
+  KEET_TRY(index, FtsIndex::create());
   index_ = std::move(*index);
   std::vector<FtsDocument> docs;
   for (const auto& e : entries_) docs.push_back(document_of(e));
@@ -212,8 +209,7 @@ std::vector<Hit> KnowledgeBase::with_related(std::vector<Hit> hits, int n) const
 Result<std::vector<Hit>> KnowledgeBase::search(std::string_view query, int n) const {
   if (n <= 0) return std::vector<Hit>{};
   if (auto exact = exact_hits(query); !exact.empty()) return with_related(std::move(exact), n);
-  auto found = index_.search(fts_query(query, stopwords_), n);
-  if (!found) return std::unexpected(found.error());
+  KEET_TRY(found, index_.search(fts_query(query, stopwords_), n));
   std::vector<Hit> hits;
   for (const auto& f : *found) hits.push_back({&entries_[static_cast<std::size_t>(f.doc)], MatchKind::Text, f.score});
   return hits;

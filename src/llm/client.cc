@@ -1,4 +1,5 @@
 #include "llm/client.h"
+#include "util/error.h"
 
 #include <fmt/format.h>
 
@@ -174,8 +175,7 @@ std::expected<ChatResponse, LlmError> LlmClient::send(const ChatRequest& chat) {
         parsed->cached = true;
         return *parsed;
       }
-  auto res = post_with_retries(req);
-  if (!res) return std::unexpected(res.error());
+  KEET_TRY(res, post_with_retries(req));
   auto parsed = provider_->parse(res->body, chat);
   if (!parsed) return std::unexpected(LlmError{LlmError::Kind::Malformed, redact(parsed.error(), req)});
   // Only answers that parse and match the schema are worth replaying.

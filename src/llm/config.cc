@@ -1,4 +1,5 @@
 #include "llm/config.h"
+#include "util/error.h"
 
 #include <fmt/format.h>
 
@@ -72,8 +73,7 @@ std::string config_file(const Getenv& env) { return xdg_dir(env, "XDG_CONFIG_HOM
 std::string cache_file(const Getenv& env) { return xdg_dir(env, "XDG_CACHE_HOME", ".cache") + "/keet/llm.sqlite"; }
 
 Result<Settings> resolve_settings(const std::string& flag, const Getenv& env) {
-  auto cfg = read_config(env);
-  if (!cfg) return std::unexpected(cfg.error());
+  KEET_TRY(cfg, read_config(env));
   std::string spec = spec_from(flag, env, *cfg);
   if (spec.empty())
     return fail(ExitCode::BadInput, "no LLM chosen: pass --llm PROVIDER:MODEL, set KEET_LLM, or write " + config_file(env));

@@ -1,4 +1,5 @@
 #include "llm/http.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -51,8 +52,7 @@ std::vector<std::string> plugin_candidates() {
 
 // A library at `path` that answers to the plugin's version call.
 Result<void*> open_plugin(const std::string& path) {
-  auto lib = io::open_library(path);
-  if (!lib) return std::unexpected(lib.error());
+  KEET_TRY(lib, io::open_library(path));
   keet_http_abi_version_fn version = nullptr;
   if (!io::bind_symbol(*lib, "keet_http_abi_version", version)) return fail(ExitCode::Dependency, path + ": not a KEET HTTP plugin");
   if (version() != KEET_HTTP_ABI_VERSION) return fail(ExitCode::Dependency, path + ": plugin of another keet version");
@@ -70,8 +70,7 @@ Result<void*> load_plugin() {
 }
 
 Result<keet_http_post_fn> bind_post() {
-  auto lib = http_plugin_library();
-  if (!lib) return std::unexpected(lib.error());
+  KEET_TRY(lib, http_plugin_library());
   keet_http_post_fn post = nullptr;
   if (!io::bind_symbol(*lib, "keet_http_post", post)) return fail(ExitCode::Dependency, "HTTP plugin without keet_http_post");
   return post;

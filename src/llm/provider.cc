@@ -1,4 +1,5 @@
 #include "llm/provider.h"
+#include "util/error.h"
 
 #include <fmt/format.h>
 
@@ -93,8 +94,7 @@ HttpRequest openai_build(const ProviderConfig& cfg, const ChatRequest& r) {
 }
 
 std::expected<ChatResponse, std::string> openai_parse(const std::string& body, const ChatRequest& req) {
-  auto j = parse_body(body);
-  if (!j) return std::unexpected(j.error());
+  KEET_TRY(j, parse_body(body));
   auto choices = j->find("choices");
   if (choices == j->end() || !choices->is_array() || choices->empty() || !(*choices)[0].contains("message"))
     return std::unexpected("reply has no choices[0].message");
@@ -169,8 +169,7 @@ void anthropic_block(const json& b, const ChatRequest& req, ChatResponse& out) {
 }
 
 std::expected<ChatResponse, std::string> anthropic_parse(const std::string& body, const ChatRequest& req) {
-  auto j = parse_body(body);
-  if (!j) return std::unexpected(j.error());
+  KEET_TRY(j, parse_body(body));
   auto content = j->find("content");
   if (content == j->end() || !content->is_array()) return std::unexpected("reply has no content array");
   ChatResponse out;
@@ -203,8 +202,7 @@ HttpRequest ollama_build(const ProviderConfig& cfg, const ChatRequest& r) {
 }
 
 std::expected<ChatResponse, std::string> ollama_parse(const std::string& body, const ChatRequest& req) {
-  auto j = parse_body(body);
-  if (!j) return std::unexpected(j.error());
+  KEET_TRY(j, parse_body(body));
   auto msg = j->find("message");
   if (msg == j->end() || !msg->is_object()) return std::unexpected("reply has no message object");
   ChatResponse out;

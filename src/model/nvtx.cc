@@ -1,4 +1,5 @@
 #include "model/nvtx.h"
+#include "util/error.h"
 
 #include <algorithm>
 
@@ -68,8 +69,7 @@ Result<NvtxFilter> NvtxFilter::parse(const std::vector<std::string>& include, co
   NvtxFilter f;
   for (auto [texts, into] : {std::pair{&include, &f.include_}, std::pair{&exclude, &f.exclude_}})
     for (const auto& t : *texts) {
-      auto e = NvtxExpression::parse(t);
-      if (!e) return std::unexpected(e.error());
+      KEET_TRY(e, NvtxExpression::parse(t));
       into->push_back(std::move(*e));
     }
   return f;

@@ -1,4 +1,5 @@
 #include "readers/cubin.h"
+#include "util/error.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -470,11 +471,9 @@ struct CubinBuilder {
 
 Result<Cubin> Cubin::parse(std::string_view bytes) {
   ElfFile elf(bytes);
-  if (auto ok = check_header(elf.get()); !ok) return std::unexpected(ok.error());
-  auto secs = list_sections(elf.get());
-  if (!secs) return std::unexpected(secs.error());
-  auto syms = read_symbols(elf.get(), *secs);
-  if (!syms) return std::unexpected(syms.error());
+  KEET_TRY_VOID(check_header(elf.get()));
+  KEET_TRY(secs, list_sections(elf.get()));
+  KEET_TRY(syms, read_symbols(elf.get(), *secs));
   locate_code(*syms, *secs, bytes.size());
   CubinBuilder b;
   if (GElf_Ehdr eh; gelf_getehdr(elf.get(), &eh)) b.c.sm_ = sm_of(eh);

@@ -1,4 +1,5 @@
 #include "readers/reader.h"
+#include "util/error.h"
 
 #include <fmt/format.h>
 
@@ -80,8 +81,7 @@ ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, 
 
 ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt, const KernelSink& sink) {
   model::Report report;
-  auto ok = stream_into(src, opt, report, sink);
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, stream_into(src, opt, report, sink));
   return report;
 }
 
@@ -96,8 +96,7 @@ ReadResult<model::Report> load(const io::ByteSource& src, const ReadOptions& opt
 }
 
 Result<model::Report> load_file(const std::string& path, const ReadOptions& opt) {
-  auto src = io::open_file(path);
-  if (!src) return std::unexpected(src.error());
+  KEET_TRY(src, io::open_file(path));
   auto report = load(**src, opt);
   if (!report) return fail(ExitCode::BadInput, report.error().message());
   return std::move(*report);

@@ -1,4 +1,5 @@
 #include "service/http_server.h"
+#include "util/error.h"
 
 #include <exception>
 
@@ -29,8 +30,7 @@ struct HttpServer::Api {
 namespace {
 
 Result<HttpServer::Api> bind_api() {
-  auto lib = llm::http_plugin_library();
-  if (!lib) return std::unexpected(lib.error());
+  KEET_TRY(lib, llm::http_plugin_library());
   HttpServer::Api api;
   keet_httpd_abi_version_fn version = nullptr;
   bool all = io::bind_symbol(*lib, "keet_httpd_abi_version", version) && io::bind_symbol(*lib, "keet_httpd_start", api.start) &&

@@ -3,6 +3,7 @@
 // a claim skips rows another process is claiming: PostgreSQL locks the row
 // (FOR UPDATE SKIP LOCKED), SQLite serialises writers on the file.
 #include "service/job_store.h"
+#include "util/error.h"
 
 #include <sqlite3.h>
 
@@ -225,8 +226,8 @@ class SqlJobStore final : public JobStore {
     // Concurrent CREATE ... IF NOT EXISTS can still collide in PostgreSQL's
     // catalog, so processes starting together take turns.
     if (conn_->shared()) {
-      if (auto r = run("BEGIN", {}, 0); !r) return std::unexpected(r.error());
-      if (auto r = run("SELECT pg_advisory_xact_lock(7321014)", {}, 0); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(run("BEGIN", {}, 0));
+      KEET_TRY_VOID(run("SELECT pg_advisory_xact_lock(7321014)", {}, 0));
     }
     for (const char* sql : kSchema)
       if (auto r = run(sql, {}, 0); !r) {
@@ -238,20 +239,19 @@ class SqlJobStore final : public JobStore {
       return std::unexpected(r.error());
     }
     if (conn_->shared())
-      if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(run("COMMIT", {}, 0));
     return {};
   }
 
   Result<void> add(const Job& j) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<void> {
-      auto r = run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
+      KEET_TRY(r, run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
                                "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
                                kColumns),
                    {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline, str(j.created_at),
                     str(j.size), pairs_text(j.pairs)},
-                   0);
-      if (!r) return std::unexpected(r.error());
+                   0));
       return {};
     });
   }
@@ -266,9 +266,8 @@ class SqlJobStore final : public JobStore {
   Result<std::vector<Job>> list(size_t limit) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::vector<Job>> {
-      auto rows = run(fmt::format("SELECT {} FROM keet_jobs ORDER BY created_at DESC, id LIMIT $1", kColumns),
-                      {str(static_cast<int64_t>(limit))}, kColumnCount);
-      if (!rows) return std::unexpected(rows.error());
+      KEET_TRY(rows, run(fmt::format("SELECT {} FROM keet_jobs ORDER BY created_at DESC, id LIMIT $1", kColumns),
+                      {str(static_cast<int64_t>(limit))}, kColumnCount));
       std::vector<Job> out;
       for (const auto& r : *rows) out.push_back(job_from(r));
       return out;
@@ -278,8 +277,7 @@ class SqlJobStore final : public JobStore {
   Result<int64_t> waiting() override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<int64_t> {
-      auto rows = run("SELECT COUNT(*) FROM keet_jobs WHERE state = 'queued'", {}, 1);
-      if (!rows) return std::unexpected(rows.error());
+      KEET_TRY(rows, run("SELECT COUNT(*) FROM keet_jobs WHERE state = 'queued'", {}, 1));
       return rows->empty() ? 0 : to_int((*rows)[0][0]);
     });
   }
@@ -289,12 +287,11 @@ class SqlJobStore final : public JobStore {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::optional<Job>> {
       // A job whose workers stopped kMaxAttempts times is not tried again.
-      auto gave_up = run(
+      KEET_TRY(gave_up, run(
           "UPDATE keet_jobs SET state = 'failed', finished_at = $1, claim = '',"
           " error = 'the worker running this job stopped (' || attempts || ' attempts)'"
           " WHERE state = 'running' AND heartbeat_at < $2 AND attempts >= $3",
-          {str(now), str(stale_before), str(kMaxAttempts)}, 0);
-      if (!gave_up) return std::unexpected(gave_up.error());
+          {str(now), str(stale_before), str(kMaxAttempts)}, 0));
       return one(fmt::format(
                      "UPDATE keet_jobs SET state = 'running', worker = $1, claim = $2, heartbeat_at = $3, started_at = $3,"
                      " attempts = attempts + 1, progress = 0, stage = 'starting'"
@@ -308,11 +305,10 @@ class SqlJobStore final : public JobStore {
   Result<std::optional<bool>> beat(const Job& j, int64_t now, double progress, const std::string& stage) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::optional<bool>> {
-      auto rows = run(
+      KEET_TRY(rows, run(
           "UPDATE keet_jobs SET heartbeat_at = $1, progress = $2, stage = $3"
           " WHERE id = $4 AND claim = $5 AND state = 'running' RETURNING cancel",
-          {str(now), fmt::format("{:.4f}", progress), stage, j.id, j.claim}, 1);
-      if (!rows) return std::unexpected(rows.error());
+          {str(now), fmt::format("{:.4f}", progress), stage, j.id, j.claim}, 1));
       if (rows->empty()) return std::optional<bool>();
       return std::optional<bool>(to_int((*rows)[0][0]) != 0);
     });
@@ -322,13 +318,13 @@ class SqlJobStore final : public JobStore {
                       const std::map<std::string, std::string>& results) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<bool> {
-      if (auto r = run(conn_->begin(), {}, 0); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(run(conn_->begin(), {}, 0));
       auto done = finish_in_transaction(j, state, error, now, results);
       if (!done || !*done) {
         (void)run("ROLLBACK", {}, 0);
         return done;
       }
-      if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(run("COMMIT", {}, 0));
       return true;
     });
   }
@@ -336,11 +332,10 @@ class SqlJobStore final : public JobStore {
   Result<void> release(const Job& j) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<void> {
-      auto r = run(
+      KEET_TRY(r, run(
           "UPDATE keet_jobs SET state = 'queued', claim = '', worker = '', attempts = attempts - 1, progress = 0,"
           " stage = '' WHERE id = $1 AND claim = $2 AND state = 'running'",
-          {j.id, j.claim}, 0);
-      if (!r) return std::unexpected(r.error());
+          {j.id, j.claim}, 0));
       return {};
     });
   }
@@ -348,14 +343,12 @@ class SqlJobStore final : public JobStore {
   Result<bool> cancel(const std::string& id, int64_t now) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<bool> {
-      auto queued = run(
+      KEET_TRY(queued, run(
           "UPDATE keet_jobs SET state = 'cancelled', finished_at = $1, error = 'cancelled'"
           " WHERE id = $2 AND state = 'queued' RETURNING id",
-          {str(now), id}, 1);
-      if (!queued) return std::unexpected(queued.error());
+          {str(now), id}, 1));
       if (!queued->empty()) return true;
-      auto running = run("UPDATE keet_jobs SET cancel = 1 WHERE id = $1 AND state = 'running' RETURNING id", {id}, 1);
-      if (!running) return std::unexpected(running.error());
+      KEET_TRY(running, run("UPDATE keet_jobs SET cancel = 1 WHERE id = $1 AND state = 'running' RETURNING id", {id}, 1));
       return !running->empty();
     });
   }
@@ -363,9 +356,8 @@ class SqlJobStore final : public JobStore {
   Result<bool> remove(const std::string& id) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<bool> {
-      if (auto r = run("DELETE FROM keet_job_results WHERE job_id = $1", {id}, 0); !r) return std::unexpected(r.error());
-      auto rows = run("DELETE FROM keet_jobs WHERE id = $1 RETURNING id", {id}, 1);
-      if (!rows) return std::unexpected(rows.error());
+      KEET_TRY_VOID(run("DELETE FROM keet_job_results WHERE job_id = $1", {id}, 0));
+      KEET_TRY(rows, run("DELETE FROM keet_jobs WHERE id = $1 RETURNING id", {id}, 1));
       return !rows->empty();
     });
   }
@@ -373,8 +365,7 @@ class SqlJobStore final : public JobStore {
   Result<int64_t> uses(const std::string& address) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<int64_t> {
-      auto rows = run("SELECT COUNT(*) FROM keet_jobs WHERE report = $1 OR report2 = $1", {address}, 1);
-      if (!rows) return std::unexpected(rows.error());
+      KEET_TRY(rows, run("SELECT COUNT(*) FROM keet_jobs WHERE report = $1 OR report2 = $1", {address}, 1));
       return rows->empty() ? 0 : to_int((*rows)[0][0]);
     });
   }
@@ -382,8 +373,7 @@ class SqlJobStore final : public JobStore {
   Result<std::optional<std::string>> result(const std::string& id, const std::string& format) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::optional<std::string>> {
-      auto rows = run("SELECT body FROM keet_job_results WHERE job_id = $1 AND format = $2", {id, format}, 1);
-      if (!rows) return std::unexpected(rows.error());
+      KEET_TRY(rows, run("SELECT body FROM keet_job_results WHERE job_id = $1 AND format = $2", {id, format}, 1));
       if (rows->empty()) return std::optional<std::string>();
       return std::optional<std::string>(std::move((*rows)[0][0]));
     });
@@ -392,8 +382,7 @@ class SqlJobStore final : public JobStore {
   Result<std::vector<std::string>> formats(const std::string& id) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::vector<std::string>> {
-      auto rows = run("SELECT format FROM keet_job_results WHERE job_id = $1 ORDER BY format", {id}, 1);
-      if (!rows) return std::unexpected(rows.error());
+      KEET_TRY(rows, run("SELECT format FROM keet_job_results WHERE job_id = $1 ORDER BY format", {id}, 1));
       std::vector<std::string> out;
       for (const auto& r : *rows) out.push_back(r[0]);
       return out;
@@ -424,7 +413,7 @@ class SqlJobStore final : public JobStore {
     auto now = std::chrono::steady_clock::now();
     if (now - last_reconnect_ < std::chrono::seconds(1)) return r;
     last_reconnect_ = now;
-    if (auto c = conn_->reconnect(); !c) return std::unexpected(c.error());
+    KEET_TRY_VOID(conn_->reconnect());
     return body();
   }
 
@@ -434,11 +423,10 @@ class SqlJobStore final : public JobStore {
   // processes starting together do not both add it.
   Result<void> add_pairs_column() {
     if (conn_->shared()) {
-      auto r = run("ALTER TABLE keet_jobs ADD COLUMN IF NOT EXISTS pairs TEXT NOT NULL DEFAULT ''", {}, 0);
-      if (!r) return std::unexpected(r.error());
+      KEET_TRY(r, run("ALTER TABLE keet_jobs ADD COLUMN IF NOT EXISTS pairs TEXT NOT NULL DEFAULT ''", {}, 0));
       return {};
     }
-    if (auto r = run(conn_->begin(), {}, 0); !r) return std::unexpected(r.error());
+    KEET_TRY_VOID(run(conn_->begin(), {}, 0));
     auto has = run("SELECT COUNT(*) FROM pragma_table_info('keet_jobs') WHERE name = 'pairs'", {}, 1);
     if (has && !has->empty() && to_int((*has)[0][0]) == 0)
       has = run("ALTER TABLE keet_jobs ADD COLUMN pairs TEXT NOT NULL DEFAULT ''", {}, 0);
@@ -446,23 +434,21 @@ class SqlJobStore final : public JobStore {
       (void)run("ROLLBACK", {}, 0);
       return std::unexpected(has.error());
     }
-    if (auto r = run("COMMIT", {}, 0); !r) return std::unexpected(r.error());
+    KEET_TRY_VOID(run("COMMIT", {}, 0));
     return {};
   }
 
   Result<bool> finish_in_transaction(const Job& j, JobState state, const std::string& error, int64_t now,
                                      const std::map<std::string, std::string>& results) {
-    auto rows = run(
+    KEET_TRY(rows, run(
         "UPDATE keet_jobs SET state = $1, error = $2, finished_at = $3, progress = $4, stage = ''"
         " WHERE id = $5 AND claim = $6 AND state = 'running' RETURNING id",
         {std::string(state_name(state)), error, str(now), state == JobState::Done ? "1" : fmt::format("{:.4f}", j.progress),
          j.id, j.claim},
-        1);
-    if (!rows) return std::unexpected(rows.error());
+        1));
     if (rows->empty()) return false;
     for (const auto& [format, body] : results) {
-      auto r = run("INSERT INTO keet_job_results (job_id, format, body) VALUES ($1, $2, $3)", {j.id, format, body}, 0);
-      if (!r) return std::unexpected(r.error());
+      KEET_TRY(r, run("INSERT INTO keet_job_results (job_id, format, body) VALUES ($1, $2, $3)", {j.id, format, body}, 0));
     }
     return true;
   }
@@ -473,8 +459,7 @@ class SqlJobStore final : public JobStore {
   }
 
   Result<std::optional<Job>> one(const std::string& sql, const Params& params) {
-    auto rows = run(sql, params, kColumnCount);
-    if (!rows) return std::unexpected(rows.error());
+    KEET_TRY(rows, run(sql, params, kColumnCount));
     if (rows->empty()) return std::optional<Job>();
     return std::optional<Job>(job_from((*rows)[0]));
   }
@@ -503,7 +488,7 @@ Result<std::unique_ptr<SqlConn>> open_sqlite_conn(const std::string& path) {
 }
 
 Result<std::unique_ptr<SqlConn>> open_pg_conn(const std::string& url) {
-  if (auto lib = store::load_libpq(); !lib) return std::unexpected(lib.error());
+  KEET_TRY_VOID(store::load_libpq());
   std::string conninfo = store::pg_connect_url(url);
   PGconn* conn = store::pq().connectdb(conninfo.c_str());
   if (!conn || store::pq().status(conn) != CONNECTION_OK) {
@@ -522,10 +507,9 @@ Result<std::unique_ptr<JobStore>> open_job_store(const std::string& url) {
   bool pg = starts_with_ci(url, "postgresql://") || starts_with_ci(url, "postgres://");
   std::string path = starts_with_ci(url, "sqlite:") ? url.substr(7) : url;
   if (!pg && path.empty()) return fail(ExitCode::BadInput, "job store: empty path");
-  auto conn = pg ? open_pg_conn(url) : open_sqlite_conn(path);
-  if (!conn) return std::unexpected(conn.error());
+  KEET_TRY(conn, pg ? open_pg_conn(url) : open_sqlite_conn(path));
   auto store = std::make_unique<SqlJobStore>(std::move(*conn));
-  if (auto r = store->init(); !r) return std::unexpected(r.error());
+  KEET_TRY_VOID(store->init());
   return store;
 }
 

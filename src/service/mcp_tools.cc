@@ -1,4 +1,5 @@
 #include "service/mcp_tools.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <functional>
@@ -269,23 +270,20 @@ double row_time(const json& row) {
 }
 
 Outcome<Answer> list_kernels(const Call& c) {
-  auto path = report_path(c, "report");
-  if (!path) return std::unexpected(path.error());
+  KEET_TRY(path, report_path(c, "report"));
   bool fold = c.text("launches") != "all", mangled = c.arg("mangled") == true;
   std::vector<std::string> args = {"list", *path, "--format=json"};
   add_kernel_selector(c, args);
   // Every launch: the rows themselves, or (folded) where the mangled names are.
   json launches = json::object();
   if (!fold || mangled) {
-    auto doc = run_json(c, args);
-    if (!doc) return std::unexpected(doc.error());
+    KEET_TRY(doc, run_json(c, args));
     launches = std::move(*doc);
   }
   json rows = json::array();
   if (fold) {
     args.push_back("--print-summary=per-kernel");
-    auto groups = run_json(c, args);
-    if (!groups) return std::unexpected(groups.error());
+    KEET_TRY(groups, run_json(c, args));
     for (const auto& g : at(*groups, "kernels")) rows.push_back(folded_row(g));
   } else {
     for (const auto& k : at(launches, "kernels")) rows.push_back(launch_row(k));
@@ -415,14 +413,11 @@ std::string analysis_text(const json& k) {
 // Every finding is asked for (--top=0) so that the page knows their total;
 // top is the page's length (0: all that fit the budget).
 Outcome<Answer> analyze_kernel(const Call& c) {
-  auto path = report_path(c, "report");
-  if (!path) return std::unexpected(path.error());
+  KEET_TRY(path, report_path(c, "report"));
   std::vector<std::string> args = {"analyze", *path, "--format=json", "--launch-count=1", "--top=0"};
   add_kernel_selector(c, args);
-  auto doc = run_json(c, args);
-  if (!doc) return std::unexpected(doc.error());
-  auto k = first_kernel(*doc, *path);
-  if (!k) return std::unexpected(k.error());
+  KEET_TRY(doc, run_json(c, args));
+  KEET_TRY(k, first_kernel(*doc, *path));
   const auto& report = at((*doc), "report");
   json kernel = analysed_kernel(*k, c.arg("mangled") == true);
   std::string text = analysis_text(kernel);
@@ -443,8 +438,7 @@ Outcome<Answer> analyze_kernel(const Call& c) {
 bool is_zero(const json& v) { return v.is_number() && v.get<double>() == 0; }
 
 Outcome<Answer> get_metrics(const Call& c) {
-  auto path = report_path(c, "report");
-  if (!path) return std::unexpected(path.error());
+  KEET_TRY(path, report_path(c, "report"));
   std::vector<std::string> args = {"metrics", *path, "--format=json", "--launch-count=1"};
   add_kernel_selector(c, args);
   if (auto p = c.text("pattern"); !p.empty()) {
@@ -452,10 +446,8 @@ Outcome<Answer> get_metrics(const Call& c) {
       return std::unexpected(Failure{fmt::format("pattern {}: invalid regular expression: {}", p, re.error())});
     args.push_back("--grep=" + p);
   }
-  auto doc = run_json(c, args);
-  if (!doc) return std::unexpected(doc.error());
-  auto k = first_kernel(*doc, *path);
-  if (!k) return std::unexpected(k.error());
+  KEET_TRY(doc, run_json(c, args));
+  KEET_TRY(k, first_kernel(*doc, *path));
   std::set<std::string> names;
   for (const auto& n : c.arg("names").is_array() ? c.arg("names") : json::array()) names.insert(n.get<std::string>());
   // A metric asked for by name is an answer even when 0; in a listing, zeros
@@ -512,17 +504,14 @@ json hotspot_line(const json& l, const std::string& sorted_by, int64_t& zeros) {
 // keet source gives the costliest rows first; a page from offset asks it for
 // offset + top rows and keeps the last top.
 Outcome<Answer> source_hotspots(const Call& c) {
-  auto path = report_path(c, "report");
-  if (!path) return std::unexpected(path.error());
+  KEET_TRY(path, report_path(c, "report"));
   auto page = page_args(c, "top");
   std::vector<std::string> args = {"source", *path, "--format=json", "--launch-count=1",
                                    fmt::format("--top={}", page.offset + page.limit)};
   add_kernel_selector(c, args);
   if (auto by = c.text("by"); !by.empty()) args.push_back("--by=" + by);
-  auto doc = run_json(c, args);
-  if (!doc) return std::unexpected(doc.error());
-  auto k = first_kernel(*doc, *path);
-  if (!k) return std::unexpected(k.error());
+  KEET_TRY(doc, run_json(c, args));
+  KEET_TRY(k, first_kernel(*doc, *path));
   std::string sorted_by = str(*k, "sorted_by");
   int64_t zeros = 0;
   json lines = json::array();
@@ -554,9 +543,8 @@ Outcome<Answer> source_hotspots(const Call& c) {
 Outcome<Answer> explain_term(const Call& c) {
   auto page = page_args(c, "count");
   // "--" first: a term that starts with '-' is a term, not a flag.
-  auto doc = run_json(c, {"explain", "--format=json", "-n", std::to_string(page.offset + page.limit + 1), "--",
-                          c.text("term")});
-  if (!doc) return std::unexpected(doc.error());
+  KEET_TRY(doc, run_json(c, {"explain", "--format=json", "-n", std::to_string(page.offset + page.limit + 1), "--",
+                          c.text("term")}));
   json found = json::array();
   for (const auto& e : at((*doc), "entries")) {
     json refs = json::array();
@@ -641,18 +629,15 @@ json snapshots_of(const json& list, int64_t limit) {
 }
 
 Outcome<Answer> diff_reports(const Call& c) {
-  auto before = report_path(c, "before");
-  if (!before) return std::unexpected(before.error());
-  auto after = report_path(c, "after");
-  if (!after) return std::unexpected(after.error());
+  KEET_TRY(before, report_path(c, "before"));
+  KEET_TRY(after, report_path(c, "after"));
   std::vector<std::string> args = {"diff", *before, *after, "--format=json", "--threshold=" + c.text("threshold"),
                                    "--min-delta=" + c.text("min_delta")};
   // The declaration bounds each pair to two indices of 0..999999999 (what --pair reads).
   if (json forced = c.arg("pairs"); forced.is_array())
     for (const auto& p : forced)
       args.push_back(fmt::format("--pair={}:{}", p.at(0).get<int64_t>(), p.at(1).get<int64_t>()));
-  auto doc = run_json(c, args);
-  if (!doc) return std::unexpected(doc.error());
+  KEET_TRY(doc, run_json(c, args));
   auto page = page_args(c, "limit");
   bool detail = c.arg("detail") == true;
   const json& all = at((*doc), "pairs");
@@ -704,8 +689,7 @@ Outcome<Answer> history(const Call& c) {
   add_store(c, args);
   add_kernel_selector(c, args);
   if (auto tag = c.text("tag"); !tag.empty()) args.push_back("--tag=" + tag);
-  auto doc = run_json(c, args);
-  if (!doc) return std::unexpected(doc.error());
+  KEET_TRY(doc, run_json(c, args));
   auto page = page_args(c, "limit");
   bool detail = c.arg("detail") == true;
   const json& all = at((*doc), "kernels");
@@ -730,14 +714,12 @@ int status_rank(const json& k) {
 }
 
 Outcome<Answer> gate(const Call& c) {
-  auto path = report_path(c, "report");
-  if (!path) return std::unexpected(path.error());
+  KEET_TRY(path, report_path(c, "report"));
   std::vector<std::string> args = {"gate", *path, "--format=json", "--baseline=" + c.text("baseline"),
                                    "--max-slowdown=" + c.text("max_slowdown"), "--min-delta=" + c.text("min_delta")};
   add_store(c, args);
   add_kernel_selector(c, args);
-  auto doc = run_json(c, args, /*also_ok=*/1);
-  if (!doc) return std::unexpected(doc.error());
+  KEET_TRY(doc, run_json(c, args, /*also_ok=*/1));
   auto page = page_args(c, "limit");
   bool detail = c.arg("detail") == true;
   json all = at((*doc), "kernels").is_array() ? at((*doc), "kernels") : json::array();

@@ -1,4 +1,5 @@
 #include "service/runner.h"
+#include "util/error.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -41,8 +42,7 @@ class ProcessRunner final : public KeetRunner {
                          const std::function<bool()>& keep_going) override {
     std::string base = dir_ + "/run-" + std::to_string(getpid()) + "-" + std::to_string(++counter_);
     std::string out_path = base + ".out", err_path = base + ".err";
-    auto pid = spawn(args, cwd, out_path, err_path);
-    if (!pid) return std::unexpected(pid.error());
+    KEET_TRY(pid, spawn(args, cwd, out_path, err_path));
     RunOutcome o = wait(*pid, limit, keep_going);
     o.out = read_bounded(out_path, kMaxOutput);
     o.err = read_bounded(err_path, 64 * 1024);

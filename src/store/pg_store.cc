@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "store/libpq.h"
+#include "util/error.h"
 #include "store/sql_store.h"
 #include "util/strings.h"
 
@@ -73,8 +74,7 @@ class PgStore final : public SqlStore<PgStore> {
   // all) waits for a writer holding the lock.
   Result<void> init() {
     if (auto r = exec(kSessionSettings); !r) return r;
-    auto exists = schema_exists();
-    if (!exists) return std::unexpected(exists.error());
+    KEET_TRY(exists, schema_exists());
     if (*exists) return {};
     return in_transaction([&]() -> Result<void> {
       if (auto r = exec(kLock); !r) return r;
@@ -177,12 +177,10 @@ class PgStore final : public SqlStore<PgStore> {
   // Runs inside the caller's transaction: the table is created under the
   // schema lock, re-checked once the lock is held.
   Result<void> insert_calibration(const std::vector<compare::CalibrationPoint>& points) {
-    auto exists = schema_exists("keet_calibration");
-    if (!exists) return std::unexpected(exists.error());
+    KEET_TRY(exists, schema_exists("keet_calibration"));
     if (!*exists) {
       if (auto r = exec(kLock); !r) return r;
-      auto again = schema_exists("keet_calibration");
-      if (!again) return std::unexpected(again.error());
+      KEET_TRY(again, schema_exists("keet_calibration"));
       if (!*again)
         if (auto r = exec(kCalibrationSchema); !r) return r;
     }
@@ -197,8 +195,7 @@ class PgStore final : public SqlStore<PgStore> {
   }
 
   Result<void> read_calibration(std::vector<compare::CalibrationPoint>& out) {
-    auto exists = schema_exists("keet_calibration");
-    if (!exists) return std::unexpected(exists.error());
+    KEET_TRY(exists, schema_exists("keet_calibration"));
     if (!*exists) return {};
     PgResult r(pq().exec(conn_, "SELECT source, rule, arch, kernel, predicted, measured, recorded_at "
                                 "FROM keet_calibration ORDER BY id"));
@@ -248,7 +245,7 @@ std::string pg_connect_url(const std::string& url) {
 }
 
 Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& url) {
-  if (auto lib = load_libpq(); !lib) return std::unexpected(lib.error());
+  KEET_TRY_VOID(load_libpq());
   std::string conninfo = pg_connect_url(url);
   PGconn* conn = pq().connectdb(conninfo.c_str());
   if (!conn || pq().status(conn) != CONNECTION_OK) {
@@ -260,7 +257,7 @@ Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& url) {
   // Notices ("relation already exists, skipping") would go to stderr otherwise.
   pq().set_notice_processor(conn, [](void*, const char*) {}, nullptr);
   auto store = std::make_unique<PgStore>(conn, conninfo);
-  if (auto r = store->init(); !r) return std::unexpected(r.error());
+  KEET_TRY_VOID(store->init());
   return store;
 }
 

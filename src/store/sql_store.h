@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/history.h"
+#include "util/error.h"
 
 namespace keet::store {
 
@@ -18,8 +19,7 @@ class SqlStore : public HistoryStore {
   Result<int64_t> record(const Run& run) override {
     int64_t id = 0;
     auto r = in_transaction([&]() -> Result<void> {
-      auto inserted = self().insert_run(run);
-      if (!inserted) return std::unexpected(inserted.error());
+      KEET_TRY(inserted, self().insert_run(run));
       id = *inserted;
       return self().insert_kernels(id, run.kernels);
     });
@@ -47,8 +47,7 @@ class SqlStore : public HistoryStore {
   }
 
   Result<std::optional<Run>> baseline(const std::string& tag, const std::string& device) override {
-    auto all = runs(0);
-    if (!all) return std::unexpected(all.error());
+    KEET_TRY(all, runs(0));
     return pick_baseline(std::move(*all), tag, device);
   }
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "store/sql_store.h"
+#include "util/error.h"
 
 namespace keet::store {
 namespace {
@@ -236,7 +237,7 @@ Result<std::unique_ptr<HistoryStore>> open_sqlite(const std::string& path) {
   if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), W_OK) != 0 && access(path.c_str(), R_OK) == 0)
     if (sqlite3* db = open_read_only(path)) {
       auto store = std::make_unique<SqliteStore>(db, path);
-      if (auto r = store->init(); !r) return std::unexpected(r.error());
+      KEET_TRY_VOID(store->init());
       return store;
     }
   std::error_code ec;
@@ -250,7 +251,7 @@ Result<std::unique_ptr<HistoryStore>> open_sqlite(const std::string& path) {
     return fail(ExitCode::BadInput, fmt::format("{}: cannot open history database: {}", path, msg));
   }
   auto store = std::make_unique<SqliteStore>(db, path);
-  if (auto r = store->init(); !r) return std::unexpected(r.error());
+  KEET_TRY_VOID(store->init());
   return store;
 }
 
