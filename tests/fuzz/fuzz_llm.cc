@@ -122,7 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // The verifier and the structured-output parser on the raw bytes.
   std::string text(bytes);
-  llm::VerifyContext ctx{llm::known_values(kd, kernel), {kd.device}, kd.bottleneck};
+  llm::VerifyContext ctx{llm::known_values(kd, kernel), {kd.device_info()}, kd.bottleneck};
   auto v = llm::verify_text(text, ctx);
   (void)llm::mark_unsupported(text, v.claims);
   (void)v.feedback();
