@@ -1,10 +1,9 @@
 #include "app/profile.h"
+#include "io/process.h"
 #include "util/error.h"
 #include "app/tool_path.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,61 +111,43 @@ class PosixRunner final : public ProcessRunner {
  public:
   Result<int> run(const std::vector<std::string>& argv, const std::function<void(std::string_view)>& sink,
                   std::chrono::seconds timeout) override {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return fail(ExitCode::Dependency, "cannot create a pipe");
-    pid_t pid = fork();
-    if (pid < 0) return fail(ExitCode::Dependency, "cannot fork");
-    if (pid == 0) exec_child(argv, fds);
-    setpgid(pid, pid);  // also done in the child: whichever runs first
-    close(fds[1]);
-    g_child_group = pid;
+    auto child = io::spawn({.argv = argv, .output_pipe = true});
+    if (!child) return fail(ExitCode::Dependency, "cannot run " + argv[0]);
+    g_child_group = child->pid();
     auto old_int = signal(SIGINT, forward_signal), old_term = signal(SIGTERM, forward_signal);
-    bool timed_out = pump(fds[0], pid, timeout, sink);
-    kill(-pid, SIGKILL);  // whatever of the group is left (a grandchild holding the pipe)
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    bool timed_out = pump(*child, timeout, sink);
+    if (timed_out) child->kill_group();
+    int code = child->wait();  // also kills whatever of the group is left (a grandchild holding the pipe)
     g_child_group = 0;
     signal(SIGINT, old_int);
     signal(SIGTERM, old_term);
     if (timed_out) return fail(ExitCode::Dependency, fmt::format("{} ran longer than {} s and was stopped", argv[0], timeout.count()));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return fail(ExitCode::Dependency, "cannot run " + argv[0]);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code == 127) return fail(ExitCode::Dependency, "cannot run " + argv[0]);
+    return code;
   }
 
  private:
   // Reads the child's output until the pipe closes, the child has exited and
   // its pipe stayed quiet for a moment, or the timeout passes (returns true).
-  static bool pump(int fd, pid_t pid, std::chrono::seconds timeout, const std::function<void(std::string_view)>& sink) {
+  static bool pump(const io::Process& child, std::chrono::seconds timeout,
+                   const std::function<void(std::string_view)>& sink) {
     using Clock = std::chrono::steady_clock;
     auto deadline = Clock::now() + timeout;
     char buf[65536];
     bool exited = false;
     for (;;) {
       if (timeout.count() > 0 && Clock::now() >= deadline) return true;
-      pollfd p{fd, POLLIN, 0};
+      pollfd p{child.output_fd(), POLLIN, 0};
       int ready = poll(&p, 1, exited ? 500 : 200);
       if (ready > 0) {
-        ssize_t n = read(fd, buf, sizeof buf);
+        ssize_t n = read(child.output_fd(), buf, sizeof buf);
         if (n <= 0) return false;  // every writer is gone
         sink({buf, static_cast<size_t>(n)});
         continue;
       }
       if (exited) return false;  // the child is gone and whoever holds its pipe is quiet
-      siginfo_t info{};  // WNOWAIT: the status stays for the final waitpid
-      exited = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+      exited = child.exited();
     }
-  }
-
-  [[noreturn]] static void exec_child(const std::vector<std::string>& argv, int fds[2]) {
-    setpgid(0, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    std::vector<char*> cargv;
-    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-    execvp(cargv[0], cargv.data());
-    _exit(127);
   }
 };
 
