@@ -9,6 +9,7 @@
 #include <vector>
 
 
+#include "io/clock.h"
 #include "util/error.h"
 
 // CLI11 is included only where flags are defined: its header constructs
@@ -29,6 +30,7 @@ struct Context {
   bool err_is_tty = false;
   std::function<std::string(const std::string&)> getenv;  // "" when unset
   std::istream* in = nullptr;  // standard input of keet mcp; null: std::cin
+  io::WallClock clock = io::system_unix_ms;  // what record, diff, tune and gate stamp
   bool color() const;  // tty and NO_COLOR unset
 };
 

@@ -14,8 +14,6 @@ namespace keet::app {
 Result<double> duration_flag(const std::string& flag, const std::string& text);
 // Every --pair "I:J", or an error naming the first malformed one.
 Result<std::vector<std::pair<int, int>>> pair_flags(const std::vector<std::string>& texts);
-// "2026-12-01T07:30:45": UTC, the form the Ant JUnit schema allows.
-std::string utc_timestamp();
 std::string host_name();  // "localhost" when the system has none
 // The gate report in `format`: text, json, junit, sarif, markdown or github.
 std::string render_gate(const std::string& format, const compare::GateResult& g);

@@ -62,7 +62,7 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (!a.db.empty()) {
     auto db = store::open_store(a.db);
     if (!db) return report_error(ctx, db.error());
-    if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", unix_now())); !r) return report_error(ctx, r.error());
+    if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", ctx.clock() / 1000)); !r) return report_error(ctx, r.error());
   }
   std::string app_view;
   if (*timeline) {

@@ -16,11 +16,6 @@ struct RecordArgs {
   std::string tag, commit, db;
 };
 
-int64_t now_seconds() {
-  using namespace std::chrono;
-  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
-}
-
 // CI systems export the commit being built; record it when --commit is absent.
 std::string commit_from_env(Context& ctx) {
   for (const char* name : {"GITHUB_SHA", "CI_COMMIT_SHA", "GIT_COMMIT"})
@@ -34,7 +29,7 @@ ExitCode run_record(Context& ctx, const RecordArgs& a) {
   if (analysed->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels to record"});
   auto db = open_history(ctx, a.db);
   if (!db) return report_error(ctx, db.error());
-  store::Run run{0, a.tag, a.commit.empty() ? commit_from_env(ctx) : a.commit, now_seconds(), a.report.path,
+  store::Run run{0, a.tag, a.commit.empty() ? commit_from_env(ctx) : a.commit, ctx.clock() / 1000, a.report.path,
                  std::move(analysed->kernels)};
   // The previous run of this tag on this device and this one are a
   // before/after pair: its resolved findings are calibration points.

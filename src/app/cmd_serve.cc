@@ -103,7 +103,7 @@ void clean_leftovers(const service::ServiceOptions& o, const service::BlobStore&
   int uploads = blobs.remove_partial(std::chrono::hours(1));
   int folders = service::remove_stale_work(o.data_dir, job_life);
   if (uploads || folders)
-    service::log_event(o.log, service::system_now_ms(), "serve.cleanup",
+    service::log_event(o.log, io::system_unix_ms(), "serve.cleanup",
                        {{"partial_uploads", std::to_string(uploads)}, {"job_folders", std::to_string(folders)}});
 }
 
@@ -205,7 +205,7 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   config.max_connections_per_client = a.max_connections_per_client;
   config.idle_timeout_s = a.idle_timeout_s;
   config.log = [log = opt->log](std::string_view line) {
-    service::log_event(log, service::system_now_ms(), "http.transport", {{"message", std::string(line)}});
+    service::log_event(log, io::system_unix_ms(), "http.transport", {{"message", std::string(line)}});
   };
   auto server = service::HttpServer::start(
       config, [&api](const service::Request& r) { return api.handle(r); },

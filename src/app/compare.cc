@@ -25,11 +25,6 @@ Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
   return out;
 }
 
-int64_t unix_now() {
-  using namespace std::chrono;
-  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
-}
-
 void add_db_option(CLI::App& sub, std::string& db) {
   sub.add_option("--db", db,
                  "history database: PATH, sqlite:PATH or postgresql://... "

@@ -24,8 +24,6 @@ Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a);
 void add_db_option(CLI::App& sub, std::string& db);
 Result<std::unique_ptr<store::HistoryStore>> open_history(Context& ctx, const std::string& db);
 
-int64_t unix_now();
-
 // Parses a percentage flag ("5%", "0.05") or fails naming the flag.
 Result<double> fraction_flag(const std::string& flag, const std::string& text);
 // Writes to `path`, or to ctx.out when path is empty.

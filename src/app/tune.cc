@@ -149,7 +149,7 @@ void judge(Loop& L, Candidate& c, const Reference& ref, std::vector<compare::Ker
   if (ref.kernels.size() == 1 && kernels.size() == 1) opt.matching = compare::Matching::NameThenRenamed;
   auto d = compare::diff(ref.kernels, kernels, opt);
   io::write_text_file((fs::path(c.dir) / "diff.json").string(), json_text(compare::diff_json(d), 2) + "\n");
-  for (auto& p : compare::calibration_points(d, "tune", unix_now())) L.calibration.push_back(std::move(p));
+  for (auto& p : compare::calibration_points(d, "tune", L.ctx.clock() / 1000)) L.calibration.push_back(std::move(p));
   for (const auto& f : ref.kernels.empty() ? std::vector<compare::FindingSummary>{} : ref.kernels[0].findings)
     if (f.id == c.target) c.predicted_speedup = f.estimated_speedup;
   if (!ref.total_ns || !c.duration_ns || *c.duration_ns <= 0) {

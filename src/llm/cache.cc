@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -10,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "io/clock.h"
 #include "io/dynlib.h"
 
 namespace keet::llm {
@@ -136,7 +136,7 @@ void ResponseCache::put(const std::string& provider, const std::string& model, c
   sqlite3_bind_text(st, 2, model.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 3, hash.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 4, body.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 5, static_cast<sqlite3_int64>(std::time(nullptr)));
+  sqlite3_bind_int64(st, 5, static_cast<sqlite3_int64>(io::system_unix_ms() / 1000));
   sqlite3_step(st);
   sqlite3_finalize(st);
 }

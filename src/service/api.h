@@ -35,7 +35,7 @@ const std::vector<EmbeddedFile>& web_files();
 class Api {
  public:
   Api(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, Workers* workers, ServiceOptions options,
-      Clock clock = system_now_ms);
+      Clock clock = io::system_unix_ms);
   Response handle(const Request& req);
   // The checks handle() makes first (Origin, Host, token), on the headers
   // alone: the HTTP server asks before it reads a body, so a refused client

@@ -13,11 +13,6 @@
 
 namespace keet::service {
 
-int64_t system_now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 namespace {
 
 std::string log_value(std::string_view v) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/clock.h"
 #include "service/job_store.h"
 #include "service/runner.h"
 
@@ -40,9 +41,8 @@ struct ServiceOptions {
   Log log;                           // each job's life, the store's outages (log_line)
 };
 
-// Milliseconds since the epoch; tests of timing pass their own.
-using Clock = std::function<int64_t()>;
-int64_t system_now_ms();
+// Milliseconds since the epoch (io/clock.h); tests of timing pass their own.
+using Clock = io::WallClock;
 
 // One logfmt line: `ts=2026-12-03T15:04:05.123Z event=job.done job=ID ...`.
 // Values with spaces, quotes or '=' are quoted; control characters become spaces.
@@ -87,7 +87,7 @@ std::string random_id();
 // Takes jobs from the store and runs them; several per process (--workers).
 class Workers {
  public:
-  Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options, Clock clock = system_now_ms);
+  Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options, Clock clock = io::system_unix_ms);
   ~Workers();
   void start();
   void stop();    // current jobs are left to be claimed again
