@@ -323,8 +323,7 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   auto refused = [&](const Columns& c) -> std::optional<ExitCode> {
     if (c.lacked_nvtx) return report_error(ctx, no_nvtx_error(a.report));
     if (c.selected == 0 && c.seen > 0 && !sel->all())
-      return report_error(ctx, Error{ExitCode::BadInput,
-                                     fmt::format("{}: no kernel matches -k {}", a.report.path, a.report.kernel)});
+      return report_error(ctx, no_kernel_matches(a.report));
     return std::nullopt;
   };
   // Each read counts -s/-c afresh (the filter is copied).

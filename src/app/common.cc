@@ -99,14 +99,12 @@ Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& pat
   return piped;
 }
 
-namespace {
-std::string no_match(const ReportArgs& a) {
+Error no_kernel_matches(const ReportArgs& a) {
   std::string sel = a.kernel.empty() ? "" : " -k " + a.kernel;
   if (a.skip) sel += fmt::format(" -s {}", a.skip);
   if (a.count) sel += fmt::format(" -c {}", *a.count);
-  return fmt::format("{}: no kernel matches{}", a.path, sel);
+  return Error{ExitCode::BadInput, fmt::format("{}: no kernel matches{}", a.path, sel)};
 }
-}  // namespace
 
 Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
   KEET_TRY(filter, kernel_filter(a));
@@ -119,7 +117,7 @@ Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::Rea
   for (const auto& k : l.report.kernels)
     if (filter->take(k)) l.selected.push_back(&k);
   KEET_TRY_VOID(check_nvtx(a, *filter));
-  if (l.selected.empty() && !l.report.kernels.empty() && !filter->all()) return fail(ExitCode::BadInput, no_match(a));
+  if (l.selected.empty() && !l.report.kernels.empty() && !filter->all()) return std::unexpected(no_kernel_matches(a));
   return l;
 }
 
@@ -140,7 +138,7 @@ Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const reade
   if (!stream.quiet)
     for (const auto& w : head.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (head.partial && !a.allow_partial) stats.partial_exit = ExitCode::BadInput;
-  if (stats.selected == 0 && stats.seen > 0 && !filter->all()) return fail(ExitCode::BadInput, no_match(a));
+  if (stats.selected == 0 && stats.seen > 0 && !filter->all()) return std::unexpected(no_kernel_matches(a));
   if (stats.selected == 0 && stream.begin) stream.begin(stream.context ? *stream.context : head);
   return stats;
 }

@@ -33,6 +33,9 @@ Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& pat
 
 // -k, --kernel-name-base, NVTX filters, -s and -c as one filter (a fresh one per pass).
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a);
+// "REPORT: no kernel matches -k K -s S -c C" (exit BadInput), naming the
+// selection flags that were given: every command's one wording.
+Error no_kernel_matches(const ReportArgs& a);
 // After a pass: an NVTX filter on a report without NVTX data is an error, not
 // an empty (or unfiltered) answer.
 Result<void> check_nvtx(const ReportArgs& a, const model::KernelFilter& f);

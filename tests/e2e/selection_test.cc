@@ -59,6 +59,12 @@ TEST(Selection, SkippingPastEveryMatchIsAnError) {
   auto r = run_keet("analyze -k kern_b -s 2 " + launches_report());
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("no kernel matches -k kern_b -s 2"), std::string::npos) << r.err;
+  // Every command says it in the same words, the CSV export's own pass included.
+  for (std::string cmd : {"list", "metrics", "export --format json", "export --format csv", "source"}) {
+    auto e = run_keet(cmd + " -k kern_b -s 2 -c 1 " + launches_report());
+    EXPECT_EQ(e.rc, 2) << cmd;
+    EXPECT_NE(e.err.find("no kernel matches -k kern_b -s 2 -c 1"), std::string::npos) << cmd << ": " << e.err;
+  }
 }
 
 TEST(Selection, RegexIsSearchedInTheFunctionNameByDefaultAsNcuDoes) {
