@@ -131,10 +131,6 @@ int64_t integer(const json& j, const char* key) {
   return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
-std::string duration_text(const json& m) {
-  return m.is_object() ? render::format_duration(at(m, "value").get<double>()) : std::string("no duration");
-}
-
 // The name an assistant reads: demangled, templates and parameters folded
 // when it is long (the full one costs context on every row and mentions).
 std::string short_name(const std::string& full) { return abbreviate_name(full, 100); }
