@@ -59,9 +59,9 @@ bool walk_flat(std::string_view bytes, double& sum) {
     uint64_t v = 0;
     uint32_t v32 = 0;
     std::string_view s;
-    bool ok = type == wire::kVarint    ? w.varint(v)
-              : type == wire::kFixed64 ? w.fixed64(v)
-              : type == wire::kFixed32 ? w.fixed32(v32)
+    bool ok = type == wire::kVarint      ? w.varint(v)
+              : type == wire::kFixed64   ? w.fixed64(v)
+              : type == wire::kFixed32   ? w.fixed32(v32)
               : type == wire::kDelimited ? w.delimited(s)
                                          : false;
     if (!ok) return false;

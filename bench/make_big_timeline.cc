@@ -47,9 +47,12 @@ std::vector<std::string> columns(const std::string& table) {
 std::string shifted(const std::string& table, const std::string& alias) {
   std::vector<std::string> cols;
   for (const auto& c : columns(table)) {
-    if (c == "start" || c == "end") cols.push_back(fmt::format("{}.{} + rep.i * {{period}}", alias, c));
-    else if (c == "correlationId") cols.push_back(fmt::format("{}.{} + rep.i * {{stride}}", alias, c));
-    else cols.push_back(alias + "." + c);
+    if (c == "start" || c == "end")
+      cols.push_back(fmt::format("{}.{} + rep.i * {{period}}", alias, c));
+    else if (c == "correlationId")
+      cols.push_back(fmt::format("{}.{} + rep.i * {{stride}}", alias, c));
+    else
+      cols.push_back(alias + "." + c);
   }
   return fmt::format("{}", fmt::join(cols, ", "));
 }
@@ -75,23 +78,28 @@ int main(int argc, char** argv) {
   int64_t copies = (want + base - 1) / base;
   auto fill = [&](std::string sql) {
     for (auto [key, value] : {std::pair{"{period}", period}, std::pair{"{stride}", stride}})
-      for (size_t at; (at = sql.find(key)) != std::string::npos;) sql.replace(at, std::string(key).size(), std::to_string(value));
+      for (size_t at; (at = sql.find(key)) != std::string::npos;)
+        sql.replace(at, std::string(key).size(), std::to_string(value));
     return sql;
   };
   exec("BEGIN");
-  exec(fmt::format("CREATE TEMP TABLE rep AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {}) "
-                   "SELECT i FROM r",
-                   copies - 1));
-  exec("CREATE TEMP TABLE calls AS SELECT r.* FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId IN "
-       "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL)");
+  exec(fmt::format(
+      "CREATE TEMP TABLE rep AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {}) "
+      "SELECT i FROM r",
+      copies - 1));
+  exec(
+      "CREATE TEMP TABLE calls AS SELECT r.* FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId IN "
+      "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL)");
   exec("CREATE TEMP TABLE kernels AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL");
-  exec(fill(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT {} FROM rep, temp.kernels k ORDER BY rep.i, k.start "
-                        "LIMIT {}",
-                        shifted("CUPTI_ACTIVITY_KIND_KERNEL", "k"), want - base)));
+  exec(fill(
+      fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT {} FROM rep, temp.kernels k ORDER BY rep.i, k.start "
+                  "LIMIT {}",
+                  shifted("CUPTI_ACTIVITY_KIND_KERNEL", "k"), want - base)));
   exec(fill(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT {} FROM rep, temp.calls c",
                         shifted("CUPTI_ACTIVITY_KIND_RUNTIME", "c"))));
   exec("COMMIT");
-  std::printf("%lld kernels, %lld runtime calls\n", static_cast<long long>(scalar("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")),
+  std::printf("%lld kernels, %lld runtime calls\n",
+              static_cast<long long>(scalar("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")),
               static_cast<long long>(scalar("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")));
   sqlite3_close(db);
   return 0;

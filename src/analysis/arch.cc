@@ -161,7 +161,8 @@ ArchLookup lookup_arch(std::string_view cc) {
   const ArchSpec* best = nullptr;
   for (const auto& a : compute_capabilities())
     if (a.cc <= *parsed) best = &a;  // rows are sorted ascending
-  if (!best) return {nullptr, fmt::format("compute capability {} is older than every known architecture", parsed->text())};
+  if (!best)
+    return {nullptr, fmt::format("compute capability {} is older than every known architecture", parsed->text())};
   if (best->cc == *parsed) return {best, ""};
   return {best, fmt::format("compute capability {} is not in the architecture table; using the limits of {} ({}), "
                             "the nearest older one",
@@ -234,7 +235,8 @@ const std::vector<ArchOverride>& arch_overrides() {
   static const std::vector<ArchOverride> rows = {
       {{"max_warps_per_multiprocessor"}, "max_warps_per_sm", int_field(&ArchSpec::max_warps_per_sm)},
       {{"max_threads_per_multiprocessor"}, "max_threads_per_sm", int_field(&ArchSpec::max_threads_per_sm)},
-      {{"max_blocks_per_multiprocessor", "limits_max_cta_per_sm"}, "max_blocks_per_sm",
+      {{"max_blocks_per_multiprocessor", "limits_max_cta_per_sm"},
+       "max_blocks_per_sm",
        int_field(&ArchSpec::max_blocks_per_sm)},
       {{"max_threads_per_block"}, "max_threads_per_block", int_field(&ArchSpec::max_threads_per_block)},
       {{"max_registers_per_multiprocessor"}, "registers_per_sm", int_field(&ArchSpec::registers_per_sm)},
@@ -242,13 +244,18 @@ const std::vector<ArchOverride>& arch_overrides() {
       {{"max_registers_per_thread"}, "max_registers_per_thread", int_field(&ArchSpec::max_registers_per_thread)},
       {{"num_schedulers_per_multiprocessor"}, "warp_schedulers_per_sm", int_field(&ArchSpec::warp_schedulers_per_sm)},
       {{"max_shared_memory_per_multiprocessor"}, "shared_memory_per_sm", int_field(&ArchSpec::shared_memory_per_sm)},
-      {{"max_shared_memory_per_block"}, "max_shared_memory_per_block", int_field(&ArchSpec::max_shared_memory_per_block)},
-      {{"max_shared_memory_per_block_optin"}, "max_shared_memory_per_block_optin",
+      {{"max_shared_memory_per_block"},
+       "max_shared_memory_per_block",
+       int_field(&ArchSpec::max_shared_memory_per_block)},
+      {{"max_shared_memory_per_block_optin"},
+       "max_shared_memory_per_block_optin",
        int_field(&ArchSpec::max_shared_memory_per_block_optin)},
-      {{"reserved_shared_memory_per_block"}, "reserved_shared_memory_per_block",
+      {{"reserved_shared_memory_per_block"},
+       "reserved_shared_memory_per_block",
        int_field(&ArchSpec::reserved_shared_memory_per_block)},
       {{"warp_size"}, "warp_size", int_field(&ArchSpec::warp_size)},
-      {{"single_to_double_precision_perf_ratio"}, "fp32_to_fp64_ratio",
+      {{"single_to_double_precision_perf_ratio"},
+       "fp32_to_fp64_ratio",
        [](ArchSpec& a, double v) { a.fp32_to_fp64_ratio = v; }},
   };
   return rows;

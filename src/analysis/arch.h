@@ -27,7 +27,7 @@ struct ArchSpec {
   ComputeCapability cc;
   std::string architecture;  // "Ampere"
   std::string chip;
-  std::string confidence;    // "datasheet" | "inferred"
+  std::string confidence;  // "datasheet" | "inferred"
   int warp_size = 32;
   int max_warps_per_sm = 0, max_threads_per_sm = 0, max_blocks_per_sm = 0, max_threads_per_block = 0;
   int registers_per_sm = 0, max_registers_per_block = 0, max_registers_per_thread = 0;
@@ -86,7 +86,7 @@ struct DeviceSpec {
   ArchSpec arch;                        // limits after overrides
   const GpuProduct* product = nullptr;  // vendor peaks, when the name is known
   int sm_count = 0;
-  double clock_mhz = 0;          // SM clock used for peaks
+  double clock_mhz = 0;  // SM clock used for peaks
   double memory_clock_mhz = 0;
   int bus_width_bits = 0;
   double dram_bandwidth_gbs = 0;

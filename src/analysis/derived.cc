@@ -28,8 +28,8 @@ struct Spelling {
 };
 
 struct Formula {
-  Expr expr;                        // bound to quantity ids
-  std::vector<QuantityId> inputs;   // distinct, in order of appearance
+  Expr expr;                       // bound to quantity ids
+  std::vector<QuantityId> inputs;  // distinct, in order of appearance
 };
 
 // A number ncu states in a rule message: the first number after `after`.
@@ -60,9 +60,9 @@ struct StallForm {
 struct Catalogue {
   std::vector<QuantityDef> defs;
   std::unordered_map<std::string, QuantityId> ids;
-  std::vector<QuantityId> by_name;  // the order of KernelDiagnosis::derived
-  std::vector<std::string> reasons;            // stall reasons, catalogue order
-  std::vector<bool> counts_as_stall;           // per reason: false for "selected"
+  std::vector<QuantityId> by_name;               // the order of KernelDiagnosis::derived
+  std::vector<std::string> reasons;              // stall reasons, catalogue order
+  std::vector<bool> counts_as_stall;             // per reason: false for "selected"
   std::vector<QuantityId> stall_ids, share_ids;  // per reason
   QuantityId stall_total = 0;
   std::vector<StallForm> forms;
@@ -186,8 +186,10 @@ void add_quantity(Catalogue& c, Data q) {
   d.reader_label = reader_label_of(q, d.meaning);
   d.section = q.value("section", "");
   for (auto s : q.member("spellings")) {
-    if (s.is_string()) d.spellings.push_back(spelling(s.str()));
-    else d.spellings.push_back(spelling(s.at("metric").str(), s.value("scale", 1.0), d.unit));
+    if (s.is_string())
+      d.spellings.push_back(spelling(s.str()));
+    else
+      d.spellings.push_back(spelling(s.at("metric").str(), s.value("scale", 1.0), d.unit));
   }
   for (auto s : q.member("nvprof")) {
     std::string metric = s.is_string() ? s.str() : s.at("metric").str();
@@ -299,7 +301,12 @@ std::optional<double> metric_quantity(const model::Kernel& k, QuantityId id) {
 }
 
 model::KernelIdentity identity_of(const model::Kernel& k) {
-  return {k.index, k.display_name(), k.mangled, k.grid, k.block, k.text("device__attribute_display_name").value_or(""),
+  return {k.index,
+          k.display_name(),
+          k.mangled,
+          k.grid,
+          k.block,
+          k.text("device__attribute_display_name").value_or(""),
           kernel_duration_ns(k)};
 }
 
@@ -374,9 +381,13 @@ std::optional<double> number_after(std::string_view text, std::string_view after
   std::string digits;
   for (; pos < text.size(); ++pos) {
     char ch = text[pos];
-    if (std::isdigit(static_cast<unsigned char>(ch)) || (ch == '.' && !digits.empty())) digits += ch;
-    else if (ch == ',' && !digits.empty() && pos + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[pos + 1]))) continue;
-    else break;
+    if (std::isdigit(static_cast<unsigned char>(ch)) || (ch == '.' && !digits.empty()))
+      digits += ch;
+    else if (ch == ',' && !digits.empty() && pos + 1 < text.size() &&
+             std::isdigit(static_cast<unsigned char>(text[pos + 1])))
+      continue;
+    else
+      break;
   }
   if (digits.empty() || digits.back() == '.') {
     if (!digits.empty()) digits.pop_back();
@@ -421,7 +432,8 @@ void Facts::apply_floor(QuantityId id) {
 void Facts::compute_stalls() {
   const Catalogue& c = catalogue();
   size_t best_form = 0, best_count = 0;
-  std::vector<std::vector<std::optional<double>>> by_form(c.forms.size(), std::vector<std::optional<double>>(c.reasons.size()));
+  std::vector<std::vector<std::optional<double>>> by_form(c.forms.size(),
+                                                          std::vector<std::optional<double>>(c.reasons.size()));
   for (size_t f = 0; f < c.forms.size(); ++f) {
     size_t count = 0;
     for (size_t r = 0; r < c.reasons.size(); ++r) {
@@ -456,7 +468,8 @@ void Facts::compute_stalls() {
   if (!stall_shares_) return;
   values_[c.stall_total] = total;
   for (size_t r = 0; r < c.reasons.size(); ++r)
-    if (c.counts_as_stall[r] && values_[c.stall_ids[r]]) values_[c.share_ids[r]] = 100 * *values_[c.stall_ids[r]] / total;
+    if (c.counts_as_stall[r] && values_[c.stall_ids[r]])
+      values_[c.share_ids[r]] = 100 * *values_[c.stall_ids[r]] / total;
 }
 
 std::optional<double> Facts::get(std::string_view name) const {
@@ -468,7 +481,11 @@ Evidence Facts::evidence(QuantityId id) const {
   const QuantityDef& d = def(id);
   if (source_[id] <= kFromMessage) {
     auto it = std::ranges::find(message_rule_, id, &std::pair<QuantityId, std::string>::first);
-    return Evidence{"ncu-rule:" + it->second, *values_[id], d.unit, "", "stated in ncu's " + it->second + " message",
+    return Evidence{"ncu-rule:" + it->second,
+                    *values_[id],
+                    d.unit,
+                    "",
+                    "stated in ncu's " + it->second + " message",
                     d.reader_label};
   }
   if ((d.kind == Kind::Plain || d.kind == Kind::Stall) && source_[id] >= 0) {
@@ -476,14 +493,19 @@ Evidence Facts::evidence(QuantityId id) const {
     // A scaled spelling (a fraction shown as a percentage) is the quantity,
     // not the metric: the metric's name never stands beside another value.
     if (s.scale != 1)
-      return Evidence{d.label, *values_[id], d.unit, "", fmt::format("{} * {:g}", s.metric.name, s.scale), d.reader_label};
+      return Evidence{d.label,       *values_[id], d.unit, "", fmt::format("{} * {:g}", s.metric.name, s.scale),
+                      d.reader_label};
     return Evidence{s.metric.name, *values_[id], s.unit, "", "", d.reader_label};
   }
   std::string formula;
-  if (d.kind == Kind::StallTotal) formula = "sum of the stall reasons (" + stall_unit_ + ")";
-  else if (d.kind == Kind::StallShare) formula = "stall_" + d.name.substr(12) + " / stall_total * 100";
-  else formula = d.formulas[static_cast<size_t>(-1 - source_[id])].expr.text();
-  return Evidence{d.label, *values_[id], d.kind == Kind::StallTotal ? stall_unit_ : d.unit, "", formula, d.reader_label};
+  if (d.kind == Kind::StallTotal)
+    formula = "sum of the stall reasons (" + stall_unit_ + ")";
+  else if (d.kind == Kind::StallShare)
+    formula = "stall_" + d.name.substr(12) + " / stall_total * 100";
+  else
+    formula = d.formulas[static_cast<size_t>(-1 - source_[id])].expr.text();
+  return Evidence{d.label, *values_[id], d.kind == Kind::StallTotal ? stall_unit_ : d.unit,
+                  "",      formula,      d.reader_label};
 }
 
 namespace {
@@ -522,8 +544,8 @@ void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
 
 void Facts::add_evidence(QuantityId id, std::vector<Evidence>& out) const {
   if (!values_[id]) return;
-  bool plain_metric = (def(id).kind == Kind::Plain || def(id).kind == Kind::Stall) &&
-                      (source_[id] >= 0 || source_[id] <= kFromMessage);
+  bool plain_metric =
+      (def(id).kind == Kind::Plain || def(id).kind == Kind::Stall) && (source_[id] >= 0 || source_[id] <= kFromMessage);
   if (plain_metric) return add_inputs(id, out);
   if (!lists(out, def(id).label)) out.push_back(evidence(id));
   add_inputs(id, out);

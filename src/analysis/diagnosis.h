@@ -19,7 +19,7 @@ std::string_view class_name(BottleneckClass c);
 // A value taken from the report (after unit conversion) or derived from report
 // values by a documented formula (then `formula` says how).
 struct Evidence {
-  std::string metric;   // ncu metric name, or "derived:<name>"
+  std::string metric;  // ncu metric name, or "derived:<name>"
   double value = 0;
   std::string unit;
   std::string threshold;  // optional, e.g. "> 60 %"
@@ -31,15 +31,15 @@ struct Evidence {
 struct SourceRef {
   std::string file;
   int line = 0;
-  double share = 0;  // fraction of the finding's cost on this line
-  std::string text;  // the line's code when the report embeds the source; "SASS +0x110" for an instruction
+  double share = 0;     // fraction of the finding's cost on this line
+  std::string text;     // the line's code when the report embeds the source; "SASS +0x110" for an instruction
   uint64_t offset = 0;  // lowest instruction offset on the line (bytes from the kernel's start)
-  std::string sass;  // line 0: the instruction there ("LDG.E.64 R2, [R2.64]") when a disassembler gave it
+  std::string sass;     // line 0: the instruction there ("LDG.E.64 R2, [R2.64]") when a disassembler gave it
   bool is_sass() const { return line == 0; }
 };
 
 struct Finding {
-  std::string id;  // e.g. "memory.uncoalesced_global"
+  std::string id;                     // e.g. "memory.uncoalesced_global"
   std::vector<std::string> relieves;  // unit ids this fix takes work off (catalogue "units")
   Severity severity = Severity::Info;
   std::string title;
@@ -57,7 +57,7 @@ struct Bottleneck {
   BottleneckClass cls = BottleneckClass::Latency;
   double confidence = 0;  // 0..1
   std::vector<Evidence> evidence;
-  std::string summary;    // one line
+  std::string summary;  // one line
 };
 
 // One hardware unit's utilisation, % of its peak, as the report measured it.
@@ -92,15 +92,15 @@ struct DataQuality {
   std::vector<std::string> sections_present, sections_missing;  // ncu section ids
   std::vector<std::string> collect;                             // ncu options that add what is missing
   std::vector<std::string> missing;                             // key quantities absent
-  std::vector<std::string> below_floor;  // quantities dropped: too few events to be evidence
+  std::vector<std::string> below_floor;                         // quantities dropped: too few events to be evidence
   std::vector<InvalidMetric> invalid;
   std::vector<std::string> problems;    // grid (0,0,0), zero duration, ...
   std::vector<std::string> ncu_errors;  // ncu rule results of type ERROR ("Rule: message")
   std::string stall_unit;               // unit of the stall values, when any
   std::vector<std::string> stall_reasons;
   std::vector<double> stall_values;  // per reason above, in stall_unit
-  bool stall_shares = false;  // every reason of the form's complete set is present
-  bool sufficient = true;     // false: outcome insufficient_data, class unknown
+  bool stall_shares = false;         // every reason of the form's complete set is present
+  bool sufficient = true;            // false: outcome insufficient_data, class unknown
   bool degraded() const { return !invalid.empty() || !problems.empty() || !ncu_errors.empty(); }
 };
 
@@ -118,8 +118,8 @@ struct KernelDiagnosis : model::KernelIdentity {
   DataQuality data_quality;
   std::string library;  // "cuBLAS", "CUTLASS", ... when the name says so: advice is about calling it
   std::vector<std::string> library_advice;  // how to call it, once for the kernel (findings then carry none)
-  std::vector<Finding> findings;  // most impactful first
-  std::vector<std::string> notes; // missing metrics, lowered confidence, ...
+  std::vector<Finding> findings;            // most impactful first
+  std::vector<std::string> notes;           // missing metrics, lowered confidence, ...
   // Derived numbers the LLM verifier may accept as "from the report".
   std::vector<Evidence> derived;
 };

@@ -16,10 +16,10 @@
 #include "analysis/expr.h"
 #include "analysis/gpu_features.h"
 #include "analysis/hotspots.h"
-#include "analysis/sass.h"
 #include "analysis/ncu_coverage.h"
 #include "analysis/occupancy.h"
 #include "analysis/rules.h"
+#include "analysis/sass.h"
 #include "analysis/symbols.h"
 #include "model/units.h"
 #include "util/data_value.h"
@@ -135,8 +135,10 @@ void add_occupancy_context(const Facts& f, Scope& s) {
   static const QuantityId grid_per_sm = quantity("blocks_per_sm_grid"), limit = quantity("blocks_per_sm_limit"),
                           grid = quantity("grid_size"), sms = quantity("sm_count");
   static const QuantityId waves = quantity("waves");
-  if (auto g = f.get(grid_per_sm), l = f.get(limit); g && l) s.set(ContextVar::OccupancyCanGrow, *g > *l);
-  else if (auto w = f.get(waves)) s.set(ContextVar::OccupancyCanGrow, *w > 1);  // more CTAs than fit at once
+  if (auto g = f.get(grid_per_sm), l = f.get(limit); g && l)
+    s.set(ContextVar::OccupancyCanGrow, *g > *l);
+  else if (auto w = f.get(waves))
+    s.set(ContextVar::OccupancyCanGrow, *w > 1);  // more CTAs than fit at once
   if (auto g = f.get(grid), n = f.get(sms); g && n) s.set(ContextVar::SmallGrid, *g < *n);
   if (auto w = f.get(waves); w && *w < 0.5) s.set(ContextVar::SmallGrid, 1);
 }
@@ -167,9 +169,9 @@ void add_context(const model::Kernel& k, const RuleSet& set, const Facts& f, con
 
 // Quantities whose absence the notes name (a check that could not run).
 const std::vector<QuantityId>& key_quantities() {
-  static const std::vector<QuantityId> key = {quantity("compute_sol"), quantity("memory_sol"),
+  static const std::vector<QuantityId> key = {quantity("compute_sol"),        quantity("memory_sol"),
                                               quantity("achieved_occupancy"), quantity("issue_active_pct"),
-                                              quantity("global_excess_pct"), quantity("duration_ns")};
+                                              quantity("global_excess_pct"),  quantity("duration_ns")};
   return key;
 }
 
@@ -191,7 +193,8 @@ void add_launch_problems(const model::Report& r, const model::Kernel& k, const F
                                      k.grid.x, k.grid.y, k.grid.z));
   if (auto d = f.get(duration); d && *d == 0) q.problems.push_back("duration is 0 ns: no time was measured");
   for (const auto& bad : f.invalid())
-    if (is_duration_metric(bad.metric)) q.problems.push_back("the kernel's duration is " + bad.why + ": no time was measured");
+    if (is_duration_metric(bad.metric))
+      q.problems.push_back("the kernel's duration is " + bad.why + ": no time was measured");
 }
 
 void add_ncu_errors(const model::Kernel& k, DataQuality& q) {
@@ -233,7 +236,8 @@ Limiter find_limiter(const Facts& f) {
   }
   auto has = [&](std::string_view id) { return std::ranges::find(lim.units, id, &UnitLoad::id) != lim.units.end(); };
   lim.memory_measured = has("memory") || (has("dram") && (has("l1tex") || has("l2")));
-  lim.compute_measured = std::ranges::any_of(lim.units, [](const UnitLoad& u) { return u.kind == BottleneckClass::Compute; });
+  lim.compute_measured =
+      std::ranges::any_of(lim.units, [](const UnitLoad& u) { return u.kind == BottleneckClass::Compute; });
   auto explained = [&](const UnitLoad& g) {
     return std::ranges::any_of(unit_defs(), [&](const UnitDef& d) {
       if (d.generic || d.kind != g.kind) return false;
@@ -245,7 +249,8 @@ Limiter find_limiter(const Facts& f) {
     auto d = std::ranges::find(unit_defs(), u.id, &UnitDef::id);
     return d->generic && explained(u);
   });
-  std::stable_sort(lim.units.begin(), lim.units.end(), [](const UnitLoad& a, const UnitLoad& b) { return a.pct > b.pct; });
+  std::stable_sort(lim.units.begin(), lim.units.end(),
+                   [](const UnitLoad& a, const UnitLoad& b) { return a.pct > b.pct; });
   return lim;
 }
 
@@ -276,9 +281,10 @@ Bottleneck launch_class(const LaunchShape& l, const Limiter& lim, const Classify
   b.cls = BottleneckClass::Launch;
   double top = lim.binding() ? lim.binding()->pct : 0;
   b.confidence = 0.6 + 0.4 * std::clamp((c.busy_sol - top) / c.busy_sol, 0.0, 1.0);
-  std::string why = l.fewer_ctas_than_sms() ? fmt::format("{:.0f} CTAs for {:.0f} SMs: the grid cannot fill the GPU", *l.grid, *l.sms)
-                    : l.small_grid()        ? fmt::format("{:.2f} waves: the grid fills less than half of the GPU's CTA slots", *l.waves)
-                                            : fmt::format("only {:.2f} us of work", *l.duration / 1000);
+  std::string why =
+      l.fewer_ctas_than_sms() ? fmt::format("{:.0f} CTAs for {:.0f} SMs: the grid cannot fill the GPU", *l.grid, *l.sms)
+      : l.small_grid() ? fmt::format("{:.2f} waves: the grid fills less than half of the GPU's CTA slots", *l.waves)
+                       : fmt::format("only {:.2f} us of work", *l.duration / 1000);
   b.summary = "launch-bound: " + why;
   if (lim.binding()) b.summary += fmt::format("; busiest unit {}", unit_text(*lim.binding()));
   return b;
@@ -304,17 +310,19 @@ Bottleneck classify(const Facts& f, const Limiter& lim, const DataQuality& q, co
   if (top && top->pct >= busy) {
     b.cls = top->kind;
     double margin = lim.next() ? (top->pct - lim.next()->pct) / std::max(top->pct, 1.0) : 1.0;
-    b.confidence = 0.55 + 0.25 * std::min(1.0, (top->pct - c.busy_sol) / (100 - c.busy_sol)) + 0.2 * std::min(1.0, margin * 2);
+    b.confidence =
+        0.55 + 0.25 * std::min(1.0, (top->pct - c.busy_sol) / (100 - c.busy_sol)) + 0.2 * std::min(1.0, margin * 2);
     b.summary = fmt::format("{}-bound: the {} binds{}", class_name(b.cls), unit_text(*top), next_text(lim));
   } else if (l.small_grid() || (tiny && (!top || top->pct < c.launch_max_sol)) ||
              (l.duration && *l.duration < c.launch_short_duration_ns)) {
     b = launch_class(l, lim, c);
   } else if (!top || !both_sides_measured(lim)) {
-    return unknown_class(top ? std::string(lim.memory_measured ? "compute" : "memory") +
-                                   " throughput is not measured, so whether anything is near peak is not known (collect "
-                                   "--section SpeedOfLight, or --set full for the whole analysis)"
-                             : "the report holds no throughput metrics (collect them with --section SpeedOfLight, "
-                               "or --set full for the whole analysis)");
+    return unknown_class(
+        top ? std::string(lim.memory_measured ? "compute" : "memory") +
+                  " throughput is not measured, so whether anything is near peak is not known (collect "
+                  "--section SpeedOfLight, or --set full for the whole analysis)"
+            : "the report holds no throughput metrics (collect them with --section SpeedOfLight, "
+              "or --set full for the whole analysis)");
   } else {
     b.cls = BottleneckClass::Latency;
     b.confidence = 0.5 + 0.45 * (c.busy_sol - top->pct) / c.busy_sol;
@@ -419,8 +427,10 @@ Finding make_finding(const Rule& r, const Scope& s, const Context& ctx, const De
   f.estimated_speedup = first_speedup(s, r.speedup, f.speedup_formula);
   if (r.dram_cap) apply_dram_cap(f, s);
   for (const auto& cap : r.caps) apply_cap(f, s.eval(cap.formula), cap.formula.text(), cap.what);
-  if (f.speedup_formula.empty()) f.speedup_formula = r.speedup_doc;
-  else f.speedup_formula += " (" + r.speedup_doc + ")";
+  if (f.speedup_formula.empty())
+    f.speedup_formula = r.speedup_doc;
+  else
+    f.speedup_formula += " (" + r.speedup_doc + ")";
   f.advice = advice_for(r.advice, s, dev);
   f.source = hot_lines(ctx, r.source_metrics, 3);
   f.references = r.references;
@@ -464,8 +474,9 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
   const QuantityId evidence[] = {st.share, issue_active};
   add_evidence(s.facts(), evidence, out.evidence);
   if (st.no_gain) {
-    out.speedup_formula = "no estimate: warps waiting to be selected show the schedulers have spare eligible warps, "
-                          "which is a sign of enough parallelism, not a cost";
+    out.speedup_formula =
+        "no estimate: warps waiting to be selected show the schedulers have spare eligible warps, "
+        "which is a sign of enough parallelism, not a cost";
   } else {
     out.estimated_speedup = first_speedup(s, {&set.stall_speedup, 1}, out.speedup_formula);
     apply_dram_cap(out, s);
@@ -477,7 +488,9 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
   return out;
 }
 
-bool relieves(const Finding& f, const std::string& unit) { return std::ranges::find(f.relieves, unit) != f.relieves.end(); }
+bool relieves(const Finding& f, const std::string& unit) {
+  return std::ranges::find(f.relieves, unit) != f.relieves.end();
+}
 
 bool is_class_cause(const Finding& f, BottleneckClass cls) {
   switch (cls) {
@@ -547,8 +560,9 @@ const Library* library_of(const model::Kernel& k) {
   for (const std::string* name : {&k.function, &k.demangled, &k.mangled})
     for (const auto& lib : libraries()) {
       if (name->empty()) continue;
-      bool match = std::ranges::any_of(lib.prefixes, [&](const std::string& p) { return name->starts_with(p); }) ||
-                   std::ranges::any_of(lib.contains, [&](const std::string& c) { return name->find(c) != std::string::npos; });
+      bool match =
+          std::ranges::any_of(lib.prefixes, [&](const std::string& p) { return name->starts_with(p); }) ||
+          std::ranges::any_of(lib.contains, [&](const std::string& c) { return name->find(c) != std::string::npos; });
       if (match) return &lib;
     }
   return nullptr;
@@ -580,23 +594,29 @@ std::optional<std::string> block_size_advice(const model::Report& report, const 
     if (p.warps == best) good.push_back(p.x);
   int now = occ->result.active_warps;
   double max_warps = occ->device.arch.max_warps_per_sm;
-  if (now >= best) return fmt::format("The launch's {} threads per block already reach the best theoretical occupancy "
-                                      "({:.0f}%) for {} registers per thread on this GPU.", occ->input.block_size,
-                                      100.0 * best / max_warps, occ->input.registers_per_thread);
+  if (now >= best)
+    return fmt::format(
+        "The launch's {} threads per block already reach the best theoretical occupancy "
+        "({:.0f}%) for {} registers per thread on this GPU.",
+        occ->input.block_size, 100.0 * best / max_warps, occ->input.registers_per_thread);
   bool larger = std::ranges::all_of(good, [&](int b) { return b > occ->input.block_size; });
   bool smaller = std::ranges::all_of(good, [&](int b) { return b < occ->input.block_size; });
-  return fmt::format("With {} registers per thread and {} bytes of shared memory per block, block sizes of {} threads "
-                     "reach {:.0f}% theoretical occupancy on this GPU, against {:.0f}% at the launch's {}{}.",
-                     occ->input.registers_per_thread, occ->input.shared_mem_per_block, fmt::join(good, ", "),
-                     100.0 * best / max_warps, 100.0 * now / max_warps, occ->input.block_size,
-                     larger ? ": use larger blocks" : smaller ? ": use smaller blocks" : "");
+  return fmt::format(
+      "With {} registers per thread and {} bytes of shared memory per block, block sizes of {} threads "
+      "reach {:.0f}% theoretical occupancy on this GPU, against {:.0f}% at the launch's {}{}.",
+      occ->input.registers_per_thread, occ->input.shared_mem_per_block, fmt::join(good, ", "), 100.0 * best / max_warps,
+      100.0 * now / max_warps, occ->input.block_size,
+      larger    ? ": use larger blocks"
+      : smaller ? ": use smaller blocks"
+                : "");
 }
 
 void add_block_size_advice(const model::Report& report, const model::Kernel& kernel, KernelDiagnosis& d) {
   if (!d.library.empty()) return;
   Finding* target = nullptr;
   for (auto& f : d.findings)
-    if (f.id == "occupancy.block_size" || f.id == "occupancy.registers" || f.id == "occupancy.shared_memory") target = &f;
+    if (f.id == "occupancy.block_size" || f.id == "occupancy.registers" || f.id == "occupancy.shared_memory")
+      target = &f;
   if (!target) return;
   if (auto text = block_size_advice(report, kernel)) target->advice.insert(target->advice.begin(), *text);
 }
@@ -614,11 +634,13 @@ void drop_cap_sentences(std::string& text) {
 
 void cap_stall_estimate(Finding& f, const UnitLoad& bound) {
   if (!relieves(f, bound.id)) {
-    f.speedup_formula = fmt::format("no gain while the {} binds ({}); was {}", bound.label, unit_text(bound), f.speedup_formula);
+    f.speedup_formula =
+        fmt::format("no gain while the {} binds ({}); was {}", bound.label, unit_text(bound), f.speedup_formula);
     drop_cap_sentences(f.explanation);
-    f.explanation += fmt::format(" No gain is estimated: on a kernel the {} binds, warps waiting is the symptom of "
-                                 "that limit, not a separate cause; waiting less does not make the {} faster.",
-                                 unit_text(bound), bound.label);
+    f.explanation += fmt::format(
+        " No gain is estimated: on a kernel the {} binds, warps waiting is the symptom of "
+        "that limit, not a separate cause; waiting less does not make the {} faster.",
+        unit_text(bound), bound.label);
     f.estimated_speedup.reset();
     f.severity = std::max(f.severity, Severity::Low);
     return;
@@ -640,7 +662,8 @@ void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Lim
   const UnitLoad* next = lim.next();
   for (auto& f : fs) {
     // A finding about the binding unit shows the utilisation that binds.
-    bool listed = std::ranges::any_of(f.evidence, [&](const Evidence& e) { return e.metric == bound->evidence.metric; });
+    bool listed =
+        std::ranges::any_of(f.evidence, [&](const Evidence& e) { return e.metric == bound->evidence.metric; });
     if (relieves(f, bound->id) && !listed) f.evidence.insert(f.evidence.begin(), bound->evidence);
     if (f.estimated_speedup && f.id.starts_with("latency.stall.")) {
       cap_stall_estimate(f, *bound);
@@ -648,9 +671,11 @@ void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Lim
     }
     if (!f.estimated_speedup || f.relieves.empty()) continue;
     if (!relieves(f, bound->id)) {
-      f.speedup_formula = fmt::format("no gain while the {} binds ({}); was {}", bound->label, unit_text(*bound), f.speedup_formula);
+      f.speedup_formula =
+          fmt::format("no gain while the {} binds ({}); was {}", bound->label, unit_text(*bound), f.speedup_formula);
       drop_cap_sentences(f.explanation);
-      f.explanation += fmt::format(" No gain is estimated: this does not relieve the binding unit, the {}.", unit_text(*bound));
+      f.explanation +=
+          fmt::format(" No gain is estimated: this does not relieve the binding unit, the {}.", unit_text(*bound));
       f.estimated_speedup.reset();
       f.severity = std::max(f.severity, Severity::Low);
       continue;
@@ -659,9 +684,10 @@ void apply_limiter_caps(std::vector<Finding>& fs, const Bottleneck& b, const Lim
     double cap = std::round(bound->pct / next->pct * 1000) / 1000;
     if (cap >= *f.estimated_speedup) continue;
     f.estimated_speedup = std::max(1.0, cap);
-    f.speedup_formula = fmt::format("min({}, bound_pct / next_pct = {:.1f} / {:.1f})", f.speedup_formula, bound->pct, next->pct);
-    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: beyond that the {} would bind.", *f.estimated_speedup,
-                                 unit_text(*next));
+    f.speedup_formula =
+        fmt::format("min({}, bound_pct / next_pct = {:.1f} / {:.1f})", f.speedup_formula, bound->pct, next->pct);
+    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: beyond that the {} would bind.",
+                                 *f.estimated_speedup, unit_text(*next));
   }
 }
 
@@ -703,10 +729,10 @@ void fold_restatements(std::vector<Finding>& fs, const Bottleneck& b, const Limi
     if (!unit || *unit == bound.id || !carries(bound.id, *unit)) continue;
     auto load = std::ranges::find(lim.units, *unit, &UnitLoad::id);
     if (load == lim.units.end()) continue;
-    target->explanation += fmt::format(" The {} is at {:.1f}% of peak too: it carries the same requests, so it is this "
-                                       "limit seen from the {} side, not a second one.",
-                                       load->label, load->pct,
-                                       load->kind == BottleneckClass::Compute ? "instruction" : "memory");
+    target->explanation += fmt::format(
+        " The {} is at {:.1f}% of peak too: it carries the same requests, so it is this "
+        "limit seen from the {} side, not a second one.",
+        load->label, load->pct, load->kind == BottleneckClass::Compute ? "instruction" : "memory");
     if (std::ranges::none_of(target->evidence, [&](const Evidence& e) { return e.metric == load->evidence.metric; }))
       target->evidence.push_back(load->evidence);
     folded[i] = true;
@@ -726,9 +752,10 @@ void apply_launch_floor(std::vector<Finding>& fs, std::optional<double> duration
     f.estimated_speedup = cap;
     f.speedup_formula = fmt::format("min({}, duration / launch floor = {:.0f} ns / {:.0f} ns)", f.speedup_formula,
                                     *duration, e.launch_floor_ns);
-    f.explanation += fmt::format(" The estimate is capped at {:.2f}x: no kernel runs in less than about {} on a GPU "
-                                 "(an empty kernel's measured time), and this one takes {}.",
-                                 cap, model::readable_duration(e.launch_floor_ns), model::readable_duration(*duration));
+    f.explanation += fmt::format(
+        " The estimate is capped at {:.2f}x: no kernel runs in less than about {} on a GPU "
+        "(an empty kernel's measured time), and this one takes {}.",
+        cap, model::readable_duration(e.launch_floor_ns), model::readable_duration(*duration));
   }
 }
 
@@ -827,9 +854,10 @@ void fill_identity(const model::Report& report, const model::Kernel& k, const Fa
 void note_few_samples(const Facts& f, const RuleSet& set, KernelDiagnosis& d) {
   static const QuantityId total = quantity("stall_total");
   double n = f.get(total).value_or(0);
-  d.notes.push_back(fmt::format("only {:.0f} PC sample{} of warp stalls, too few for a stall share (at least {:.0f}): "
-                                "no stall finding is drawn",
-                                n, n == 1 ? "" : "s", set.estimates.stall_min_samples));
+  d.notes.push_back(
+      fmt::format("only {:.0f} PC sample{} of warp stalls, too few for a stall share (at least {:.0f}): "
+                  "no stall finding is drawn",
+                  n, n == 1 ? "" : "s", set.estimates.stall_min_samples));
 }
 
 // "not in this report ...: the SpeedOfLight section (GPU speed of light ...)":
@@ -852,7 +880,8 @@ std::string missing_note(const std::vector<std::string>& missing) {
   for (size_t i = 0; i < sections.size(); ++i)
     out += (i == 0 ? "" : i + 1 == sections.size() ? " and " : ", ") + sections[i];
   if (!other.empty()) out += fmt::format("{}{}", sections.empty() ? "" : "; also ", fmt::join(other, ", "));
-  if (!options.empty()) out += fmt::format("; collect {} with {}", options.size() > 1 ? "them" : "it", fmt::join(options, " "));
+  if (!options.empty())
+    out += fmt::format("; collect {} with {}", options.size() > 1 ? "them" : "it", fmt::join(options, " "));
   return out;
 }
 
@@ -927,21 +956,30 @@ Diagnosis analyze(const model::Report& report, const std::vector<const model::Ke
 
 std::string_view severity_name(Severity s) {
   switch (s) {
-    case Severity::High: return "high";
-    case Severity::Medium: return "medium";
-    case Severity::Low: return "low";
-    case Severity::Info: return "info";
+    case Severity::High:
+      return "high";
+    case Severity::Medium:
+      return "medium";
+    case Severity::Low:
+      return "low";
+    case Severity::Info:
+      return "info";
   }
   return "info";
 }
 
 std::string_view class_name(BottleneckClass c) {
   switch (c) {
-    case BottleneckClass::Memory: return "memory";
-    case BottleneckClass::Compute: return "compute";
-    case BottleneckClass::Latency: return "latency";
-    case BottleneckClass::Launch: return "launch";
-    case BottleneckClass::Unknown: return "unknown";
+    case BottleneckClass::Memory:
+      return "memory";
+    case BottleneckClass::Compute:
+      return "compute";
+    case BottleneckClass::Latency:
+      return "latency";
+    case BottleneckClass::Launch:
+      return "launch";
+    case BottleneckClass::Unknown:
+      return "unknown";
   }
   return "unknown";
 }

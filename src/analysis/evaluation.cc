@@ -85,7 +85,8 @@ LabelResult evaluate_one(const Label& l, const std::string& path, ReportCache& c
   }
   r.error = missing_launch(*report, l);
   if (!r.error.empty()) return r;
-  auto it = std::find_if(report->kernels.begin(), report->kernels.end(), [&](const auto& k) { return k.index == l.kernel; });
+  auto it =
+      std::find_if(report->kernels.begin(), report->kernels.end(), [&](const auto& k) { return k.index == l.kernel; });
   score(r, diagnose(*report, *it, {3}));
   return r;
 }
@@ -137,8 +138,8 @@ Result<std::vector<Label>> parse_labels(const std::string& json_text) {
       l.notes = j.value("notes", "");
       static const std::vector<std::string> kClasses{"memory", "compute", "latency", "launch", "unknown"};
       if (std::find(kClasses.begin(), kClasses.end(), l.cls) == kClasses.end())
-        return fail(ExitCode::BadInput, "labels: " + l.report + " kernel " + std::to_string(l.kernel) +
-                                            ": class \"" + l.cls + "\" is not memory, compute, latency, launch or unknown");
+        return fail(ExitCode::BadInput, "labels: " + l.report + " kernel " + std::to_string(l.kernel) + ": class \"" +
+                                            l.cls + "\" is not memory, compute, latency, launch or unknown");
       out.push_back(std::move(l));
     }
     return out;
@@ -174,7 +175,8 @@ EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string&
                             const std::string& oracle2024, const Diagnose& diagnose) {
   std::vector<LabelResult> results;
   ReportCache cache;
-  for (const auto& l : labels) results.push_back(evaluate_one(l, resolve(l.report, root, oracle, oracle2024), cache, diagnose));
+  for (const auto& l : labels)
+    results.push_back(evaluate_one(l, resolve(l.report, root, oracle, oracle2024), cache, diagnose));
   return summarize(std::move(results));
 }
 

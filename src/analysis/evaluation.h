@@ -13,33 +13,33 @@
 namespace keet::analysis {
 
 struct Label {
-  std::string report;   // relative to the fixtures root, or "oracle:<path>" / "oracle-2024.1:<path>"
-  int kernel = 0;       // the representative launch
-  std::string cls;      // memory | compute | latency | launch | unknown
-  std::string limiter;  // binding unit id ("dram", "pipe_fma", "issue", ...); empty when not labelled
+  std::string report;               // relative to the fixtures root, or "oracle:<path>" / "oracle-2024.1:<path>"
+  int kernel = 0;                   // the representative launch
+  std::string cls;                  // memory | compute | latency | launch | unknown
+  std::string limiter;              // binding unit id ("dram", "pipe_fma", "issue", ...); empty when not labelled
   std::vector<std::string> expect;  // may be empty: then the label is not scored for top 3
-  std::vector<int> also;  // launches the representative stands for (same kernel, geometry, metrics)
-  std::vector<std::string> sets;  // named subsets the label belongs to ("v1": the first labelled set)
+  std::vector<int> also;            // launches the representative stands for (same kernel, geometry, metrics)
+  std::vector<std::string> sets;    // named subsets the label belongs to ("v1": the first labelled set)
   std::string notes;
 };
 
 struct LabelResult {
   Label label;
-  std::string error;                // non-empty when the report could not be analysed
+  std::string error;  // non-empty when the report could not be analysed
   std::string predicted_class;
-  std::string predicted_limiter;    // empty when the engine names none
-  std::vector<std::string> top3;    // KEET's first three finding ids
+  std::string predicted_limiter;  // empty when the engine names none
+  std::vector<std::string> top3;  // KEET's first three finding ids
   bool class_ok = false;
-  bool limiter_ok = false;          // only meaningful when label.limiter is set
-  bool top3_hit = false;            // one of `expect` is in top3
-  double recall3 = 0;               // fraction of `expect` in top3
+  bool limiter_ok = false;  // only meaningful when label.limiter is set
+  bool top3_hit = false;    // one of `expect` is in top3
+  double recall3 = 0;       // fraction of `expect` in top3
 };
 
 // Counts and accuracies over one group of results (a repository, or all).
 struct EvalStats {
-  int labels = 0;             // labels in the group
-  int scored = 0;             // labels whose report could be analysed
-  int launches = 0;           // kernel launches the scored labels stand for (1 + also)
+  int labels = 0;    // labels in the group
+  int scored = 0;    // labels whose report could be analysed
+  int launches = 0;  // kernel launches the scored labels stand for (1 + also)
   int class_ok = 0;
   int top3_scored = 0, top3_hits = 0;  // labels with a non-empty expect
   double recall_sum = 0;

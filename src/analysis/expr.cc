@@ -99,7 +99,8 @@ class ExprParser {
         v = binary(Op::Add, v, product());
       else if (eat("-"))
         v = binary(Op::Sub, v, product());
-      else return v;
+      else
+        return v;
     }
   }
   uint32_t product() {
@@ -139,7 +140,9 @@ class ExprParser {
   std::string identifier() {
     skip_space();
     size_t start = pos_;
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || (pos_ > start && s_[pos_] == '.'))) ++pos_;
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || (pos_ > start && s_[pos_] == '.')))
+      ++pos_;
     if (start == pos_)
       throw SyntaxError{pos_ < s_.size() ? "unexpected '" + std::string(s_.substr(pos_, 1)) + "'" : "unexpected end"};
     return std::string(s_.substr(start, pos_ - start));

@@ -30,9 +30,12 @@ std::string required_literal(std::string_view p) {
   for (size_t i = 0; i < p.size(); ++i) {
     char c = p[i];
     if (depth > 0) {  // inside a group: nothing there is certain
-      if (c == '\\') ++i;
-      else if (c == '(') ++depth;
-      else if (c == ')') --depth;
+      if (c == '\\')
+        ++i;
+      else if (c == '(')
+        ++depth;
+      else if (c == ')')
+        --depth;
       continue;
     }
     if (c == '|') return "";
@@ -50,8 +53,10 @@ std::string required_literal(std::string_view p) {
       flush();
     } else if (c == '\\' && i + 1 < p.size()) {
       char e = p[++i];
-      if (e == '.' || e == '-' || e == '_' || e == ':' || e == '/') run += e;
-      else flush();  // \b, \d, \w ...
+      if (e == '.' || e == '-' || e == '_' || e == ':' || e == '/')
+        run += e;
+      else
+        flush();  // \b, \d, \w ...
     } else {
       run += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
@@ -158,7 +163,8 @@ std::vector<std::string_view> sentences(std::string_view text) {
   std::vector<std::string_view> out;
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    bool end_mark = (text[i] == '.' || text[i] == '!' || text[i] == '?') && (i + 1 == text.size() || text[i + 1] == ' ');
+    bool end_mark =
+        (text[i] == '.' || text[i] == '!' || text[i] == '?') && (i + 1 == text.size() || text[i + 1] == ' ');
     if (end_mark || text[i] == '\n') {
       out.push_back(text.substr(start, i + 1 - start));
       start = i + 1;
@@ -235,7 +241,8 @@ bool DeviceFeatures::has(std::string_view feature) const {
 std::string DeviceFeatures::why_not(std::string_view feature) const {
   if (has(feature)) return "";
   if (!arch_) return "needs a known device; this report does not say which GPU ran the kernel";
-  if (!arch_->has(feature)) return fmt::format("needs compute capability {}; this device is {}", min_cc_with(feature), cc_);
+  if (!arch_->has(feature))
+    return fmt::format("needs compute capability {}; this device is {}", min_cc_with(feature), cc_);
   return fmt::format("is absent from the {} ({}), although its compute capability is {}", name_, chip_family_, cc_);
 }
 
@@ -296,8 +303,10 @@ bool advice_fits(std::string_view advice, const DeviceFeatures& device) {
   if (uint64_t need = lacking & ~mine.checked) {
     mine.found |= mask_of(advice, need);
     mine.checked |= need;
-    if (it != memo.end()) it->second = mine;
-    else if (memo.size() < 4096) memo.emplace(std::string(advice), mine);
+    if (it != memo.end())
+      it->second = mine;
+    else if (memo.size() < 4096)
+      memo.emplace(std::string(advice), mine);
   }
   return (mine.found & lacking) == 0;
 }

@@ -62,8 +62,8 @@ std::string first_match(const NcuMeaning& m, const KernelDiagnosis& d) {
   return {};
 }
 
-RuleCoverage judge(const model::RuleResult& r, const std::string& message,
-                   const std::map<std::string, MapEntry>& map, const KernelDiagnosis& d) {
+RuleCoverage judge(const model::RuleResult& r, const std::string& message, const std::map<std::string, MapEntry>& map,
+                   const KernelDiagnosis& d) {
   RuleCoverage c{r.id, message, Coverage::Uncovered, ""};
   auto it = map.find(r.id);
   if (it == map.end()) {
@@ -96,10 +96,14 @@ bool is_ncu_warning(int message_type) { return message_type == 2 || message_type
 
 std::string_view coverage_name(Coverage c) {
   switch (c) {
-    case Coverage::Covered: return "covered";
-    case Coverage::Explained: return "explained";
-    case Coverage::Disagrees: return "disagrees";
-    case Coverage::Uncovered: return "uncovered";
+    case Coverage::Covered:
+      return "covered";
+    case Coverage::Explained:
+      return "explained";
+    case Coverage::Disagrees:
+      return "disagrees";
+    case Coverage::Uncovered:
+      return "uncovered";
   }
   return "uncovered";
 }

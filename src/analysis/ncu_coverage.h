@@ -17,8 +17,8 @@ enum class Coverage { Covered, Explained, Disagrees, Uncovered };
 std::string_view coverage_name(Coverage c);
 
 struct RuleCoverage {
-  std::string rule;        // ncu rule id
-  std::string message;     // ncu's message (first warning of the rule)
+  std::string rule;     // ncu rule id
+  std::string message;  // ncu's message (first warning of the rule)
   Coverage status = Coverage::Uncovered;
   std::string matched_by;  // KEET finding id, "bottleneck", or the documented reason
 };

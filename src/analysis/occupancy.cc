@@ -14,8 +14,8 @@ int round_up(int a, int unit) { return unit > 0 ? ceil_div(a, unit) * unit : a; 
 int warp_limit(const ArchSpec& arch, const OccupancyInput& in, int warps_per_block, Occupancy& o) {
   if (in.block_size <= 0 || warps_per_block == 0) return 0;
   if (arch.max_threads_per_block > 0 && in.block_size > arch.max_threads_per_block) {
-    o.notes.push_back(fmt::format("block of {} threads exceeds the maximum of {}", in.block_size,
-                                  arch.max_threads_per_block));
+    o.notes.push_back(
+        fmt::format("block of {} threads exceeds the maximum of {}", in.block_size, arch.max_threads_per_block));
     return 0;
   }
   return arch.max_warps_per_sm / warps_per_block;

@@ -13,7 +13,7 @@
 namespace keet::analysis {
 
 struct OccupancyInput {
-  int block_size = 0;            // threads per block
+  int block_size = 0;  // threads per block
   int registers_per_thread = 0;
   int shared_mem_per_block = 0;  // static + dynamic, bytes
   // Shared memory the driver reserves per block (launch__shared_mem_per_block_driver);
@@ -26,16 +26,16 @@ struct OccupancyInput {
 
 struct Occupancy {
   int warps_per_block = 0;
-  int registers_per_warp = 0;       // after rounding to the allocation unit
-  int shared_mem_allocated = 0;     // per block, reserved part and rounding included
-  int shared_mem_config = 0;        // per SM, what the limit divided
-  int limit_blocks = 0;             // hardware cap on resident blocks
+  int registers_per_warp = 0;    // after rounding to the allocation unit
+  int shared_mem_allocated = 0;  // per block, reserved part and rounding included
+  int shared_mem_config = 0;     // per SM, what the limit divided
+  int limit_blocks = 0;          // hardware cap on resident blocks
   int limit_warps = 0;
   int limit_registers = 0;
   int limit_shared_mem = 0;
-  int active_blocks = 0;            // min of the four limits
+  int active_blocks = 0;  // min of the four limits
   int active_warps = 0;
-  double occupancy_pct = 0;         // active warps / max warps per SM
+  double occupancy_pct = 0;           // active warps / max warps per SM
   std::vector<std::string> limiters;  // "blocks", "warps", "registers", "shared_mem" that bind
   std::vector<std::string> notes;     // why a limit is 0 (block too large, ...)
 };

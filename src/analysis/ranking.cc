@@ -56,8 +56,10 @@ void LaunchGroups::add(const model::Kernel& k) {
   }
   Group& g = groups_[it->second];
   g.summary.indices.push_back(k.index);
-  if (auto d = kernel_duration_ns(k)) g.timed.emplace_back(*d, k.index);
-  else g.untimed.push_back(k.index);
+  if (auto d = kernel_duration_ns(k))
+    g.timed.emplace_back(*d, k.index);
+  else
+    g.untimed.push_back(k.index);
 }
 
 namespace {

@@ -11,9 +11,9 @@ namespace keet::analysis {
 
 // The identity is the group's first launch (its display name names the group).
 struct KernelGroup : model::KernelIdentity {
-  std::vector<int> indices;    // launches in report order
-  double total_ns = 0;         // sum of the launches' duration_ns
-  double share = 0;            // of all kernels' time, 0..1
+  std::vector<int> indices;  // launches in report order
+  double total_ns = 0;       // sum of the launches' duration_ns
+  double share = 0;          // of all kernels' time, 0..1
   double mean_ns = 0;
   int timed = 0;  // launches whose report holds a duration; 0: time and share are not measured
 };
@@ -30,7 +30,7 @@ class KernelRanking {
 
  private:
   std::map<std::string, size_t, std::less<>> position_;  // name -> index in groups_
-  std::vector<KernelGroup> groups_;                       // first-seen order
+  std::vector<KernelGroup> groups_;                      // first-seen order
   double total_ = 0;
 };
 

@@ -173,7 +173,8 @@ void check_names(const SymbolTable& sym, std::vector<std::pair<std::string, Symb
       features.emplace_back(n.substr(4), id);
       continue;
     }
-    throw std::invalid_argument("rule data names '" + n + "', which is no quantity, context value, ncu rule input "
+    throw std::invalid_argument("rule data names '" + n +
+                                "', which is no quantity, context value, ncu rule input "
                                 "or has_<feature>");
   }
 }

@@ -24,8 +24,8 @@ namespace keet::analysis {
 
 struct Advice {
   std::string text;
-  double min_cc = 0;   // 0: any
-  double max_cc = 99;  // inclusive
+  double min_cc = 0;         // 0: any
+  double max_cc = 99;        // inclusive
   std::optional<Expr> when;  // given only when this holds for the kernel (unknown: not given)
 };
 
@@ -49,11 +49,11 @@ struct Rule {
   Expr when;
   Expr severity_by;  // gives the severity score
   double high = 0, medium = 0;
-  std::vector<std::string> evidence;     // quantity names
-  std::vector<QuantityId> evidence_ids;  // the names that are quantities, same order
+  std::vector<std::string> evidence;      // quantity names
+  std::vector<QuantityId> evidence_ids;   // the names that are quantities, same order
   std::vector<TextVariant> explanations;  // the first whose `when` holds
-  TextTemplate explanation_short;  // used when the explanation names only quantities the report lacks
-  std::vector<Expr> speedup;       // first evaluable wins
+  TextTemplate explanation_short;         // used when the explanation names only quantities the report lacks
+  std::vector<Expr> speedup;              // first evaluable wins
   std::string speedup_doc;
   bool dram_cap = false;  // the fix cannot remove DRAM bytes: cap at dram_headroom
   struct Cap {

@@ -41,8 +41,8 @@ size_t SassInstructions::disassembled() const {
 }
 
 std::shared_ptr<const SassInstructions::Entry> SassInstructions::disassemble(const model::Module& module,
-                                                                            const model::Kernel& kernel,
-                                                                            uint64_t start) {
+                                                                             const model::Kernel& kernel,
+                                                                             uint64_t start) {
   // No tool: nothing to read the cubin for (hashing and parsing it costs more
   // than analysing the kernel).
   if (auto why = disassembler_.unavailable())
@@ -60,14 +60,16 @@ std::shared_ptr<const SassInstructions::Entry> SassInstructions::disassemble(con
     entry->listing = fail(ExitCode::BadInput, "the report's cubin holds no code for the kernel");
   } else if (calls_ >= kMaxKernels) {
     // Not cached: the answer is about this run, not about the kernel.
-    return std::make_shared<Entry>(Entry{"", fail(ExitCode::Dependency,
-        fmt::format("keet disassembles at most {} kernels per run", kMaxKernels))});
+    return std::make_shared<Entry>(Entry{
+        "", fail(ExitCode::Dependency, fmt::format("keet disassembles at most {} kernels per run", kMaxKernels))});
   } else {
     ++calls_;
     entry->function = sym->name;
     auto text = disassembler_.disassemble({bytes, sym->name, code, sm_of(module, *cubin)});
-    if (text) entry->listing = readers::parse_sass_listing(*text);
-    else entry->listing = std::unexpected(text.error());
+    if (text)
+      entry->listing = readers::parse_sass_listing(*text);
+    else
+      entry->listing = std::unexpected(text.error());
   }
   cache_.emplace(key, entry);
   return entry;

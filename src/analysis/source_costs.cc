@@ -201,7 +201,7 @@ RowKey row_key(const readers::Cubin* cubin, uint64_t pc, uint64_t start) {
 std::vector<SourceLineCost> group_rows(const PcValues& pcs, const readers::Cubin* cubin, uint64_t start) {
   std::map<RowKey, size_t> row_of;
   std::vector<SourceLineCost> rows;
-  std::vector<double> sums;     // rows x metrics
+  std::vector<double> sums;      // rows x metrics
   std::vector<uint8_t> present;  // rows x metrics
   const size_t width = pcs.names.size();
   size_t row = 0;
@@ -382,7 +382,8 @@ SourceTable source_table(const model::Report& report, const model::Kernel& kerne
   return build_table(report, kernel, nullptr);
 }
 
-SourceTable source_table(const model::Report& report, const model::Kernel& kernel, const std::vector<std::string>& only) {
+SourceTable source_table(const model::Report& report, const model::Kernel& kernel,
+                         const std::vector<std::string>& only) {
   return build_table(report, kernel, &only);
 }
 

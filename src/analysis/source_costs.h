@@ -37,19 +37,19 @@ namespace keet::analysis {
 struct SourceLineCost {
   std::string file;  // path as the cubin's line table names it
   int line = 0;
-  uint64_t offset = 0;  // lowest instruction offset on this line (bytes from kernel start)
+  uint64_t offset = 0;          // lowest instruction offset on this line (bytes from kernel start)
   int instructions_mapped = 0;  // SASS instructions with data folded into this row
-  std::string text;  // the line's code when the report embeds the file, else ""
-  std::string sass;  // SASS rows: the instruction, once analysis/sass.h has filled it
+  std::string text;             // the line's code when the report embeds the file, else ""
+  std::string sass;             // SASS rows: the instruction, once analysis/sass.h has filled it
   // Sum over the row's PCs of every additive PC-keyed metric, by metric name.
   std::map<std::string, double, std::less<>> metrics;
 
   double value(std::string_view metric) const;  // 0 when absent
-  double samples() const;              // smsp__pcsamp_sample_count
-  double executed_instructions() const;  // inst_executed
-  double thread_instructions() const;  // thread_inst_executed
-  double excess_global_sectors() const;  // derived__memory_l2_theoretical_sectors_global_excessive
-  double excess_shared_wavefronts() const;  // derived__memory_l1_wavefronts_shared_excessive
+  double samples() const;                       // smsp__pcsamp_sample_count
+  double executed_instructions() const;         // inst_executed
+  double thread_instructions() const;           // thread_inst_executed
+  double excess_global_sectors() const;         // derived__memory_l2_theoretical_sectors_global_excessive
+  double excess_shared_wavefronts() const;      // derived__memory_l1_wavefronts_shared_excessive
   // Per stall reason ("long_scoreboard", ...) sampled warps, largest first.
   std::vector<std::pair<std::string, double>> stalls() const;
   bool is_sass() const { return line == 0; }
@@ -66,9 +66,9 @@ struct SourceTable {
   std::vector<SourceLineCost> lines;  // sorted by `sorted_by`, largest first
   // Kernel-wide sum per metric over all PCs (the denominator of shares).
   std::map<std::string, double, std::less<>> totals;
-  std::string sorted_by;            // metric name
-  uint64_t kernel_start = 0;        // launch__function_pcs
-  std::vector<std::string> notes;   // why there is no source view, cubin warnings, ...
+  std::string sorted_by;           // metric name
+  uint64_t kernel_start = 0;       // launch__function_pcs
+  std::vector<std::string> notes;  // why there is no source view, cubin warnings, ...
 
   // Fraction (0..1) of `metric`'s kernel total on `row`; 0 when the total is 0.
   double share(const SourceLineCost& row, std::string_view metric) const;

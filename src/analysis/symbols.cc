@@ -7,9 +7,9 @@ namespace {
 constexpr std::string_view kContextNames[] = {
     "pipe_max_pct",   "fp_unfused_pct", "occupancy_limit_min", "occupancy_loss_pct", "cc",
     "issue_idle_pct", "duration_us",    "tiny_score",          "sm_idle_pct",        "divergence_pct",
-    "bound_memory",   "bound_compute",  "bound_latency",       "bound_launch",
-    "share",          "bound_pct",      "next_pct",            "occupancy_can_grow", "small_grid",
-    "bound_is_l1",    "launch_floor_ns"};
+    "bound_memory",   "bound_compute",  "bound_latency",       "bound_launch",       "share",
+    "bound_pct",      "next_pct",       "occupancy_can_grow",  "small_grid",         "bound_is_l1",
+    "launch_floor_ns"};
 static_assert(std::size(kContextNames) == static_cast<size_t>(ContextVar::Count));
 
 // In TextVar order.

@@ -45,8 +45,8 @@ TextTemplate::TextTemplate(std::string_view text, SymbolTable& symbols) : text_(
   if (!piece.literal.empty()) pieces_.push_back(std::move(piece));
 }
 
-bool TextTemplate::append_value(const Piece& p, std::span<const std::optional<double>> values,
-                                const TextValues& words, std::string& out) const {
+bool TextTemplate::append_value(const Piece& p, std::span<const std::optional<double>> values, const TextValues& words,
+                                std::string& out) const {
   if (p.word && words[static_cast<size_t>(*p.word)]) {
     out += *words[static_cast<size_t>(*p.word)];
     return true;

@@ -38,7 +38,7 @@ class TextTemplate {
     bool placeholder = false;
     SymbolId symbol = 0;
     std::optional<TextVar> word;
-    std::string spec;  // a complete fmt replacement field, e.g. "{:.1f}"
+    std::string spec;                 // a complete fmt replacement field, e.g. "{:.1f}"
     std::optional<std::string> unit;  // {name:auto}: written by model::readable in this unit
   };
   // Appends piece `p`'s value; false when it is unknown.

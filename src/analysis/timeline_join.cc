@@ -42,7 +42,9 @@ std::vector<std::string> ncu_options(const model::KernelSummary& k) {
 }
 
 std::string shell_word(const std::string& s) {
-  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.:/=", c); });
+  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.:/=", c);
+  });
   if (plain) return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -88,7 +90,8 @@ TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<Pr
       jk.launches += t.kernels[i].time.count;
       jk.total_ns += t.kernels[i].time.total_ns;
     }
-    for (const auto& g : p.gains) jk.gains.push_back({g.finding, g.title, g.kernel_speedup, app_speedup(jk.gpu_share, g.kernel_speedup)});
+    for (const auto& g : p.gains)
+      jk.gains.push_back({g.finding, g.title, g.kernel_speedup, app_speedup(jk.gpu_share, g.kernel_speedup)});
     std::ranges::stable_sort(jk.gains, [](const auto& a, const auto& b) { return a.app_speedup > b.app_speedup; });
     j.kernels.push_back(std::move(jk));
   }
@@ -117,7 +120,8 @@ std::string coverage_warning(const TimelineJoin& j) {
   return fmt::format(
       "the profiled kernels cover {:.1f}% of the application's GPU time in {} (threshold {:.0f}%): the diagnosis may "
       "miss where the time goes; not profiled: {}",
-      100 * j.coverage, j.timeline, 100 * j.threshold, hot.empty() ? "(no other kernel ran)" : fmt::format("{}", fmt::join(hot, "; ")));
+      100 * j.coverage, j.timeline, 100 * j.threshold,
+      hot.empty() ? "(no other kernel ran)" : fmt::format("{}", fmt::join(hot, "; ")));
 }
 
 std::string function_of(std::string_view d) {
@@ -126,16 +130,20 @@ std::string function_of(std::string_view d) {
   int depth = 0;  // drop template arguments, then the return type and scopes
   std::string bare;
   for (char c : head) {
-    if (c == '<') ++depth;
-    else if (c == '>') depth = std::max(0, depth - 1);
-    else if (depth == 0) bare += c;
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      depth = std::max(0, depth - 1);
+    else if (depth == 0)
+      bare += c;
   }
   auto cut = bare.find_last_of(" :");
   return cut == std::string::npos ? bare : bare.substr(cut + 1);
 }
 
 ChangeView weigh_changes(const model::TimelineSummary& t,
-                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change, double threshold) {
+                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change,
+                         double threshold) {
   std::vector<ProfiledKernel> profiled;
   std::map<std::string, std::pair<double, int>> changes;  // name -> (sum, pairs)
   for (size_t i = 0; i < name_change.size(); ++i) {
@@ -160,7 +168,8 @@ ChangeView weigh_changes(const model::TimelineSummary& t,
     v.kernels.push_back({k.name, k.gpu_share, change, k.gpu_share * change});
     v.app_change += k.gpu_share * change;
   }
-  std::ranges::stable_sort(v.kernels, [](const auto& a, const auto& b) { return std::abs(a.app_change) > std::abs(b.app_change); });
+  std::ranges::stable_sort(
+      v.kernels, [](const auto& a, const auto& b) { return std::abs(a.app_change) > std::abs(b.app_change); });
   return v;
 }
 

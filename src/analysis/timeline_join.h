@@ -61,7 +61,7 @@ struct TimelineJoin {
   double coverage = 0;   // share of GPU time of the timeline kernels profiled
   double threshold = 0;
   bool low_coverage = false;
-  std::vector<JoinedKernel> kernels;  // by share, largest first
+  std::vector<JoinedKernel> kernels;    // by share, largest first
   std::vector<HotKernel> not_profiled;  // hottest first (at most kMaxHot)
   static constexpr size_t kMaxHot = 5;
 };
@@ -88,11 +88,12 @@ struct WeightedChange {
   double app_change = 0;  // gpu_share * change
 };
 struct ChangeView {
-  TimelineJoin join;  // coverage of the compared (after) kernels
+  TimelineJoin join;                    // coverage of the compared (after) kernels
   std::vector<WeightedChange> kernels;  // largest |app_change| first
   double app_change = 0;
 };
 ChangeView weigh_changes(const model::TimelineSummary& t,
-                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change, double threshold);
+                         const std::vector<std::pair<std::string, std::optional<double>>>& name_change,
+                         double threshold);
 
 }  // namespace keet::analysis

@@ -15,10 +15,10 @@ using Data = DataValue;
 
 struct Vocabulary {
   std::vector<MetricAlias> aliases;
-  std::unordered_map<std::string, size_t> alias_index;  // lower-case alias -> aliases[i]
-  std::vector<std::vector<std::string>> groups;        // rename groups, canonical first
-  std::unordered_map<std::string, size_t> group_index;  // member -> groups[i]
-  std::unordered_map<std::string, std::vector<std::string>> reverse;  // metric -> aliases
+  std::unordered_map<std::string, size_t> alias_index;                    // lower-case alias -> aliases[i]
+  std::vector<std::vector<std::string>> groups;                           // rename groups, canonical first
+  std::unordered_map<std::string, size_t> group_index;                    // member -> groups[i]
+  std::unordered_map<std::string, std::vector<std::string>> reverse;      // metric -> aliases
   std::unordered_map<std::string, std::vector<std::string>> stall_names;  // reason -> its forms
   std::vector<std::string> prefixes;
   std::vector<std::string> sources;

@@ -22,8 +22,8 @@ struct MetricFormula {
 };
 
 struct MetricAlias {
-  std::string alias;                 // "achieved_occupancy"
-  std::vector<std::string> metrics;  // single-metric equivalents, tried in order
+  std::string alias;                    // "achieved_occupancy"
+  std::vector<std::string> metrics;     // single-metric equivalents, tried in order
   std::vector<MetricFormula> formulas;  // tried in order when no equivalent is present
   std::string note;
 };

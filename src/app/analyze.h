@@ -16,7 +16,7 @@ struct AnalyzeArgs {
   int top = 5;
   std::string format;
   std::string output;
-  std::string summary = "none";  // --print-summary
+  std::string summary = "none";   // --print-summary
   std::string launches = "fold";  // --launches fold|all
   bool verbose = false;           // --verbose: metric names beside evidence
   LlmArgs llm;

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-
 #include "io/clock.h"
 #include "util/error.h"
 
@@ -29,9 +28,9 @@ struct Context {
   bool out_is_tty = false;
   bool err_is_tty = false;
   std::function<std::string(const std::string&)> getenv;  // "" when unset
-  std::istream* in = nullptr;  // standard input of keet mcp; null: std::cin
-  io::WallClock clock = io::system_unix_ms;  // what record, diff, tune and gate stamp
-  bool color() const;  // tty and NO_COLOR unset
+  std::istream* in = nullptr;                             // standard input of keet mcp; null: std::cin
+  io::WallClock clock = io::system_unix_ms;               // what record, diff, tune and gate stamp
+  bool color() const;                                     // tty and NO_COLOR unset
 };
 
 // A command adds its subcommand and flags, and returns the action to run after

@@ -78,9 +78,12 @@ std::string roff(std::string_view s) {
   bool line_start = true;
   for (char c : s) {
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
     line_start = c == '\n';
   }
   return out;
@@ -158,8 +161,9 @@ std::string bash_value_arms(const std::vector<Flag>& flags) {
   std::string out;
   for (const auto& f : flags) {
     if (!f.takes_value || f.names.empty()) continue;
-    std::string action = f.choices.empty() ? "COMPREPLY=($(compgen -f -- \"$cur\"))"
-                                           : fmt::format("COMPREPLY=($(compgen -W '{}' -- \"$cur\"))", words(f.choices));
+    std::string action = f.choices.empty()
+                             ? "COMPREPLY=($(compgen -f -- \"$cur\"))"
+                             : fmt::format("COMPREPLY=($(compgen -W '{}' -- \"$cur\"))", words(f.choices));
     out += fmt::format("        {}) {}; return ;;\n", fmt::join(f.names, "|"), action);
   }
   return out;
@@ -179,18 +183,21 @@ std::string bash_command_arm(const CLI::App& sub) {
 std::string zsh_text(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else if (c == '[' || c == ']' || c == ':' || c == '\\') out += std::string("\\") + c;
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else if (c == '[' || c == ']' || c == ':' || c == '\\')
+      out += std::string("\\") + c;
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
 
 std::string zsh_flag(const Flag& f) {
   std::string value;
-  if (f.takes_value)
-    value = f.choices.empty() ? ":value:_files" : fmt::format(":value:({})", words(f.choices));
+  if (f.takes_value) value = f.choices.empty() ? ":value:_files" : fmt::format(":value:({})", words(f.choices));
   std::string out;
   for (const auto& n : f.names)
     if (plain_word(n)) out += fmt::format("        '{}[{}]{}' \\\n", n, zsh_text(f.help), value);
@@ -212,8 +219,9 @@ std::string man_page(const CLI::App& cli, std::string_view version) {
   std::string summary = cli.get_description().substr(cli.get_description().find(':') + 1);
   summary.erase(0, summary.find_first_not_of(' '));
   out += ".SH NAME\nkeet \\- " + roff(summary) + "\n";
-  out += ".SH SYNOPSIS\n\\fBkeet\\fR \\fIcommand\\fR [\\fIoptions\\fR] [\\fIreport\\fR]\n.br\n"
-         "\\fBkeet help\\fR [\\fIcommand\\fR]\n.br\n\\fBkeet \\-V\\fR\n";
+  out +=
+      ".SH SYNOPSIS\n\\fBkeet\\fR \\fIcommand\\fR [\\fIoptions\\fR] [\\fIreport\\fR]\n.br\n"
+      "\\fBkeet help\\fR [\\fIcommand\\fR]\n.br\n\\fBkeet \\-V\\fR\n";
   out += ".SH DESCRIPTION\n\\fBkeet\\fR " + roff(summary) +
          ". Every command reads a report (Nsight Compute .ncu-rep, its CSV export, or an nvprof CSV) and writes to "
          "standard output; \\fBkeet help\\fR \\fIcommand\\fR prints a command's options as below.\n";

@@ -16,18 +16,18 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/derived.h"
-#include "util/error.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
-#include "app/pipeline.h"
+#include "analysis/timeline_join.h"
 #include "app/analyze.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/compare.h"
 #include "app/disassembler.h"
 #include "app/llm_flags.h"
+#include "app/pipeline.h"
 #include "app/timeline_input.h"
-#include "analysis/timeline_join.h"
+#include "compare/calibration.h"
 #include "llm/explain.h"
 #include "readers/reader.h"
 #include "render/analysis_json.h"
@@ -37,7 +37,7 @@
 #include "render/llm_markdown.h"
 #include "render/markdown.h"
 #include "render/timeline.h"
-#include "compare/calibration.h"
+#include "util/error.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -58,9 +58,9 @@ std::string calibrated_text(const AnalyzeArgs& a, const model::Kernel& k, const 
     if (!f.estimated_speedup) continue;
     auto row = compare::calibration_for(a.calibration, f.id, arch);
     if (!row) continue;
-    out += fmt::format("  {}: formula {:.2f}x, calibrated {:.2f}x (median measured/predicted {:.2f} over {} pair(s) on {})\n",
-                       f.id, *f.estimated_speedup, *f.estimated_speedup * row->median_ratio, row->median_ratio,
-                       row->count, row->arch);
+    out += fmt::format(
+        "  {}: formula {:.2f}x, calibrated {:.2f}x (median measured/predicted {:.2f} over {} pair(s) on {})\n", f.id,
+        *f.estimated_speedup, *f.estimated_speedup * row->median_ratio, row->median_ratio, row->count, row->arch);
   }
   if (out.empty()) return "calibrated estimates: the history has no measured pair for these findings\n\n";
   return "calibrated estimates (from the history's before/after pairs):\n" + out + "\n";
@@ -111,11 +111,12 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   opt.modules = true;        // the head serves the second pass
   opt.allow_partial = true;  // the second pass decides what a truncation means
   auto ok = stream_report(ctx, a.report, opt, head,
-                          {.visit = [&](model::Kernel&& k, const model::Report&) {
-                             ranking.add(k);
-                             launches.add(k);
-                             return true;
-                           },
+                          {.visit =
+                               [&](model::Kernel&& k, const model::Report&) {
+                                 ranking.add(k);
+                                 launches.add(k);
+                                 return true;
+                               },
                            .quiet = true});
   if (!ok) return std::unexpected(ok.error());
   auto meta = report_meta(head);
@@ -142,8 +143,8 @@ std::vector<llm::LlmResult> narrate(Context& ctx, LlmRuntime& rt, const std::vec
 
 nlohmann::json summary_json(const analysis::LaunchSummary& s) {
   auto ns = [&](double v) { return s.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"count", s.indices.size()}, {"indices", s.indices},     {"timed", s.timed},
-          {"total_ns", ns(s.total_ns)}, {"mean_ns", ns(s.mean_ns())}, {"min_ns", ns(s.min_ns)},
+  return {{"count", s.indices.size()},  {"indices", s.indices},         {"timed", s.timed},
+          {"total_ns", ns(s.total_ns)}, {"mean_ns", ns(s.mean_ns())},   {"min_ns", ns(s.min_ns)},
           {"max_ns", ns(s.max_ns)},     {"median_ns", ns(s.median_ns)}, {"representative", s.index}};
 }
 
@@ -164,12 +165,11 @@ struct Run {
 // `only`, when given, names the kernels to analyse (folded launches,
 // --print-summary per-kernel); `ranked` gives each kernel's share of the GPU
 // time, which the severity of its findings follows.
-Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const Ranked& ranked,
-                         const std::map<int, analysis::LaunchSummary>* only, bool keep_for_llm,
-                         const std::function<void(const model::Report&)>& begin,
-                         const std::function<void(const model::Report&, const model::Kernel&,
-                                                  const analysis::KernelDiagnosis&)>& write,
-                         AppView* app_view, analysis::SassInstructions* sass) {
+Result<Run> analyse_pass(
+    Context& ctx, const AnalyzeArgs& a, const Ranked& ranked, const std::map<int, analysis::LaunchSummary>* only,
+    bool keep_for_llm, const std::function<void(const model::Report&)>& begin,
+    const std::function<void(const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis&)>& write,
+    AppView* app_view, analysis::SassInstructions* sass) {
   Run run;
   model::Report head;
   AnalysisPass pass{.options = {a.top}, .context = &ranked.head, .begin = begin};
@@ -210,12 +210,13 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   };
   const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
   RunSass sass(ctx);
-  auto run = analyse_pass(ctx, a, *ranking, only, rt != nullptr, begin,
-                          [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-                            out << render::kernel_text(d, style, only ? &only->at(d.index) : nullptr);
-                            if (a.calibrated) out << calibrated_text(a, k, d);
-                          },
-                          app_view, sass.instructions());
+  auto run = analyse_pass(
+      ctx, a, *ranking, only, rt != nullptr, begin,
+      [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
+        out << render::kernel_text(d, style, only ? &only->at(d.index) : nullptr);
+        if (a.calibrated) out << calibrated_text(a, k, d);
+      },
+      app_view, sass.instructions());
   if (!run || !rt) return run;
   out.flush();
   narratives = narrate(ctx, *rt, run->pending);
@@ -247,12 +248,12 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
     out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only));
   };
   RunSass sass(ctx);
-  auto run = analyse_pass(ctx, a, *ranking, only, rt != nullptr, begin,
-                          [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-                            out << render::html_kernel(head, &k, d, only ? &only->at(d.index) : nullptr,
-                                                       sass.instructions());
-                          },
-                          app_view, sass.instructions());
+  auto run = analyse_pass(
+      ctx, a, *ranking, only, rt != nullptr, begin,
+      [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
+        out << render::html_kernel(head, &k, d, only ? &only->at(d.index) : nullptr, sass.instructions());
+      },
+      app_view, sass.instructions());
   if (!run) return run;
   if (rt) {
     out.flush();
@@ -286,11 +287,12 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   std::optional<JsonArrayStream> kernels;
   auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
   RunSass sass(ctx);
-  auto run = analyse_pass(ctx, a, *ranked, only, rt != nullptr, begin,
-                          [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
-                            if (!rt) kernels->add(kernel_json(d, nullptr));
-                          },
-                          app_view, sass.instructions());
+  auto run = analyse_pass(
+      ctx, a, *ranked, only, rt != nullptr, begin,
+      [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
+        if (!rt) kernels->add(kernel_json(d, nullptr));
+      },
+      app_view, sass.instructions());
   if (!run) return run;
   if (rt) {
     narratives = narrate(ctx, *rt, run->pending);
@@ -334,9 +336,10 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
   }
   auto reports = each_report(a.report);
   if (reports.size() > 1 && (a.format == "json" || a.format == "html"))
-    return report_error(ctx, Error{ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give "
-                                                                   "one report per call (text and markdown take several)",
-                                                                   a.format)});
+    return report_error(ctx,
+                        Error{ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give "
+                                                              "one report per call (text and markdown take several)",
+                                                              a.format)});
   std::optional<AppView> app_view;
   if (!a.timeline.path.empty()) {  // read first: an unreadable timeline fails before any output
     auto t = load_timeline(ctx, a.timeline, system_runner());

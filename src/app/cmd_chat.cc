@@ -78,8 +78,7 @@ std::string local_help() {
 std::string kernel_list(const ChatSetup& s, bool redact) {
   std::string out;
   for (const auto& d : s.diagnosis.kernels)
-    out += fmt::format("{}#{} {}", out.empty() ? "" : ", ", d.index,
-                       llm::kernel_label(d.display_name(), redact));
+    out += fmt::format("{}#{} {}", out.empty() ? "" : ", ", d.index, llm::kernel_label(d.display_name(), redact));
   return out;
 }
 
@@ -113,10 +112,14 @@ Local run_local(Context& ctx, ChatSetup& s, const std::string& line, bool redact
   std::string name = line.substr(0, space);
   std::string_view arg = space == std::string::npos ? "" : trim(std::string_view(line).substr(space));
   if (name == "/quit" || name == "/exit") return Local::Quit;
-  if (name == "/help") ctx.out << local_help();
-  else if (name == "/kernel") ctx.out << switch_kernel(s, arg, redact);
-  else if (name == "/save") ctx.out << save_markdown(s, arg);
-  else ctx.out << "Unknown command " << name << ". " << local_help();
+  if (name == "/help")
+    ctx.out << local_help();
+  else if (name == "/kernel")
+    ctx.out << switch_kernel(s, arg, redact);
+  else if (name == "/save")
+    ctx.out << save_markdown(s, arg);
+  else
+    ctx.out << "Unknown command " << name << ". " << local_help();
   ctx.out.flush();
   return Local::Handled;
 }

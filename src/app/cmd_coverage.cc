@@ -8,9 +8,9 @@
 
 #include "analysis/engine.h"
 #include "analysis/ncu_coverage.h"
-#include "app/pipeline.h"
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/pipeline.h"
 #include "render/table.h"
 #include "util/json.h"
 
@@ -61,8 +61,11 @@ ExitCode run_coverage(Context& ctx, const CoverageArgs& a) {
   if (a.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& r : *rows)
-      arr.push_back({{"kernel", r.kernel}, {"rule", r.c.rule}, {"status", analysis::coverage_name(r.c.status)},
-                     {"matched_by", r.c.matched_by}, {"message", r.c.message}});
+      arr.push_back({{"kernel", r.kernel},
+                     {"rule", r.c.rule},
+                     {"status", analysis::coverage_name(r.c.status)},
+                     {"matched_by", r.c.matched_by},
+                     {"message", r.c.message}});
     ctx.out << json_text(nlohmann::json{{"warnings", arr}, {"uncovered", uncovered}}, 2) << "\n";
   } else {
     render::Table t({"kernel", "ncu rule", "status", "KEET"});
@@ -76,7 +79,8 @@ ExitCode run_coverage(Context& ctx, const CoverageArgs& a) {
 }  // namespace
 
 Command coverage_command() {
-  return {"coverage", "check that every ncu rule warning is covered by a KEET finding", [](CLI::App& sub, Action& action) {
+  return {"coverage", "check that every ncu rule warning is covered by a KEET finding",
+          [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<CoverageArgs>();
             add_report_args(sub, a->report);
             add_format(sub, a->format, {"table", "json"});

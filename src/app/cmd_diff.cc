@@ -4,12 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include "app/ci_flags.h"
-#include "util/error.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/timeline_input.h"
 #include "render/html.h"
 #include "render/timeline.h"
+#include "util/error.h"
 #include "util/json.h"
 
 namespace keet::app {
@@ -18,7 +18,7 @@ namespace {
 struct DiffArgs {
   ReportArgs before, after;
   std::string format, output, threshold = "2%", min_delta = "0";
-  std::string db;  // --db: store the pairs' calibration points there
+  std::string db;                  // --db: store the pairs' calibration points there
   std::vector<std::string> pairs;  // "I:J"
   bool names_only = false;         // --names-only: no pairing of renamed kernels
   TimelineArgs timeline;           // --timeline: weigh the changes by the run
@@ -62,7 +62,8 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   if (!a.db.empty()) {
     auto db = store::open_store(a.db);
     if (!db) return report_error(ctx, db.error());
-    if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", ctx.clock() / 1000)); !r) return report_error(ctx, r.error());
+    if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", ctx.clock() / 1000)); !r)
+      return report_error(ctx, r.error());
   }
   std::string app_view;
   if (*timeline) {
@@ -81,28 +82,30 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
 }  // namespace
 
 Command diff_command() {
-  return {"diff", "compare two reports: faster or slower, findings resolved, bottleneck shift",
-          [](CLI::App& sub, Action& action) {
-            auto a = std::make_shared<DiffArgs>();
-            sub.add_option("before", a->before.path, "report before the change")->required();
-            sub.add_option("after", a->after.path, "report after the change")->required();
-            add_format(sub, a->format, {"text", "markdown", "json", "html"});
-            sub.add_option("--pair", a->pairs, "pair kernel I of BEFORE with kernel J of AFTER (I:J, repeatable)");
-            sub.add_flag("--names-only", a->names_only,
-                         "pair kernels by name (and --pair) only: a renamed kernel stays missing + new");
-            sub.add_option("--threshold", a->threshold, "noise threshold on the duration change")->capture_default_str();
-            sub.add_option("--min-delta", a->min_delta, "absolute duration change below which a pair is unchanged (e.g. 2us)")
-                ->capture_default_str();
-            sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
-            sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
-            add_app_view_flags(sub, a->timeline, a->coverage_threshold);
-            sub.add_option("--db", a->db,
-                           "store each resolved finding's predicted and measured speedup in this history (keet calibrate)");
-            sub.callback([a, &action] {
-              a->after.allow_partial = a->before.allow_partial;
-              action = [a](Context& ctx) { return run_diff(ctx, *a); };
-            });
-          }};
+  return {
+      "diff", "compare two reports: faster or slower, findings resolved, bottleneck shift",
+      [](CLI::App& sub, Action& action) {
+        auto a = std::make_shared<DiffArgs>();
+        sub.add_option("before", a->before.path, "report before the change")->required();
+        sub.add_option("after", a->after.path, "report after the change")->required();
+        add_format(sub, a->format, {"text", "markdown", "json", "html"});
+        sub.add_option("--pair", a->pairs, "pair kernel I of BEFORE with kernel J of AFTER (I:J, repeatable)");
+        sub.add_flag("--names-only", a->names_only,
+                     "pair kernels by name (and --pair) only: a renamed kernel stays missing + new");
+        sub.add_option("--threshold", a->threshold, "noise threshold on the duration change")->capture_default_str();
+        sub.add_option("--min-delta", a->min_delta,
+                       "absolute duration change below which a pair is unchanged (e.g. 2us)")
+            ->capture_default_str();
+        sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+        sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
+        add_app_view_flags(sub, a->timeline, a->coverage_threshold);
+        sub.add_option("--db", a->db,
+                       "store each resolved finding's predicted and measured speedup in this history (keet calibrate)");
+        sub.callback([a, &action] {
+          a->after.allow_partial = a->before.allow_partial;
+          action = [a](Context& ctx) { return run_diff(ctx, *a); };
+        });
+      }};
 }
 
 }  // namespace keet::app

@@ -8,9 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/engine.h"
-#include "app/pipeline.h"
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/pipeline.h"
 #include "render/analysis_json.h"
 #include "render/table.h"
 #include "util/json.h"

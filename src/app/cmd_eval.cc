@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/evaluation.h"
-#include "app/pipeline.h"
 #include "app/commands.h"
+#include "app/pipeline.h"
 #include "io/file.h"
 #include "render/table.h"
 #include "util/json.h"
@@ -36,11 +36,12 @@ std::string limiter_cell(const analysis::LabelResult& r) {
 void print_kernels(Context& ctx, const analysis::EvalSummary& s) {
   render::Table t({"report", "k", "fold", "label", "keet", "limiter label/keet", "top-3 findings", "hit"});
   for (const auto& r : s.results) {
-    std::string hit = !r.error.empty() ? "skip: " + r.error
+    std::string hit = !r.error.empty()         ? "skip: " + r.error
                       : r.label.expect.empty() ? "n/a"
                                                : (r.top3_hit ? "yes" : "no");
-    t.add({r.label.report, std::to_string(r.label.kernel), r.label.also.empty() ? "" : fmt::format("+{}", r.label.also.size()),
-           r.label.cls, r.error.empty() ? r.predicted_class + (r.class_ok ? "" : " (x)") : "-", limiter_cell(r),
+    t.add({r.label.report, std::to_string(r.label.kernel),
+           r.label.also.empty() ? "" : fmt::format("+{}", r.label.also.size()), r.label.cls,
+           r.error.empty() ? r.predicted_class + (r.class_ok ? "" : " (x)") : "-", limiter_cell(r),
            fmt::format("{}", fmt::join(r.top3, ", ")), hit});
   }
   ctx.out << t.str(60) << "\n";
@@ -78,11 +79,14 @@ void print_misses(Context& ctx, const analysis::EvalSummary& s) {
   for (const auto& r : s.results) {
     if (!analysis::is_miss(r)) continue;
     ++n;
-    out += fmt::format("  {} kernel {}: class {} -> {}", r.label.report, r.label.kernel, r.label.cls, r.predicted_class);
+    out +=
+        fmt::format("  {} kernel {}: class {} -> {}", r.label.report, r.label.kernel, r.label.cls, r.predicted_class);
     if (!r.label.limiter.empty() && !r.limiter_ok)
-      out += fmt::format("; limiter {} -> {}", r.label.limiter, r.predicted_limiter.empty() ? "none" : r.predicted_limiter);
+      out += fmt::format("; limiter {} -> {}", r.label.limiter,
+                         r.predicted_limiter.empty() ? "none" : r.predicted_limiter);
     if (!r.label.expect.empty() && !r.top3_hit)
-      out += fmt::format("; expected one of [{}], top 3 [{}]", fmt::join(r.label.expect, ", "), fmt::join(r.top3, ", "));
+      out +=
+          fmt::format("; expected one of [{}], top 3 [{}]", fmt::join(r.label.expect, ", "), fmt::join(r.top3, ", "));
     out += "\n";
   }
   ctx.out << fmt::format("\nmisses: {}\n{}", n, out);
@@ -96,7 +100,8 @@ void print_table(Context& ctx, const analysis::EvalSummary& s) {
   print_misses(ctx, s);
   ctx.out << fmt::format(
       "\nlabels scored: {} of {} (standing for {} launches)\nbottleneck class accuracy: {:.1f}%\n"
-      "top-3 finding accuracy: {:.1f}% ({} labels with expectations)\nmean recall of expected findings in top 3: {:.1f}%\n",
+      "top-3 finding accuracy: {:.1f}% ({} labels with expectations)\nmean recall of expected findings in top 3: "
+      "{:.1f}%\n",
       o.scored, o.labels, o.launches, 100 * o.class_accuracy(), 100 * o.top3_accuracy(), o.top3_scored,
       100 * o.mean_recall3());
   if (o.limiter_scored > 0)
@@ -118,11 +123,21 @@ nlohmann::json stats_json(const analysis::EvalStats& st) {
 }
 
 nlohmann::json result_json(const analysis::LabelResult& r) {
-  return {{"report", r.label.report},     {"kernel", r.label.kernel},          {"also", r.label.also},
-          {"sets", r.label.sets},         {"label", r.label.cls},         {"predicted", r.predicted_class},    {"limiter", r.label.limiter},
-          {"predicted_limiter", r.predicted_limiter}, {"top3", r.top3},         {"expect", r.label.expect},
-          {"class_ok", r.class_ok},       {"limiter_ok", r.limiter_ok},        {"top3_hit", r.top3_hit},
-          {"miss", analysis::is_miss(r)}, {"error", r.error}};
+  return {{"report", r.label.report},
+          {"kernel", r.label.kernel},
+          {"also", r.label.also},
+          {"sets", r.label.sets},
+          {"label", r.label.cls},
+          {"predicted", r.predicted_class},
+          {"limiter", r.label.limiter},
+          {"predicted_limiter", r.predicted_limiter},
+          {"top3", r.top3},
+          {"expect", r.label.expect},
+          {"class_ok", r.class_ok},
+          {"limiter_ok", r.limiter_ok},
+          {"top3_hit", r.top3_hit},
+          {"miss", analysis::is_miss(r)},
+          {"error", r.error}};
 }
 
 void print_json(Context& ctx, const analysis::EvalSummary& s) {
@@ -148,10 +163,13 @@ ExitCode run_eval(Context& ctx, const EvalArgs& a) {
   auto labels = analysis::parse_labels(*text);
   if (!labels) return report_error(ctx, {ExitCode::BadInput, a.labels + ": " + labels.error().message});
   auto selected = analysis::select_set(*labels, a.set);
-  if (selected.empty()) return report_error(ctx, {ExitCode::BadInput, a.labels + ": no label in set \"" + a.set + "\""});
+  if (selected.empty())
+    return report_error(ctx, {ExitCode::BadInput, a.labels + ": no label in set \"" + a.set + "\""});
   auto summary = analysis::evaluate_labels(selected, a.root, a.oracle, a.oracle2024, diagnose);
-  if (a.format == "json") print_json(ctx, summary);
-  else print_table(ctx, summary);
+  if (a.format == "json")
+    print_json(ctx, summary);
+  else
+    print_table(ctx, summary);
   if (summary.scored == 0) return report_error(ctx, {ExitCode::BadInput, "no label could be scored (check --root)"});
   bool pass = summary.class_accuracy >= a.min_class && summary.top3_accuracy >= a.min_top3;
   return pass ? ExitCode::Ok : ExitCode::Failed;
@@ -160,7 +178,8 @@ ExitCode run_eval(Context& ctx, const EvalArgs& a) {
 }  // namespace
 
 Command eval_command() {
-  return {"eval", "score the engine against expert labels (class, limiter and top-3 accuracy)", [](CLI::App& sub, Action& action) {
+  return {"eval", "score the engine against expert labels (class, limiter and top-3 accuracy)",
+          [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<EvalArgs>();
             sub.add_option("labels", a->labels, "labels file (eval/labels.json)")->required();
             sub.add_option("--root", a->root, "folder the label paths are relative to")->required();

@@ -9,8 +9,8 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "kb/knowledge_base.h"
-#include "util/strings.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace keet::app {
 namespace {
@@ -84,10 +84,18 @@ std::string hits_text(const std::vector<kb::Hit>& hits) {
 nlohmann::json entry_json(const kb::Entry& e) {
   nlohmann::json refs = nlohmann::json::array();
   for (const auto& r : e.references) refs.push_back({{"title", r.title}, {"url", r.url}});
-  return {{"id", e.id},           {"kind", std::string(kb::kind_name(e.kind))}, {"title", e.title},
-          {"aliases", e.aliases}, {"metrics", e.metrics},          {"metric_prefixes", e.metric_prefixes},
-          {"evidence", e.evidence}, {"summary", e.summary},        {"how_to_read", e.how_to_read},
-          {"typical", e.typical}, {"remedies", e.remedies},        {"references", refs},
+  return {{"id", e.id},
+          {"kind", std::string(kb::kind_name(e.kind))},
+          {"title", e.title},
+          {"aliases", e.aliases},
+          {"metrics", e.metrics},
+          {"metric_prefixes", e.metric_prefixes},
+          {"evidence", e.evidence},
+          {"summary", e.summary},
+          {"how_to_read", e.how_to_read},
+          {"typical", e.typical},
+          {"remedies", e.remedies},
+          {"references", refs},
           {"related", e.related}};
 }
 
@@ -119,16 +127,15 @@ ExitCode run_explain(Context& ctx, const ExplainArgs& a) {
 }  // namespace
 
 Command explain_command() {
-  return {"explain", "explain a metric, stall reason or finding, or answer a question",
-          [](CLI::App& sub, Action& action) {
-            auto a = std::make_shared<ExplainArgs>();
-            sub.add_option("term", a->words,
-                           "metric name or alias, finding id, stall reason, or a question in plain words")
-                ->required();
-            add_format(sub, a->format, {"text", "json"});
-            sub.add_option("-n", a->n, "how many entries to show")->check(CLI::Range(1, 50))->capture_default_str();
-            sub.callback([a, &action] { action = [a](Context& ctx) { return run_explain(ctx, *a); }; });
-          }};
+  return {
+      "explain", "explain a metric, stall reason or finding, or answer a question", [](CLI::App& sub, Action& action) {
+        auto a = std::make_shared<ExplainArgs>();
+        sub.add_option("term", a->words, "metric name or alias, finding id, stall reason, or a question in plain words")
+            ->required();
+        add_format(sub, a->format, {"text", "json"});
+        sub.add_option("-n", a->n, "how many entries to show")->check(CLI::Range(1, 50))->capture_default_str();
+        sub.callback([a, &action] { action = [a](Context& ctx) { return run_explain(ctx, *a); }; });
+      }};
 }
 
 }  // namespace keet::app

@@ -2,9 +2,9 @@
 // --csv --print-units base`, or the whole model as JSON.
 #include <algorithm>
 #include <charconv>
-#include <optional>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -41,7 +41,8 @@ class MetricPick {
         continue;
       }
       auto re = Pattern::compile(spec.substr(6));
-      if (!re) return fail(ExitCode::BadInput, fmt::format("--metrics {}: invalid regular expression: {}", spec, re.error()));
+      if (!re)
+        return fail(ExitCode::BadInput, fmt::format("--metrics {}: invalid regular expression: {}", spec, re.error()));
       p.patterns_.push_back(std::move(*re));
     }
     return p;
@@ -62,7 +63,7 @@ class MetricPick {
 // pass, which decodes values, writes the header when that kernel arrives.)
 struct Columns {
   model::Report head;
-  std::vector<std::string> names;    // sorted once, at the end of the pass
+  std::vector<std::string> names;  // sorted once, at the end of the pass
   size_t seen = 0, selected = 0;
   bool lacked_nvtx = false;  // an NVTX filter on a report without NVTX data
   // --print-units auto: each column's largest magnitude (ncu scales a column by it).
@@ -112,7 +113,8 @@ class ColumnMarks {
     out.reserve(order.size());
     for (uint32_t i : order) {
       if (out.empty() || out.back() != names_[i]) out.push_back(std::move(names_[i]));  // a name the table holds twice
-      if (column_of_id && ids_[i] != model::Metric::kNoNameId) (*column_of_id)[ids_[i]] = static_cast<int32_t>(out.size() - 1);
+      if (column_of_id && ids_[i] != model::Metric::kNoNameId)
+        (*column_of_id)[ids_[i]] = static_cast<int32_t>(out.size() - 1);
     }
     return out;
   }
@@ -120,7 +122,7 @@ class ColumnMarks {
  private:
   enum : uint8_t { kUnknown, kNotColumn, kColumn, kTaken };
   const MetricPick& pick_;
-  std::vector<uint8_t> state_;  // by name id
+  std::vector<uint8_t> state_;      // by name id
   std::vector<std::string> names_;  // in the order first seen
   std::vector<uint32_t> ids_;       // of names_
 };
@@ -168,8 +170,8 @@ render::RawCsvWriter make_writer(const Columns& c, model::PrintUnits print_units
 
 // Second pass: each selected kernel becomes a row as it is read and is then
 // dropped, so memory stays flat on reports with thousands of kernels.
-ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src,
-                     model::KernelFilter sel, const Columns& c) {
+ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& src, model::KernelFilter sel,
+                     const Columns& c) {
   for (const auto& w : c.head.warnings) ctx.err << "keet: warning: " << w << "\n";
   std::optional<render::RawCsvWriter> writer;  // made, and the header written, at the first selected kernel
   std::string out;
@@ -179,7 +181,7 @@ ExitCode stream_rows(Context& ctx, const ExportArgs& a, const io::ByteSource& sr
   };
   readers::ReadOptions opt;
   opt.modules = opt.rules = false;  // the raw page shows neither
-  opt.instances = false;  // a cell only needs to know a list exists (Metric::listed)
+  opt.instances = false;            // a cell only needs to know a list exists (Metric::listed)
   opt.allow_partial = a.report.allow_partial;
   model::Report report;
   auto ok = readers::stream_into(src, opt, report, [&](model::Kernel&& k) {
@@ -322,8 +324,7 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
   bool magnitudes = print_units(a) == model::PrintUnits::Auto;
   auto refused = [&](const Columns& c) -> std::optional<ExitCode> {
     if (c.lacked_nvtx) return report_error(ctx, no_nvtx_error(a.report));
-    if (c.selected == 0 && c.seen > 0 && !sel->all())
-      return report_error(ctx, no_kernel_matches(a.report));
+    if (c.selected == 0 && c.seen > 0 && !sel->all()) return report_error(ctx, no_kernel_matches(a.report));
     return std::nullopt;
   };
   // Each read counts -s/-c afresh (the filter is copied).
@@ -351,10 +352,11 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
   model::Report head;
   auto ok = stream_report(ctx, a.report, opt, head,
                           {.begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); },
-                           .visit = [&](model::Kernel&& k, const model::Report&) {
-                             kernels->add(render::export_kernel_json(k));
-                             return true;
-                           }});
+                           .visit =
+                               [&](model::Kernel&& k, const model::Report&) {
+                                 kernels->add(render::export_kernel_json(k));
+                                 return true;
+                               }});
   if (!ok) return report_error(ctx, ok.error());
   kernels->close();
   auto rest = render::report_json(head, {});  // everything but the kernels
@@ -366,7 +368,8 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
 
 ExitCode run_export(Context& ctx, const ExportArgs& a) {
   if (a.format == "json" && a.units != "base")
-    return report_error(ctx, Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
+    return report_error(ctx,
+                        Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
   if (a.format == "json") return export_json(ctx, a);
   auto src = open_report(a.report.path);
   if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);

@@ -4,12 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include "app/ci_flags.h"
-#include "util/error.h"
 #include "app/commands.h"
 #include "app/compare.h"
 #include "app/timeline_input.h"
 #include "render/diff_gate.h"
 #include "render/timeline.h"
+#include "util/error.h"
 
 namespace keet::app {
 namespace {
@@ -33,8 +33,9 @@ Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::str
   KEET_TRY(db, open_history(ctx, a.db));
   KEET_TRY(base, (*db)->baseline(a.baseline, device));
   if (!*base)
-    return fail(ExitCode::BadInput, fmt::format("no baseline '{}' recorded for device '{}' in {} (run keet record first)",
-                                                a.baseline, device, (*db)->describe()));
+    return fail(ExitCode::BadInput,
+                fmt::format("no baseline '{}' recorded for device '{}' in {} (run keet record first)", a.baseline,
+                            device, (*db)->describe()));
   return std::move(**base);
 }
 
@@ -60,7 +61,7 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   // build, or pass it, on a comparison nobody asked for. A renamed kernel is
   // missing + new; the text report suggests the --pair that compares it.
   auto d = compare::diff(std::move(base->kernels), std::move(current->kernels),
-                        {*limit, *forced, *min_delta, compare::Matching::NameOnly});
+                         {*limit, *forced, *min_delta, compare::Matching::NameOnly});
   std::string app_view;
   if (*timeline) {
     auto v = analysis::weigh_changes(**timeline, changes_of(d), a.coverage_threshold);
@@ -79,22 +80,24 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
 }  // namespace
 
 Command gate_command() {
-  return {"gate", "compare with a recorded baseline; exit 1 on a performance regression",
-          [](CLI::App& sub, Action& action) {
-            auto a = std::make_shared<GateArgs>();
-            add_report_args(sub, a->report);
-            sub.add_option("--baseline", a->baseline, "tag of the baseline run, or 'latest'")->capture_default_str();
-            sub.add_option("--max-slowdown", a->max_slowdown, "allowed duration growth per kernel")->capture_default_str();
-            sub.add_option("--min-delta", a->min_delta, "smallest absolute slowdown that fails (e.g. 2us; ns, us, ms, s)")
-                ->capture_default_str();
-            sub.add_option("--pair", a->pairs, "pair baseline kernel I with report kernel J (I:J, repeatable)");
-            add_format(sub, a->format, {"text", "json", "junit", "sarif", "markdown", "github"});
-            sub.add_option("--source-root", a->source_root, "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
-            sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
-            add_db_option(sub, a->db);
-            add_app_view_flags(sub, a->timeline, a->coverage_threshold);
-            sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });
-          }};
+  return {
+      "gate", "compare with a recorded baseline; exit 1 on a performance regression",
+      [](CLI::App& sub, Action& action) {
+        auto a = std::make_shared<GateArgs>();
+        add_report_args(sub, a->report);
+        sub.add_option("--baseline", a->baseline, "tag of the baseline run, or 'latest'")->capture_default_str();
+        sub.add_option("--max-slowdown", a->max_slowdown, "allowed duration growth per kernel")->capture_default_str();
+        sub.add_option("--min-delta", a->min_delta, "smallest absolute slowdown that fails (e.g. 2us; ns, us, ms, s)")
+            ->capture_default_str();
+        sub.add_option("--pair", a->pairs, "pair baseline kernel I with report kernel J (I:J, repeatable)");
+        add_format(sub, a->format, {"text", "json", "junit", "sarif", "markdown", "github"});
+        sub.add_option("--source-root", a->source_root,
+                       "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
+        sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
+        add_db_option(sub, a->db);
+        add_app_view_flags(sub, a->timeline, a->coverage_threshold);
+        sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });
+      }};
 }
 
 }  // namespace keet::app

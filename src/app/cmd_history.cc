@@ -64,8 +64,11 @@ std::string trend_table(const std::vector<Point>& points) {
 nlohmann::json trend_json(const std::string& identity, const std::vector<Point>& points) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& p : points)
-    arr.push_back({{"run", p.run->id}, {"tag", p.run->tag}, {"commit", p.run->commit},
-                   {"recorded_at", p.run->recorded_at}, {"kernel", compare::snapshot_json(*p.kernel)}});
+    arr.push_back({{"run", p.run->id},
+                   {"tag", p.run->tag},
+                   {"commit", p.run->commit},
+                   {"recorded_at", p.run->recorded_at},
+                   {"kernel", compare::snapshot_json(*p.kernel)}});
   return {{"kernel", identity}, {"points", arr}};
 }
 

@@ -36,8 +36,9 @@ void with_report(std::vector<std::string>& row, const std::string* report) {
 void summary_rows(render::Table& t, const std::vector<analysis::LaunchSummary>& groups, const std::string* report) {
   auto ns = [](const analysis::LaunchSummary& g, double v) { return g.timed ? duration_text(v) : "-"; };
   for (const auto& g : groups) {
-    std::vector<std::string> row = {g.display, dim_text(g.grid), dim_text(g.block), std::to_string(g.indices.size()),
-                                    ns(g, g.total_ns), ns(g, g.mean_ns()), ns(g, g.min_ns), ns(g, g.max_ns)};
+    std::vector<std::string> row = {
+        g.display,         dim_text(g.grid),   dim_text(g.block), std::to_string(g.indices.size()),
+        ns(g, g.total_ns), ns(g, g.mean_ns()), ns(g, g.min_ns),   ns(g, g.max_ns)};
     with_report(row, report);
     t.add(row);
   }
@@ -45,9 +46,16 @@ void summary_rows(render::Table& t, const std::vector<analysis::LaunchSummary>& 
 
 nlohmann::json summary_json(const analysis::LaunchSummary& g) {
   auto ns = [&](double v) { return g.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"name", g.display},         {"grid", {g.grid.x, g.grid.y, g.grid.z}}, {"block", {g.block.x, g.block.y, g.block.z}},
-          {"device", g.device},           {"launches", g.indices.size()}, {"indices", g.indices},            {"timed", g.timed},
-          {"total_ns", ns(g.total_ns)}, {"mean_ns", ns(g.mean_ns())},         {"min_ns", ns(g.min_ns)},
+  return {{"name", g.display},
+          {"grid", {g.grid.x, g.grid.y, g.grid.z}},
+          {"block", {g.block.x, g.block.y, g.block.z}},
+          {"device", g.device},
+          {"launches", g.indices.size()},
+          {"indices", g.indices},
+          {"timed", g.timed},
+          {"total_ns", ns(g.total_ns)},
+          {"mean_ns", ns(g.mean_ns())},
+          {"min_ns", ns(g.min_ns)},
           {"max_ns", ns(g.max_ns)}};
 }
 
@@ -99,8 +107,11 @@ std::string table(const std::vector<Listed>& reports) {
   t.right_align(right);
   for (const auto& r : reports)
     for (const auto* k : r.loaded.selected) {
-      std::vector<std::string> row = {std::to_string(k->index), k->display_name(), dim_text(k->grid),
-                                      dim_text(k->block), duration_text(analysis::kernel_duration_ns(*k)),
+      std::vector<std::string> row = {std::to_string(k->index),
+                                      k->display_name(),
+                                      dim_text(k->grid),
+                                      dim_text(k->block),
+                                      duration_text(analysis::kernel_duration_ns(*k)),
                                       device_of(*k)};
       if (calls) row.insert(row.begin() + 4, std::to_string(k->launches()));
       with_report(row, several ? &r.path : nullptr);
@@ -135,8 +146,10 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
     reports.push_back({one.path, std::move(*loaded)});
   }
   bool per_kernel = a.summary == "per-kernel";
-  if (a.format == "json") ctx.out << list_json(reports, per_kernel);
-  else ctx.out << (per_kernel ? summary_table(reports) : table(reports));
+  if (a.format == "json")
+    ctx.out << list_json(reports, per_kernel);
+  else
+    ctx.out << (per_kernel ? summary_table(reports) : table(reports));
   return rc;
 }
 

@@ -42,7 +42,6 @@ Shown shown(const model::Metric& m, model::PrintUnits units) {
   return {scale.unit, model::auto_value_text(v, scale), v / scale.factor};
 }
 
-
 // How a metric name matched --grep: nullopt = not at all, "" = by its own
 // name, else the nvprof-era alias that matched (analysis/vocabulary).
 using Matcher = std::function<std::optional<std::string>(const std::string&)>;
@@ -57,7 +56,8 @@ std::optional<std::string> match_name_or_alias(const Pattern& re, const std::str
 Result<Matcher> make_matcher(const std::string& pattern) {
   if (pattern.empty()) return Matcher([](const std::string&) { return std::string(); });
   auto re = Pattern::compile(pattern, {.case_insensitive = true});
-  if (!re) return fail(ExitCode::BadInput, fmt::format("--grep {}: invalid regular expression: {}", pattern, re.error()));
+  if (!re)
+    return fail(ExitCode::BadInput, fmt::format("--grep {}: invalid regular expression: {}", pattern, re.error()));
   return Matcher([re = std::move(*re)](const std::string& n) { return match_name_or_alias(re, n); });
 }
 
@@ -74,7 +74,9 @@ std::string kernel_table(const model::Kernel& k, const Matcher& m, model::PrintU
       ++rows;
     }
   std::string head = fmt::format("[{}] {}\n", k.index, k.display_name());
-  if (rows == 0) return head + "  no metric of this kernel matches (keet metrics R -k " + std::to_string(k.index) + " lists them all)\n\n";
+  if (rows == 0)
+    return head + "  no metric of this kernel matches (keet metrics R -k " + std::to_string(k.index) +
+           " lists them all)\n\n";
   return head + t.str_fit(width, 0, 40) + "\n";
 }
 
@@ -84,8 +86,8 @@ std::string kernel_csv(const model::Kernel& k, const Matcher& m, model::PrintUni
   for (const auto& mt : k.metrics)
     if (m(mt.name)) {
       auto s = shown(mt, units);
-      out += lead + fmt::format("{},{},{},{},{}\n", k.index, render::csv_quote(k.display_name()), render::csv_quote(mt.name),
-                         render::csv_quote(s.unit), render::csv_quote(s.text));
+      out += lead + fmt::format("{},{},{},{},{}\n", k.index, render::csv_quote(k.display_name()),
+                                render::csv_quote(mt.name), render::csv_quote(s.unit), render::csv_quote(s.text));
     }
   return out;
 }
@@ -119,7 +121,8 @@ ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
   bool started = false;
   auto begin = [&](const model::Report&) {
     if (std::exchange(started, true)) return;
-    if (a.format == "json") kernels.emplace(doc.array_member("kernels"));
+    if (a.format == "json")
+      kernels.emplace(doc.array_member("kernels"));
     else if (a.format == "csv")
       ctx.out << (several ? "\"report\"," : "") << "\"kernel_index\",\"kernel\",\"metric\",\"unit\",\"value\"\n";
   };
@@ -130,8 +133,10 @@ ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
       kernels->add(j);
       return true;
     }
-    if (a.format == "csv") ctx.out << kernel_csv(k, *matcher, units, several ? render::csv_quote(*current) + "," : "");
-    else ctx.out << (several ? *current + " " : "") << kernel_table(k, *matcher, units, width);
+    if (a.format == "csv")
+      ctx.out << kernel_csv(k, *matcher, units, several ? render::csv_quote(*current) + "," : "");
+    else
+      ctx.out << (several ? *current + " " : "") << kernel_table(k, *matcher, units, width);
     return true;
   };
   ExitCode rc = ExitCode::Ok;
@@ -157,7 +162,8 @@ Command metrics_command() {
             add_reports_args(sub, a->report);
             sub.add_option("--grep,-g", a->grep, "case-insensitive regex on metric names (aliases too)");
             add_format(sub, a->format, {"table", "json", "csv"});
-            sub.add_option("--print-units", a->units, "base (as the report stores them) or auto (scaled, as ncu's auto)")
+            sub.add_option("--print-units", a->units,
+                           "base (as the report stores them) or auto (scaled, as ncu's auto)")
                 ->check(CLI::IsMember({"base", "auto"}))
                 ->capture_default_str();
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_metrics(ctx, *a); }; });

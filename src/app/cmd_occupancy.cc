@@ -39,13 +39,19 @@ nlohmann::json result_json(const analysis::ArchSpec& arch, const OccupancyArgs& 
                            const std::vector<std::string>& notes) {
   return {{"compute_capability", arch.cc.text()},
           {"architecture", arch.architecture},
-          {"input", {{"threads_per_block", a.threads}, {"registers_per_thread", a.regs},
-                     {"shared_mem_per_block", a.smem}, {"shared_mem_config", o.shared_mem_config}}},
+          {"input",
+           {{"threads_per_block", a.threads},
+            {"registers_per_thread", a.regs},
+            {"shared_mem_per_block", a.smem},
+            {"shared_mem_config", o.shared_mem_config}}},
           {"warps_per_block", o.warps_per_block},
           {"registers_per_warp", o.registers_per_warp},
           {"shared_mem_per_block_allocated", o.shared_mem_allocated},
-          {"limits", {{"blocks", o.limit_blocks}, {"warps", o.limit_warps}, {"registers", o.limit_registers},
-                      {"shared_mem", o.limit_shared_mem}}},
+          {"limits",
+           {{"blocks", o.limit_blocks},
+            {"warps", o.limit_warps},
+            {"registers", o.limit_registers},
+            {"shared_mem", o.limit_shared_mem}}},
           {"limiters", o.limiters},
           {"active_blocks_per_sm", o.active_blocks},
           {"active_warps_per_sm", o.active_warps},
@@ -82,8 +88,10 @@ ExitCode run_occupancy(Context& ctx, const OccupancyArgs& a) {
   auto o = analysis::compute_occupancy(arch, input_of(a));
   std::vector<std::string> notes = o.notes;
   if (!found.note.empty()) notes.insert(notes.begin(), found.note);
-  if (a.format == "json") ctx.out << json_text(result_json(arch, a, o, notes), 2) << "\n";
-  else print_table(ctx, arch, a, o, notes);
+  if (a.format == "json")
+    ctx.out << json_text(result_json(arch, a, o, notes), 2) << "\n";
+  else
+    print_table(ctx, arch, a, o, notes);
   return ExitCode::Ok;
 }
 

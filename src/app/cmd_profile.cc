@@ -47,7 +47,8 @@ ExitCode run_profile(Context& ctx, ProfileArgs a, ProcessRunner& runner) {
       std::chrono::seconds(r.timeout_s));
   if (!status) return report_error(ctx, status.error());
   if (auto ok = check_ncu_outcome(*status, output.text(), report); !ok) return report_error(ctx, ok.error());
-  if (*status != 0) ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", *status);
+  if (*status != 0)
+    ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", *status);
   ctx.err << "keet: report written to " << report << "\n";
   a.analysis.report.path = report;
   a.analysis.report.allow_partial = true;  // ncu's own output, whatever it managed to write
@@ -89,28 +90,31 @@ void add_analysis_flags(CLI::App& sub, AnalyzeArgs& a) {
 }  // namespace
 
 Command profile_command() {
-  return {"profile",
-          "run ncu on an application, then analyse the report: keet profile [options] -- [ncu options] ./app [args]",
-          [](CLI::App& sub, Action& action) {
-            auto a = std::make_shared<ProfileArgs>();
-            add_ncu_flags(sub, a->request);
-            add_analysis_flags(sub, a->analysis);
-            sub.add_flag("--nsys", a->nsys,
-                         "run Nsight Systems first, then ncu only on the kernels with most of the GPU time (-k, -s "
-                         "and -c give way), then analyse them weighed by the timeline");
-            sub.add_option("--nsys-path", a->timeline.nsys, "nsys executable (default: $NSYS, PATH, /usr/local/cuda*/bin)");
-            sub.add_option("--top-kernels", a->timeline.top, "with --nsys: how many of the hottest kernels ncu profiles")
-                ->check(CLI::PositiveNumber)
-                ->capture_default_str();
-            sub.add_option("app", a->request.tail,
-                           "after --: any other ncu options (passed on verbatim), then the application and its "
-                           "arguments")
-                ->required();
-            sub.callback([a, &action] { action = [a](Context& ctx) {
-                return a->nsys ? run_profile_nsys(ctx, a->request, a->timeline, system_runner())
-                               : run_profile(ctx, *a, system_runner());
-              }; });
-          }};
+  return {
+      "profile",
+      "run ncu on an application, then analyse the report: keet profile [options] -- [ncu options] ./app [args]",
+      [](CLI::App& sub, Action& action) {
+        auto a = std::make_shared<ProfileArgs>();
+        add_ncu_flags(sub, a->request);
+        add_analysis_flags(sub, a->analysis);
+        sub.add_flag("--nsys", a->nsys,
+                     "run Nsight Systems first, then ncu only on the kernels with most of the GPU time (-k, -s "
+                     "and -c give way), then analyse them weighed by the timeline");
+        sub.add_option("--nsys-path", a->timeline.nsys, "nsys executable (default: $NSYS, PATH, /usr/local/cuda*/bin)");
+        sub.add_option("--top-kernels", a->timeline.top, "with --nsys: how many of the hottest kernels ncu profiles")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("app", a->request.tail,
+                       "after --: any other ncu options (passed on verbatim), then the application and its "
+                       "arguments")
+            ->required();
+        sub.callback([a, &action] {
+          action = [a](Context& ctx) {
+            return a->nsys ? run_profile_nsys(ctx, a->request, a->timeline, system_runner())
+                           : run_profile(ctx, *a, system_runner());
+          };
+        });
+      }};
 }
 
 }  // namespace keet::app

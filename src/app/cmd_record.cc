@@ -26,10 +26,15 @@ std::string commit_from_env(Context& ctx) {
 ExitCode run_record(Context& ctx, const RecordArgs& a) {
   auto analysed = load_and_analyse(ctx, a.report);
   if (!analysed) return report_error(ctx, analysed.error());
-  if (analysed->kernels.empty()) return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels to record"});
+  if (analysed->kernels.empty())
+    return report_error(ctx, {ExitCode::BadInput, a.report.path + ": no kernels to record"});
   auto db = open_history(ctx, a.db);
   if (!db) return report_error(ctx, db.error());
-  store::Run run{0, a.tag, a.commit.empty() ? commit_from_env(ctx) : a.commit, ctx.clock() / 1000, a.report.path,
+  store::Run run{0,
+                 a.tag,
+                 a.commit.empty() ? commit_from_env(ctx) : a.commit,
+                 ctx.clock() / 1000,
+                 a.report.path,
                  std::move(analysed->kernels)};
   // The previous run of this tag on this device and this one are a
   // before/after pair: its resolved findings are calibration points.

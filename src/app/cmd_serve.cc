@@ -15,13 +15,13 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
-#include "util/error.h"
 #include "app/in_process.h"
 #include "service/api.h"
 #include "service/http_server.h"
 #include "service/mcp.h"
 #include "service/service.h"
 #include "store/history.h"
+#include "util/error.h"
 #include "util/strings.h"
 
 namespace keet::app {
@@ -43,12 +43,22 @@ std::optional<size_t> parse_size(const std::string& s) {
   size_t unit = 1;
   std::string digits = s;
   switch (std::tolower(static_cast<unsigned char>(s.back()))) {
-    case 'k': unit = 1u << 10; break;
-    case 'm': unit = 1u << 20; break;
-    case 'g': unit = 1u << 30; break;
-    default: unit = 0;
+    case 'k':
+      unit = 1u << 10;
+      break;
+    case 'm':
+      unit = 1u << 20;
+      break;
+    case 'g':
+      unit = 1u << 30;
+      break;
+    default:
+      unit = 0;
   }
-  if (unit) digits.pop_back(); else unit = 1;
+  if (unit)
+    digits.pop_back();
+  else
+    unit = 1;
   auto n = parse_number(digits);
   if (!n || *n < 1) return std::nullopt;
   return static_cast<size_t>(*n) * unit;
@@ -184,8 +194,10 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   auto opt = options_from(ctx, a);
   if (!opt) return report_error(ctx, opt.error());
   if (!opt->loopback && opt->token.empty())
-    return report_error(ctx, {ExitCode::BadInput, fmt::format("refusing to listen on {} without --token (or $KEET_SERVE_TOKEN): "
-                                                              "beyond loopback every request must carry a bearer token", a.host)});
+    return report_error(
+        ctx, {ExitCode::BadInput, fmt::format("refusing to listen on {} without --token (or $KEET_SERVE_TOKEN): "
+                                              "beyond loopback every request must carry a bearer token",
+                                              a.host)});
   auto backend = open_backend(*opt, a.store);
   if (!backend) return report_error(ctx, backend.error());
   clean_leftovers(*opt, *backend->blobs);
@@ -199,7 +211,7 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   config.host = a.host;
   config.port = a.port;
   config.max_body_bytes = opt->max_upload + (64u << 10);  // room for multipart framing
-  config.spool_dir = opt->data_dir + "/reports/spool";      // beside the store: an upload is renamed in
+  config.spool_dir = opt->data_dir + "/reports/spool";    // beside the store: an upload is renamed in
   std::filesystem::create_directories(config.spool_dir, ec);
   config.max_connections = a.max_connections;
   config.max_connections_per_client = a.max_connections_per_client;
@@ -240,7 +252,8 @@ ExitCode run_worker(Context& ctx, const ServeArgs& a) {
     cv.notify_all();
   });
   workers.start();
-  ctx.err << fmt::format("keet worker: {} workers on {} (data {})\n", opt->workers, backend->jobs->describe(), opt->data_dir)
+  ctx.err << fmt::format("keet worker: {} workers on {} (data {})\n", opt->workers, backend->jobs->describe(),
+                         opt->data_dir)
           << std::flush;
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return stop; });
@@ -251,9 +264,12 @@ ExitCode run_worker(Context& ctx, const ServeArgs& a) {
 void add_queue_flags(CLI::App& sub, ServeArgs& a) {
   sub.add_option("--data-dir", a.data_dir, "uploaded reports and scratch space (default $XDG_DATA_HOME/keet/serve)");
   sub.add_option("--store", a.store, "job queue: sqlite:PATH (default DATA/jobs.sqlite) or postgresql://...");
-  sub.add_option("--db", a.db, "history database for record/history/gate (default: the --store URL if PostgreSQL, else keet's)");
+  sub.add_option("--db", a.db,
+                 "history database for record/history/gate (default: the --store URL if PostgreSQL, else keet's)");
   sub.add_option("--workers", a.workers, "jobs run at once")->capture_default_str()->check(CLI::Range(0, 256));
-  sub.add_option("--job-timeout", a.job_timeout_s, "seconds a job may run")->capture_default_str()->check(CLI::Range(1, 86400));
+  sub.add_option("--job-timeout", a.job_timeout_s, "seconds a job may run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
   sub.add_option("--lease", a.lease_s, "seconds without a heartbeat after which a job is claimed again")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
@@ -264,12 +280,17 @@ void add_queue_flags(CLI::App& sub, ServeArgs& a) {
 Command serve_command() {
   return {"serve", "HTTP API, web UI and job queue (docs/server.md)", [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<ServeArgs>();
-            sub.add_option("--host", a->host, "address to listen on (beyond loopback needs --token)")->capture_default_str();
-            sub.add_option("--port", a->port, "TCP port (0: any free one)")->capture_default_str()->check(CLI::Range(0, 65535));
+            sub.add_option("--host", a->host, "address to listen on (beyond loopback needs --token)")
+                ->capture_default_str();
+            sub.add_option("--port", a->port, "TCP port (0: any free one)")
+                ->capture_default_str()
+                ->check(CLI::Range(0, 65535));
             sub.add_option("--token", a->token, "bearer token every request must carry (or $KEET_SERVE_TOKEN)");
             sub.add_option("--allow-origin", a->origins, "answer CORS requests from this origin (repeatable)");
             sub.add_option("--max-upload", a->max_upload, "largest report accepted (e.g. 64M)")->capture_default_str();
-            sub.add_option("--max-queue", a->max_queue, "jobs waiting before uploads get 429")->capture_default_str()->check(CLI::Range(1, 1000000));
+            sub.add_option("--max-queue", a->max_queue, "jobs waiting before uploads get 429")
+                ->capture_default_str()
+                ->check(CLI::Range(1, 1000000));
             sub.add_option("--max-connections", a->max_connections, "connections open at once, a thread each")
                 ->capture_default_str()
                 ->check(CLI::Range(2, 4096));
@@ -280,9 +301,11 @@ Command serve_command() {
             sub.add_option("--idle-timeout", a->idle_timeout_s, "seconds a silent connection is kept")
                 ->capture_default_str()
                 ->check(CLI::Range(1, 3600));
-            sub.add_option("--mcp-root", a->mcp_roots, "folder /mcp's tools may read reports from (repeatable; default DATA/reports)")
+            sub.add_option("--mcp-root", a->mcp_roots,
+                           "folder /mcp's tools may read reports from (repeatable; default DATA/reports)")
                 ->check(CLI::ExistingDirectory);
-            sub.add_option("--llm", a->llm, "LLM for questions, PROVIDER:MODEL (else $KEET_LLM; none: no question box)");
+            sub.add_option("--llm", a->llm,
+                           "LLM for questions, PROVIDER:MODEL (else $KEET_LLM; none: no question box)");
             add_queue_flags(sub, *a);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_serve(ctx, *a); }; });
           }};

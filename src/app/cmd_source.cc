@@ -30,9 +30,12 @@ struct SourceArgs {
 
 std::string_view level_name(analysis::SourceLevel l) {
   switch (l) {
-    case analysis::SourceLevel::Source: return "source";
-    case analysis::SourceLevel::Sass: return "sass";
-    case analysis::SourceLevel::None: break;
+    case analysis::SourceLevel::Source:
+      return "source";
+    case analysis::SourceLevel::Sass:
+      return "sass";
+    case analysis::SourceLevel::None:
+      break;
   }
   return "none";
 }
@@ -87,8 +90,8 @@ void print_kernel_table(Context& ctx, const SourceArgs& a, const model::Kernel& 
   std::string by = order_metric(a, t);
   analysis::sort_by(t, by);
   bool extra = by != analysis::resolve_metric("samples") && by != analysis::resolve_metric("instructions");
-  std::vector<std::string> header{t.level == analysis::SourceLevel::Source ? "line" : "sass", "share",
-                                  "samples", "instructions"};
+  std::vector<std::string> header{t.level == analysis::SourceLevel::Source ? "line" : "sass", "share", "samples",
+                                  "instructions"};
   if (extra) header.push_back(a.by.empty() ? by : a.by);  // the short name the user typed
   header.insert(header.end(), {"top stall", "code"});
   render::Table table(header);
@@ -126,11 +129,11 @@ nlohmann::json kernel_json(const SourceArgs& a, const model::Kernel& k, analysis
   if (!by.empty()) analysis::sort_by(t, by);
   nlohmann::json lines = nlohmann::json::array();
   for (size_t i = 0; i < row_limit(a, t); ++i) lines.push_back(line_json(t, t.lines[i], by));
-  return {{"index", k.index},         {"name", k.display_name()},
-          {"mangled", k.mangled},     {"level", level_name(t.level)},
-          {"sorted_by", by},          {"kernel_start", t.kernel_start},
-          {"totals", t.totals},       {"row_count", t.lines.size()},
-          {"notes", t.notes},         {"lines", lines}};
+  return {{"index", k.index},     {"name", k.display_name()},
+          {"mangled", k.mangled}, {"level", level_name(t.level)},
+          {"sorted_by", by},      {"kernel_start", t.kernel_start},
+          {"totals", t.totals},   {"row_count", t.lines.size()},
+          {"notes", t.notes},     {"lines", lines}};
 }
 
 // Why the SASS rows show no instruction, unless a note says it already (a
@@ -153,12 +156,13 @@ Result<void> check_by(Context& ctx, const SourceArgs& a, const model::Report& co
   auto opt = kernel_pass_options();
   opt.allow_partial = true;
   auto ok = stream_report(ctx, a.report, opt, head,
-                          {.visit = [&](model::Kernel&& k, const model::Report& h) {
-                             auto t = analysis::source_table(h, k);
-                             found = t.has(metric);
-                             any_source |= t.level != analysis::SourceLevel::None;
-                             return !found;
-                           },
+                          {.visit =
+                               [&](model::Kernel&& k, const model::Report& h) {
+                                 auto t = analysis::source_table(h, k);
+                                 found = t.has(metric);
+                                 any_source |= t.level != analysis::SourceLevel::None;
+                                 return !found;
+                               },
                            .quiet = true,
                            .context = &complete});
   if (!ok) return std::unexpected(ok.error());
@@ -180,12 +184,15 @@ ExitCode run_source(Context& ctx, const SourceArgs& a) {
   auto visit = [&](model::Kernel&& k, const model::Report& head) {
     auto t = analysis::source_table(head, k);
     add_sass_note(t, sass.instructions()->annotate(t, head, k));
-    if (a.format == "json") kernels->add(kernel_json(a, k, t));
-    else print_kernel_table(ctx, a, k, t);
+    if (a.format == "json")
+      kernels->add(kernel_json(a, k, t));
+    else
+      print_kernel_table(ctx, a, k, t);
     return true;
   };
   model::Report head;
-  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head, {.begin = begin, .visit = visit, .context = &*complete});
+  auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
+                          {.begin = begin, .visit = visit, .context = &*complete});
   if (!ok) return report_error(ctx, ok.error());
   if (kernels) {
     kernels->close();

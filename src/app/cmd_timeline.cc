@@ -28,9 +28,12 @@ ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& run
   if (!target) return report_error(ctx, target.error());
   render::TimelineStyle style{a.top, a.drift, ctx.color() && a.output.empty()};
   auto& out = target->stream();
-  if (a.format == "json") out << json_text(render::timeline_json(*t, style), 2) << "\n";
-  else if (a.format == "html") out << render::timeline_html(*t, style);
-  else out << render::timeline_text(*t, style);
+  if (a.format == "json")
+    out << json_text(render::timeline_json(*t, style), 2) << "\n";
+  else if (a.format == "html")
+    out << render::timeline_html(*t, style);
+  else
+    out << render::timeline_text(*t, style);
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   return ExitCode::Ok;
 }
@@ -38,20 +41,22 @@ ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& run
 }  // namespace
 
 Command timeline_command() {
-  return {"timeline", "the whole run from Nsight Systems: kernels by share of GPU time, idle gaps, copies, latency, drift",
-          [](CLI::App& sub, Action& action) {
-            auto a = std::make_shared<TimelineCmdArgs>();
-            add_timeline_flags(sub, a->input, true);
-            add_format(sub, a->format, {"text", "json", "html"});
-            sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
-            sub.add_option("--top", a->top, "kernels and NVTX ranges listed (0 = all; JSON lists all)")->capture_default_str();
-            sub.add_option("--drift-threshold", a->drift,
-                           "growth of a kernel's mean duration from its first to its last quarter of launches that "
-                           "counts as drift")
-                ->check(CLI::PositiveNumber)
-                ->capture_default_str();
-            sub.callback([a, &action] { action = [a](Context& ctx) { return run_timeline(ctx, *a, system_runner()); }; });
-          }};
+  return {
+      "timeline", "the whole run from Nsight Systems: kernels by share of GPU time, idle gaps, copies, latency, drift",
+      [](CLI::App& sub, Action& action) {
+        auto a = std::make_shared<TimelineCmdArgs>();
+        add_timeline_flags(sub, a->input, true);
+        add_format(sub, a->format, {"text", "json", "html"});
+        sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+        sub.add_option("--top", a->top, "kernels and NVTX ranges listed (0 = all; JSON lists all)")
+            ->capture_default_str();
+        sub.add_option("--drift-threshold", a->drift,
+                       "growth of a kernel's mean duration from its first to its last quarter of launches that "
+                       "counts as drift")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.callback([a, &action] { action = [a](Context& ctx) { return run_timeline(ctx, *a, system_runner()); }; });
+      }};
 }
 
 }  // namespace keet::app

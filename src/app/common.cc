@@ -23,8 +23,9 @@ void add_selection_args(CLI::App& sub, ReportArgs& a, bool with_kernel);
 }
 
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
-  sub.add_option("report", a.path,
-                 "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV); - reads standard input")
+  sub.add_option(
+         "report", a.path,
+         "report file (.ncu-rep, .ncu-repz, .nsight-cuprof-report, ncu CSV, nvprof CSV); - reads standard input")
       ->required();
   add_selection_args(sub, a, with_kernel);
 }
@@ -70,7 +71,8 @@ void add_selection_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
 
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
   auto base = model::parse_name_base(a.name_base);
-  if (!base) return fail(ExitCode::BadInput, "--kernel-name-base " + a.name_base + ": expected function, demangled or mangled");
+  if (!base)
+    return fail(ExitCode::BadInput, "--kernel-name-base " + a.name_base + ": expected function, demangled or mangled");
   KEET_TRY(sel, model::KernelSelector::parse(a.kernel, *base));
   KEET_TRY(nvtx, model::NvtxFilter::parse(a.nvtx_include, a.nvtx_exclude));
   return model::KernelFilter(std::move(*sel), a.skip, a.count, std::move(*nvtx));
@@ -78,7 +80,8 @@ Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
 
 Error no_nvtx_error(const ReportArgs& a) {
   return {ExitCode::BadInput, fmt::format("{}: the report holds no NVTX data (profile with ncu --nvtx), so "
-                                          "--nvtx-include/--nvtx-exclude cannot select kernels", a.path)};
+                                          "--nvtx-include/--nvtx-exclude cannot select kernels",
+                                          a.path)};
 }
 
 Result<void> check_nvtx(const ReportArgs& a, const model::KernelFilter& f) {
@@ -155,8 +158,8 @@ Result<model::Report> read_head(Context& ctx, const ReportArgs& a) {
   all.count.reset();
   all.nvtx_include.clear();
   all.nvtx_exclude.clear();
-  auto ok = stream_report(ctx, all, opt, head, {.visit = [](model::Kernel&&, const model::Report&) { return true; },
-                                                 .quiet = true});
+  auto ok = stream_report(ctx, all, opt, head,
+                          {.visit = [](model::Kernel&&, const model::Report&) { return true; }, .quiet = true});
   if (!ok) return std::unexpected(ok.error());
   return head;
 }
@@ -235,9 +238,7 @@ std::string dim_text(const model::Dim3& d) {
   return d.product() == 0 ? "-" : fmt::format("({}, {}, {})", d.x, d.y, d.z);
 }
 
-std::string duration_text(std::optional<double> ns) {
-  return ns ? model::readable_duration(*ns) : "-";
-}
+std::string duration_text(std::optional<double> ns) { return ns ? model::readable_duration(*ns) : "-"; }
 
 std::string device_of(const model::Kernel& k) {
   auto name = k.text("device__attribute_display_name");

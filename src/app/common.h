@@ -17,10 +17,10 @@ namespace keet::app {
 // Flags every report-reading command has.
 struct ReportArgs {
   std::string path;
-  std::string kernel;  // -k
-  std::string name_base = "function";  // --kernel-name-base (ncu's default)
-  uint64_t skip = 0;                    // -s/--launch-skip
-  std::optional<uint64_t> count;        // -c/--launch-count
+  std::string kernel;                                   // -k
+  std::string name_base = "function";                   // --kernel-name-base (ncu's default)
+  uint64_t skip = 0;                                    // -s/--launch-skip
+  std::optional<uint64_t> count;                        // -c/--launch-count
   std::vector<std::string> nvtx_include, nvtx_exclude;  // --nvtx-include/--nvtx-exclude (as ncu)
   bool allow_partial = false;
   // Commands that take several reports (list, metrics, analyze text and

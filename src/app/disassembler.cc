@@ -1,6 +1,6 @@
 #include "app/disassembler.h"
-#include "util/error.h"
 #include "app/tool_path.h"
+#include "util/error.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -86,7 +86,8 @@ std::optional<DisassemblerTool> find_disassembler(const GetEnv& getenv, const st
   auto dirs = search_dirs(getenv, cuda_bins);
   for (bool nvdisasm : {true, false})
     for (const auto& d : dirs)
-      if (auto p = fs::path(d) / (nvdisasm ? "nvdisasm" : "cuobjdump"); executable(p)) return DisassemblerTool{p.string(), nvdisasm};
+      if (auto p = fs::path(d) / (nvdisasm ? "nvdisasm" : "cuobjdump"); executable(p))
+        return DisassemblerTool{p.string(), nvdisasm};
   return std::nullopt;
 }
 
@@ -113,20 +114,24 @@ Result<std::string> ToolDisassembler::disassemble(const analysis::SassCode& code
   if (t->nvdisasm && code.sm <= 0)
     return fail(ExitCode::Dependency, "nvdisasm needs the kernel's SM, which neither the report nor the cubin gives");
   KEET_TRY(file, TempFile::write(getenv_("TMPDIR"), t->nvdisasm ? code.code : code.cubin));
-  std::vector<std::string> argv = t->nvdisasm
-      ? std::vector<std::string>{t->path, "-b", fmt::format("SM{}", code.sm), file->path()}
-      : std::vector<std::string>{t->path, "-sass", "-fun", std::string(code.function), file->path()};
+  std::vector<std::string> argv =
+      t->nvdisasm ? std::vector<std::string>{t->path, "-b", fmt::format("SM{}", code.sm), file->path()}
+                  : std::vector<std::string>{t->path, "-sass", "-fun", std::string(code.function), file->path()};
   std::string out;
-  auto status = runner_.run(argv, [&](std::string_view chunk) {
-    if (out.size() < kMaxListingBytes) out.append(chunk.substr(0, kMaxListingBytes - out.size()));
-  }, timeout_);
+  auto status = runner_.run(
+      argv,
+      [&](std::string_view chunk) {
+        if (out.size() < kMaxListingBytes) out.append(chunk.substr(0, kMaxListingBytes - out.size()));
+      },
+      timeout_);
   if (!status) {  // could not start, or ran past the timeout
     stuck_ = status.error();
     return std::unexpected(*stuck_);
   }
   if (*status != 0) {
     std::string why = first_line(out);
-    return fail(ExitCode::Dependency, fmt::format("{} failed (exit {}){}", name, *status, why.empty() ? "" : ": " + why));
+    return fail(ExitCode::Dependency,
+                fmt::format("{} failed (exit {}){}", name, *status, why.empty() ? "" : ": " + why));
   }
   return out;
 }

@@ -9,8 +9,8 @@ namespace keet::app {
 
 service::CommandRunner in_process_runner(std::function<std::string(const std::string&)> getenv) {
   auto visible = [getenv = std::move(getenv)](const std::string& name) {
-    static const std::set<std::string, std::less<>> kVisible{"HOME", "XDG_DATA_HOME", "PATH", "CUDA_HOME", "CUDA_PATH",
-                                                             "TMPDIR"};
+    static const std::set<std::string, std::less<>> kVisible{"HOME",      "XDG_DATA_HOME", "PATH",
+                                                             "CUDA_HOME", "CUDA_PATH",     "TMPDIR"};
     return kVisible.contains(name) ? getenv(name) : std::string();
   };
   return [visible](const std::vector<std::string>& args) {

@@ -1,6 +1,6 @@
+#include "app/llm_flags.h"
 #include "app/pipeline.h"
 #include "util/error.h"
-#include "app/llm_flags.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,8 @@
 namespace keet::app {
 
 void add_llm_args(CLI::App& sub, LlmArgs& a) {
-  sub.add_option("--llm", a.spec, "LLM as PROVIDER:MODEL (openai, anthropic, ollama); else $KEET_LLM or the config file");
+  sub.add_option("--llm", a.spec,
+                 "LLM as PROVIDER:MODEL (openai, anthropic, ollama); else $KEET_LLM or the config file");
   sub.add_flag("--share-source", a.share_source, "allow source lines and file paths in LLM requests");
   sub.add_flag("--redact-names", a.redact_names, "send hashed kernel names instead of the real ones");
   sub.add_flag("--dry-run", a.dry_run, "print the exact LLM requests (keys redacted) without sending them");
@@ -44,11 +45,14 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   rt->http_ = llm::make_http_client(settings->timeouts, llm::ProxyEnv::from(ctx.getenv));
   if (!a.no_cache && !a.dry_run) rt->cache_ = std::make_unique<llm::ResponseCache>(llm::cache_file(ctx.getenv));
   rt->client_ = std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(),
-                                                 llm::RetryPolicy{}, a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
+                                                 llm::RetryPolicy{},
+                                                 a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
   // A person waiting at a terminal sees why nothing happens for seconds;
   // logs and CI (stderr not a terminal) get only the final error.
   if (ctx.err_is_tty)
-    rt->client_->set_retry_notice([&err = ctx.err](const std::string& line) { err << "keet: " << line << "\n" << std::flush; });
+    rt->client_->set_retry_notice([&err = ctx.err](const std::string& line) {
+      err << "keet: " << line << "\n" << std::flush;
+    });
   return rt;
 }
 
@@ -102,8 +106,7 @@ Result<void> save_transcript(const ChatSetup& s, const std::string& path) {
 std::string deterministic_summary(const analysis::Diagnosis& d, bool redact) {
   std::string out;
   for (const auto& k : d.kernels) {
-    out += fmt::format("#{} {}: {}-bound (confidence {:.2f})", k.index,
-                       llm::kernel_label(k.display_name(), redact),
+    out += fmt::format("#{} {}: {}-bound (confidence {:.2f})", k.index, llm::kernel_label(k.display_name(), redact),
                        analysis::class_name(k.bottleneck.cls), k.bottleneck.confidence);
     for (size_t i = 0; i < k.findings.size() && i < 3; ++i) out += (i == 0 ? "; " : ", ") + k.findings[i].id;
     out += "\n";

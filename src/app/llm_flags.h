@@ -23,8 +23,8 @@ struct LlmArgs {
   bool redact_names = false;
   bool dry_run = false;
   bool no_cache = false;
-  bool required = false;  // --llm-required
-  int timeout_s = 0;      // 0: the config file's or the default
+  bool required = false;            // --llm-required
+  int timeout_s = 0;                // 0: the config file's or the default
   std::vector<std::string> params;  // --llm-param KEY=VALUE (llm/params.h)
 };
 void add_llm_args(CLI::App& sub, LlmArgs& a);

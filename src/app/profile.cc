@@ -1,7 +1,7 @@
 #include "app/profile.h"
+#include "app/tool_path.h"
 #include "io/process.h"
 #include "util/error.h"
-#include "app/tool_path.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -121,7 +121,9 @@ class PosixRunner final : public ProcessRunner {
     g_child_group = 0;
     signal(SIGINT, old_int);
     signal(SIGTERM, old_term);
-    if (timed_out) return fail(ExitCode::Dependency, fmt::format("{} ran longer than {} s and was stopped", argv[0], timeout.count()));
+    if (timed_out)
+      return fail(ExitCode::Dependency,
+                  fmt::format("{} ran longer than {} s and was stopped", argv[0], timeout.count()));
     if (code == 127) return fail(ExitCode::Dependency, "cannot run " + argv[0]);
     return code;
   }
@@ -178,15 +180,17 @@ Result<CommandTail> split_tail(const std::vector<std::string>& tail) {
     std::string_view name = word.substr(0, word.find('='));
     if (auto owned = table.owned.find(name); owned != table.owned.end())
       return fail(ExitCode::BadInput, fmt::format("ncu option {} after --: give it to keet before -- ({}), keet passes "
-                                                  "it to ncu", name, owned->second));
+                                                  "it to ncu",
+                                                  name, owned->second));
     out.ncu_options.emplace_back(word);
     bool takes_value = name.size() == word.size() && !table.flags.contains(name);
     if (takes_value && i + 1 < tail.size()) out.ncu_options.push_back(tail[++i]);
   }
   out.app.assign(tail.begin() + static_cast<std::ptrdiff_t>(i), tail.end());
   if (out.app.empty())
-    return fail(ExitCode::BadInput, "no application to profile: give it after -- (keet profile [options] -- "
-                                    "[ncu options] ./app [args])");
+    return fail(ExitCode::BadInput,
+                "no application to profile: give it after -- (keet profile [options] -- "
+                "[ncu options] ./app [args])");
   return out;
 }
 
@@ -194,7 +198,8 @@ Result<void> prepare_report_path(const std::string& report, bool force) {
   std::error_code ec;
   if (!fs::exists(report, ec)) return {};
   if (!force)
-    return fail(ExitCode::BadInput, fmt::format("{} exists: pass -f (--force-overwrite) to replace it, as ncu", report));
+    return fail(ExitCode::BadInput,
+                fmt::format("{} exists: pass -f (--force-overwrite) to replace it, as ncu", report));
   if (!fs::remove(report, ec) && ec)
     return fail(ExitCode::BadInput, fmt::format("{}: cannot remove the old report: {}", report, ec.message()));
   return {};
@@ -234,11 +239,13 @@ void OutputTail::add(std::string_view chunk) {
 }
 
 Result<void> check_ncu_outcome(int status, std::string_view output, const std::string& report) {
-  if (output.find("ERR_NVGPUCTRPERM") != std::string_view::npos) return fail(ExitCode::Dependency, std::string(kCounterPermission));
+  if (output.find("ERR_NVGPUCTRPERM") != std::string_view::npos)
+    return fail(ExitCode::Dependency, std::string(kCounterPermission));
   std::error_code ec;
   if (fs::is_regular_file(report, ec)) return {};
   if (output.find("No kernels were profiled") != std::string_view::npos)
-    return fail(ExitCode::Dependency, "ncu profiled no kernels: check -k and that the application launches CUDA kernels");
+    return fail(ExitCode::Dependency,
+                "ncu profiled no kernels: check -k and that the application launches CUDA kernels");
   return fail(ExitCode::Dependency, fmt::format("ncu exited with status {} and wrote no report at {}", status, report));
 }
 

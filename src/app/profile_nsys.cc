@@ -1,6 +1,6 @@
+#include "app/profile_nsys.h"
 #include "app/pipeline.h"
 #include "util/error.h"
-#include "app/profile_nsys.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -50,8 +50,9 @@ Result<model::TimelineSummary> record_timeline(Context& ctx, const ProfileReques
                                                ProcessRunner& runner) {
   auto nsys = find_nsys(n.nsys, ctx.getenv);
   if (!nsys)
-    return fail(ExitCode::Dependency, nsys.error().message + ": install Nsight Systems, put nsys on PATH, set "
-                                                             "NSYS=/path/to/nsys, or pass --nsys-path");
+    return fail(ExitCode::Dependency, nsys.error().message +
+                                          ": install Nsight Systems, put nsys on PATH, set "
+                                          "NSYS=/path/to/nsys, or pass --nsys-path");
   KEET_TRY(tail, split_tail(r.tail));
   std::string ncu_name = r.output.empty() ? default_report_path(tail->app) : r.output;
   std::string base = fs::path(ncu_report_file(ncu_name)).replace_extension("").string() + "-timeline";
@@ -60,7 +61,8 @@ Result<model::TimelineSummary> record_timeline(Context& ctx, const ProfileReques
   fs::remove(report, ec);
   KEET_TRY(ran, run_tool(ctx, runner, nsys_profile_arguments(*nsys, base, tail->app), r.timeout_s));
   if (!fs::is_regular_file(report, ec))
-    return fail(ExitCode::Dependency, fmt::format("nsys exited with status {} and wrote no report at {}", ran->first, report));
+    return fail(ExitCode::Dependency,
+                fmt::format("nsys exited with status {} and wrote no report at {}", ran->first, report));
   ctx.err << "keet: timeline written to " << report << "\n";
   return load_timeline(ctx, TimelineArgs{report, *nsys}, runner);
 }
@@ -82,7 +84,8 @@ Result<std::string> profile_hot_kernels(Context& ctx, const ProfileRequest& r, c
   args->insert(args->end() - static_cast<std::ptrdiff_t>(tail->app.size()), filter.begin(), filter.end());
   KEET_TRY(ran, run_tool(ctx, runner, *args, r.timeout_s));
   KEET_TRY_VOID(check_ncu_outcome(ran->first, ran->second, report));
-  if (ran->first != 0) ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", ran->first);
+  if (ran->first != 0)
+    ctx.err << fmt::format("keet: warning: ncu exited with status {}; analysing what it wrote\n", ran->first);
   ctx.err << "keet: report written to " << report << "\n";
   return report;
 }
@@ -122,15 +125,17 @@ std::vector<std::string> hot_kernel_filter(const model::TimelineSummary& t, size
   }
   if (names.empty()) return {};
   auto count = std::min<uint64_t>(launches, 3 * names.size());
-  return {"--kernel-name-base", "function", "--kernel-name", fmt::format("regex:^({})$", fmt::join(names, "|")),
-          "--launch-count", std::to_string(count)};
+  return {"--kernel-name-base", "function",
+          "--kernel-name",      fmt::format("regex:^({})$", fmt::join(names, "|")),
+          "--launch-count",     std::to_string(count)};
 }
 
 ExitCode run_profile_nsys(Context& ctx, const ProfileRequest& r, const NsysProfileRequest& n, ProcessRunner& runner) {
   auto t = record_timeline(ctx, r, n, runner);
   if (!t) return report_error(ctx, t.error());
   if (t->kernels.empty())
-    return report_error(ctx, Error{ExitCode::Dependency, "nsys recorded no kernel: check that the application launches CUDA kernels"});
+    return report_error(
+        ctx, Error{ExitCode::Dependency, "nsys recorded no kernel: check that the application launches CUDA kernels"});
   auto report = profile_hot_kernels(ctx, r, *t, n.top, runner);
   if (!report) return report_error(ctx, report.error());
   return analyse_joined(ctx, *report, *t, n.coverage_threshold);

@@ -12,8 +12,8 @@
 namespace keet::app {
 
 struct NsysProfileRequest {
-  std::string nsys;         // --nsys-path; default $NSYS, PATH, ...
-  size_t top = 3;           // --top-kernels: hottest kernels handed to ncu
+  std::string nsys;  // --nsys-path; default $NSYS, PATH, ...
+  size_t top = 3;    // --top-kernels: hottest kernels handed to ncu
   double coverage_threshold = 0.5;
 };
 

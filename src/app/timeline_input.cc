@@ -1,6 +1,6 @@
 #include "app/timeline_input.h"
-#include "util/error.h"
 #include "app/tool_path.h"
+#include "util/error.h"
 
 #include <unistd.h>
 
@@ -38,7 +38,9 @@ std::optional<std::string> newest_installed() {
 }
 
 std::string shell_word(const std::string& s) {
-  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.,/+=:@", c); });
+  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.,/+=:@", c);
+  });
   if (plain) return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -47,8 +49,8 @@ std::string shell_word(const std::string& s) {
 
 std::string how_to_export(const std::string& report) {
   auto out = export_path_for(report);
-  return fmt::format("run `nsys export --type sqlite -o {} {}`, then `keet timeline {}`", shell_word(out), shell_word(report),
-                     shell_word(out));
+  return fmt::format("run `nsys export --type sqlite -o {} {}`, then `keet timeline {}`", shell_word(out),
+                     shell_word(report), shell_word(out));
 }
 
 std::string read_head(const std::string& path) {
@@ -100,7 +102,8 @@ Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineA
                             a.path, version.empty() ? "" : " (nsys " + version + ")", how_to_export(a.path)));
   }
   bool temporary = !writable_dir(fs::path(out).parent_path());
-  if (temporary) out = (fs::temp_directory_path() / fmt::format("keet-{}-{}", getpid(), fs::path(out).filename().string())).string();
+  if (temporary)
+    out = (fs::temp_directory_path() / fmt::format("keet-{}-{}", getpid(), fs::path(out).filename().string())).string();
   std::error_code ec;
   fs::remove(out, ec);
   auto args = nsys_export_arguments(*nsys, a.path, out);
@@ -141,12 +144,15 @@ Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv) {
 std::string export_path_for(const std::string& report) {
   fs::path p(report);
   auto ext = p.extension().string();
-  if (ext == ".nsys-rep" || ext == ".qdrep") p.replace_extension(".sqlite");
-  else p += ".sqlite";
+  if (ext == ".nsys-rep" || ext == ".qdrep")
+    p.replace_extension(".sqlite");
+  else
+    p += ".sqlite";
   return p.string();
 }
 
-std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report, const std::string& out) {
+std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report,
+                                               const std::string& out) {
   return {nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", out, report};
 }
 
@@ -161,11 +167,14 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
   std::error_code ec;
   if (!fs::is_regular_file(a.path, ec)) return fail(ExitCode::BadInput, a.path + ": no such file");
   switch (readers::sniff_timeline(read_head(a.path))) {
-    case readers::TimelineFile::NsysExport: return read_export(a.path, a.path);
+    case readers::TimelineFile::NsysExport:
+      return read_export(a.path, a.path);
     case readers::TimelineFile::Other:
-      return fail(ExitCode::BadInput, a.path + ": not an Nsight Systems timeline (expected an .nsys-rep/.qdrep report "
-                                               "or its SQLite export)");
-    case readers::TimelineFile::NsysReport: break;
+      return fail(ExitCode::BadInput, a.path +
+                                          ": not an Nsight Systems timeline (expected an .nsys-rep/.qdrep report "
+                                          "or its SQLite export)");
+    case readers::TimelineFile::NsysReport:
+      break;
   }
   KEET_TRY(exported, export_report(ctx, a, runner));
   auto t = read_export(exported->first, a.path);
@@ -188,9 +197,12 @@ std::vector<std::pair<std::string, std::optional<double>>> changes_of(const comp
 
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {
   if (positional)
-    sub.add_option("timeline", a.path, "Nsight Systems report (.nsys-rep, .qdrep) or its SQLite export; - reads an export from standard input")
+    sub.add_option(
+           "timeline", a.path,
+           "Nsight Systems report (.nsys-rep, .qdrep) or its SQLite export; - reads an export from standard input")
         ->required();
-  sub.add_option("--nsys", a.nsys, "nsys executable to export a report with (default: $NSYS, PATH, /usr/local/cuda*/bin)");
+  sub.add_option("--nsys", a.nsys,
+                 "nsys executable to export a report with (default: $NSYS, PATH, /usr/local/cuda*/bin)");
 }
 
 void add_app_view_flags(CLI::App& sub, TimelineArgs& a, double& coverage_threshold) {

@@ -24,7 +24,8 @@ Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv);
 // The export nsys writes for a report: "run.nsys-rep" -> "run.sqlite".
 std::string export_path_for(const std::string& report);
 // The nsys command line that exports `report` to `out`.
-std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report, const std::string& out);
+std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report,
+                                               const std::string& out);
 
 // Reads the timeline (exporting a report first); errors: 2 bad input, 3 no
 // nsys or nsys failed (a report newer than the nsys at hand included).

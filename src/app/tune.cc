@@ -54,7 +54,9 @@ std::string with_defines(const std::string& build, const std::string& defines) {
   return out;
 }
 
-void progress(Loop& L, const std::string& id, const std::string& what) { L.ctx.err << "keet: [" << id << "] " << what << "\n"; }
+void progress(Loop& L, const std::string& id, const std::string& what) {
+  L.ctx.err << "keet: [" << id << "] " << what << "\n";
+}
 
 // Builds, runs, checks and profiles the tree in `dir`; artefacts go to `art`.
 // Returns the report path, or the outcome that stopped it.
@@ -69,7 +71,8 @@ Measured step_failure(const StepResult& s, Outcome on_status, const std::string&
   if (s.interrupted) return fail_with(on_status, what + " interrupted");
   if (s.timed_out) return fail_with(Outcome::Timeout, fmt::format("{} ran past its {} s limit", what, limit));
   if (!s.error.empty()) return fail_with(on_status, what + ": " + s.error);
-  return fail_with(on_status, fmt::format("{} exited with status {} (see {})", what, s.status, log.filename().string()));
+  return fail_with(on_status,
+                   fmt::format("{} exited with status {} (see {})", what, s.status, log.filename().string()));
 }
 
 Measured profile_tree(Loop& L, const fs::path& dir, const fs::path& art, const std::string& id) {
@@ -99,7 +102,8 @@ Measured profile_tree(Loop& L, const fs::path& dir, const fs::path& art, const s
     return fail_with(timeout ? Outcome::Timeout : Outcome::ProfileFailed, status.error().message);
   }
   if (*status == 128 + SIGINT) return fail_with(Outcome::ProfileFailed, "profiling interrupted");
-  if (auto ok = check_ncu_outcome(*status, tail.text(), report); !ok) return fail_with(Outcome::ProfileFailed, ok.error().message);
+  if (auto ok = check_ncu_outcome(*status, tail.text(), report); !ok)
+    return fail_with(Outcome::ProfileFailed, ok.error().message);
   return {std::nullopt, "", report};
 }
 
@@ -114,10 +118,12 @@ Measured measure(Loop& L, const fs::path& dir, const fs::path& art, const std::s
   if (!L.req.check.empty()) {
     auto c = run_step(L.runner, dir, L.req.check, L.req.run_timeout_s, art / "check.log");
     if (c.timed_out) return step_failure(c, Outcome::WrongResult, "check", art / "check.log", L.req.run_timeout_s);
-    if (!c.ok()) return fail_with(Outcome::WrongResult, fmt::format("the check failed (status {}, see check.log)", c.status));
+    if (!c.ok())
+      return fail_with(Outcome::WrongResult, fmt::format("the check failed (status {}, see check.log)", c.status));
   } else if (!baseline) {
     if (auto line = first_difference(L.baseline_output, art / "run.log"))
-      return fail_with(Outcome::WrongResult, fmt::format("the run's output differs from the baseline's at line {}", *line));
+      return fail_with(Outcome::WrongResult,
+                       fmt::format("the run's output differs from the baseline's at line {}", *line));
   }
   return profile_tree(L, dir, art, id);
 }
@@ -128,8 +134,7 @@ Result<fs::path> materialise(Loop& L, const std::string& id, const std::map<std:
   std::error_code ec;
   fs::remove_all(dir, ec);
   KEET_TRY_VOID(copy_tree(L.root, dir, {L.out}));
-  for (const auto& [rel, text] : files)
-    KEET_TRY_VOID(write_in_tree(dir, rel, text));
+  for (const auto& [rel, text] : files) KEET_TRY_VOID(write_in_tree(dir, rel, text));
   return dir;
 }
 
@@ -273,7 +278,8 @@ Result<Reference> measure_baseline(Loop& L, TuneResult& result) {
   ref.report = m.report;
   ref.kernels = std::move(*kernels);
   ref.total_ns = total_duration(ref.kernels);
-  if (!ref.total_ns) return fail(ExitCode::BadInput, m.report + ": the baseline's report holds no kernel duration to compare against");
+  if (!ref.total_ns)
+    return fail(ExitCode::BadInput, m.report + ": the baseline's report holds no kernel duration to compare against");
   result.baseline_report = ref.report;
   result.baseline_ns = ref.total_ns;
   if (!ref.kernels.empty()) result.baseline_findings = ref.kernels[0].findings;
@@ -386,7 +392,8 @@ Result<void> check_request(const TuneRequest& r) {
   if (r.files.empty() && r.sweeps.empty())
     return fail(ExitCode::BadInput, "keet tune needs --file: the files a change may touch (or --sweep)");
   for (const auto& f : r.files)
-    if (!safe_relative_path(f)) return fail(ExitCode::BadInput, fmt::format("--file {}: give a path relative to --root, inside it", f));
+    if (!safe_relative_path(f))
+      return fail(ExitCode::BadInput, fmt::format("--file {}: give a path relative to --root, inside it", f));
   if (!r.sweeps.empty() && r.build.find("{defines}") == std::string::npos)
     return fail(ExitCode::BadInput, "--sweep: put {defines} in --build where the -DNAME=value flags go");
   return {};
@@ -403,8 +410,10 @@ void record_calibration(Loop& L) {
   if (L.req.no_record || L.calibration.empty()) return;
   auto db = open_history(L.ctx, L.req.db);
   if (db) {
-    if (auto r = (*db)->add_calibration(L.calibration); r) return;
-    else L.ctx.err << "keet: warning: calibration not stored: " << r.error().message << "\n";
+    if (auto r = (*db)->add_calibration(L.calibration); r)
+      return;
+    else
+      L.ctx.err << "keet: warning: calibration not stored: " << r.error().message << "\n";
   } else {
     L.ctx.err << "keet: warning: calibration not stored: " << db.error().message << "\n";
   }
@@ -419,7 +428,8 @@ std::vector<std::string> normalised(const std::vector<std::string>& files) {
 Result<void> write_artefacts(Loop& L, const TuneResult& result) {
   if (!result.winner_diff.empty())
     if (auto w = io::write_text_file((L.out / "winner.diff").string(), result.winner_diff); !w) return w;
-  if (auto w = io::write_text_file((L.out / "tune.json").string(), json_text(tune_json(result), 2) + "\n"); !w) return w;
+  if (auto w = io::write_text_file((L.out / "tune.json").string(), json_text(tune_json(result), 2) + "\n"); !w)
+    return w;
   return io::write_text_file((L.out / "tune.txt").string(), tune_text(result));
 }
 
@@ -427,16 +437,26 @@ Result<void> write_artefacts(Loop& L, const TuneResult& result) {
 
 std::string_view outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::Faster: return "faster";
-    case Outcome::Unchanged: return "unchanged";
-    case Outcome::Slower: return "slower";
-    case Outcome::BuildFailed: return "build failed";
-    case Outcome::WrongResult: return "wrong result";
-    case Outcome::RunFailed: return "run failed";
-    case Outcome::Timeout: return "timeout";
-    case Outcome::ProfileFailed: return "profile failed";
-    case Outcome::Rejected: return "rejected";
-    case Outcome::PatchFailed: return "patch failed";
+    case Outcome::Faster:
+      return "faster";
+    case Outcome::Unchanged:
+      return "unchanged";
+    case Outcome::Slower:
+      return "slower";
+    case Outcome::BuildFailed:
+      return "build failed";
+    case Outcome::WrongResult:
+      return "wrong result";
+    case Outcome::RunFailed:
+      return "run failed";
+    case Outcome::Timeout:
+      return "timeout";
+    case Outcome::ProfileFailed:
+      return "profile failed";
+    case Outcome::Rejected:
+      return "rejected";
+    case Outcome::PatchFailed:
+      return "patch failed";
   }
   return "unknown";
 }
@@ -444,9 +464,12 @@ std::string_view outcome_name(Outcome o) {
 Result<Sweep> parse_sweep(const std::string& flag) {
   auto eq = flag.find('=');
   std::string name = flag.substr(0, eq);
-  bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-               std::ranges::all_of(name, [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
-  if (!valid) return fail(ExitCode::BadInput, fmt::format("--sweep {}: NAME must be a C identifier (NAME=v1,v2 or NAME=auto)", flag));
+  bool valid =
+      !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+      std::ranges::all_of(name, [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+  if (!valid)
+    return fail(ExitCode::BadInput,
+                fmt::format("--sweep {}: NAME must be a C identifier (NAME=v1,v2 or NAME=auto)", flag));
   Sweep s{name, {}};
   std::string values = eq == std::string::npos ? "auto" : flag.substr(eq + 1);
   if (values == "auto") return s;
@@ -455,7 +478,9 @@ Result<Sweep> parse_sweep(const std::string& flag) {
     bool ok = !t.empty() && std::ranges::all_of(t, [](char ch) {
       return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '-';
     });
-    if (!ok) return fail(ExitCode::BadInput, fmt::format("--sweep {}: '{}' is not a plain value (letters, digits, _ . -)", flag, t));
+    if (!ok)
+      return fail(ExitCode::BadInput,
+                  fmt::format("--sweep {}: '{}' is not a plain value (letters, digits, _ . -)", flag, t));
     s.values.push_back(t);
   }
   if (s.values.empty()) return fail(ExitCode::BadInput, fmt::format("--sweep {}: no values", flag));
@@ -494,7 +519,8 @@ ExitCode run_tune(Context& ctx, const TuneRequest& r, ProcessRunner& runner) {
   std::error_code ec;
   fs::create_directories(r.out_dir, ec);
   if (ec) return report_error(ctx, {ExitCode::BadInput, fmt::format("{}: cannot create: {}", r.out_dir, ec.message())});
-  Loop L{ctx, req, runner, fs::absolute(r.root), fs::absolute(r.out_dir), fs::absolute(r.out_dir) / "scratch", *ncu, *threshold};
+  Loop L{ctx,  req,       runner, fs::absolute(r.root), fs::absolute(r.out_dir), fs::absolute(r.out_dir) / "scratch",
+         *ncu, *threshold};
   InterruptGuard guard;
   TuneResult result{.out_dir = r.out_dir, .threshold = *threshold, .mode = r.sweeps.empty() ? "llm" : "sweep"};
   auto ref = measure_baseline(L, result);

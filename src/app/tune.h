@@ -11,19 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "analysis/occupancy.h"
 #include "app/app.h"
 #include "app/llm_flags.h"
-#include "analysis/occupancy.h"
 #include "app/profile.h"
 #include "render/diff.h"
 
 namespace keet::app {
 
 struct TuneRequest {
-  std::string root = ".";           // --root: the project tree (copied, never changed without --apply)
-  std::vector<std::string> files;   // --file: what a change may touch, relative to root
-  std::string build, run, check;    // shell command lines, run in the scratch copy
-  std::string kernel;               // -k, passed to ncu
+  std::string root = ".";          // --root: the project tree (copied, never changed without --apply)
+  std::vector<std::string> files;  // --file: what a change may touch, relative to root
+  std::string build, run, check;   // shell command lines, run in the scratch copy
+  std::string kernel;              // -k, passed to ncu
   std::string ncu;
   std::string out_dir = "keet-tune";
   int candidates = 3, rounds = 1;
@@ -32,30 +32,41 @@ struct TuneRequest {
   bool apply = false;
   std::vector<std::string> sweeps;  // NAME=v1,v2,... or NAME=auto
   std::string format = "text";
-  std::string db;                   // calibration points go here (default: the history)
-  bool no_record = false;           // --no-calibration
+  std::string db;          // calibration points go here (default: the history)
+  bool no_record = false;  // --no-calibration
   LlmArgs llm;
 };
 
 // One attempt, as the report table shows it.
-enum class Outcome { Faster, Unchanged, Slower, BuildFailed, WrongResult, RunFailed, Timeout, ProfileFailed, Rejected, PatchFailed };
+enum class Outcome {
+  Faster,
+  Unchanged,
+  Slower,
+  BuildFailed,
+  WrongResult,
+  RunFailed,
+  Timeout,
+  ProfileFailed,
+  Rejected,
+  PatchFailed
+};
 std::string_view outcome_name(Outcome o);
 
 struct Candidate {
-  std::string id;        // "r1-c2", "BLOCK_SIZE=128"
+  std::string id;  // "r1-c2", "BLOCK_SIZE=128"
   int round = 0;
-  std::string origin;    // "llm" | "sweep"
-  std::string target;    // finding the change aims at ("" when unknown)
-  std::string defines;   // sweep: "-DBLOCK_SIZE=128"
-  std::string diff;      // canonical unified diff (llm)
+  std::string origin;   // "llm" | "sweep"
+  std::string target;   // finding the change aims at ("" when unknown)
+  std::string defines;  // sweep: "-DBLOCK_SIZE=128"
+  std::string diff;     // canonical unified diff (llm)
   Outcome outcome = Outcome::Rejected;
-  std::string reason;    // one line for failures
-  std::optional<double> duration_ns;        // total of the profiled kernels
-  std::optional<double> measured_speedup;   // round's reference / this
-  std::optional<double> predicted_speedup;  // the target finding's estimate in the reference
-  std::string dir;       // artefacts
+  std::string reason;                        // one line for failures
+  std::optional<double> duration_ns;         // total of the profiled kernels
+  std::optional<double> measured_speedup;    // round's reference / this
+  std::optional<double> predicted_speedup;   // the target finding's estimate in the reference
+  std::string dir;                           // artefacts
   std::map<std::string, std::string> files;  // allowed files after the change (kept for the next round)
-  bool pending = false;  // checked and applied in memory, not yet built
+  bool pending = false;                      // checked and applied in memory, not yet built
 };
 
 struct TuneResult {
@@ -63,13 +74,13 @@ struct TuneResult {
   std::optional<double> baseline_ns;
   std::vector<compare::FindingSummary> baseline_findings;
   std::vector<Candidate> candidates;
-  std::optional<size_t> winner;           // index into candidates: the best kept
-  std::optional<double> total_speedup;    // baseline / winner
-  std::string winner_diff;                // every kept change from the baseline to the winner
+  std::optional<size_t> winner;         // index into candidates: the best kept
+  std::optional<double> total_speedup;  // baseline / winner
+  std::string winner_diff;              // every kept change from the baseline to the winner
   bool applied = false, interrupted = false;
   std::string out_dir;
   double threshold = 0.02;
-  std::string mode;                       // "llm" | "sweep"
+  std::string mode;  // "llm" | "sweep"
 };
 
 // A line of the sweep: NAME and its values ("auto" -> proposed from the occupancy calculator).

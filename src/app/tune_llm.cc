@@ -1,6 +1,6 @@
+#include "app/tune_llm.h"
 #include "app/pipeline.h"
 #include "util/error.h"
-#include "app/tune_llm.h"
 
 #include <fmt/format.h>
 
@@ -32,7 +32,8 @@ const model::Kernel* slowest(const std::vector<const model::Kernel*>& ks) {
 
 std::string user_prompt(const analysis::KernelDiagnosis& d, const model::Kernel* k, const llm::PromptOptions& opt,
                         const std::map<std::string, std::string>& files, int n) {
-  std::string out = fmt::format("Propose {} candidate change(s).\n\nDiagnosis:\n{}\n", n, llm::kernel_context(d, k, opt, 40));
+  std::string out =
+      fmt::format("Propose {} candidate change(s).\n\nDiagnosis:\n{}\n", n, llm::kernel_context(d, k, opt, 40));
   out += "Files you may change:\n";
   for (const auto& [path, text] : files) out += fmt::format("\n=== {} ===\n{}", path, text);
   return out;
@@ -65,20 +66,22 @@ std::vector<Proposal> proposals_in(const std::string& answer, const std::vector<
 }
 
 Result<std::vector<Proposal>> ask_for_changes(Context& ctx, LlmRuntime& rt, const TuneRequest& req,
-                                              const std::string& report, const std::map<std::string, std::string>& files,
-                                              int n) {
+                                              const std::string& report,
+                                              const std::map<std::string, std::string>& files, int n) {
   const auto& cfg = rt.client().config();
   if (!req.llm.share_source && !local_model(cfg))
     return fail(ExitCode::BadInput,
                 fmt::format("keet tune sends the files it may change to the LLM: pass --share-source to allow it for "
-                            "{} (or use a local model)", cfg.provider));
+                            "{} (or use a local model)",
+                            cfg.provider));
   KEET_TRY(loaded, load_report(ctx, ReportArgs{.path = report, .allow_partial = true}));
   const auto* k = slowest(loaded->selected);
   if (!k) return fail(ExitCode::BadInput, report + ": no kernel to tune");
   auto d = diagnose(loaded->report, *k, analysis::AnalyzeOptions{0});
   auto opt = rt.prompt_options();
   opt.share_source = true;  // checked above
-  llm::ChatRequest request{cfg.model, {{llm::Role::System, std::string(kSystem)}, {llm::Role::User, user_prompt(d, k, opt, files, n)}}};
+  llm::ChatRequest request{
+      cfg.model, {{llm::Role::System, std::string(kSystem)}, {llm::Role::User, user_prompt(d, k, opt, files, n)}}};
   request.max_tokens = 4000;
   auto answer = rt.client().send(request);
   if (!answer) {

@@ -24,8 +24,8 @@ bool local_model(const llm::ProviderConfig& cfg);
 // too (the answer is kept in the message's first line only). A dry run prints
 // the request and returns no proposal.
 Result<std::vector<Proposal>> ask_for_changes(Context& ctx, LlmRuntime& rt, const TuneRequest& req,
-                                              const std::string& report, const std::map<std::string, std::string>& files,
-                                              int n);
+                                              const std::string& report,
+                                              const std::map<std::string, std::string>& files, int n);
 
 // The proposals in an answer, each with the finding id named in the text
 // before its diff (one of `finding_ids`), at most `n`.

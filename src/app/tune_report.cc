@@ -42,13 +42,17 @@ nlohmann::json tune_json(const TuneResult& r) {
   nlohmann::json winner = nullptr;
   if (r.winner) {
     const auto& w = r.candidates[*r.winner];
-    winner = {{"id", w.id}, {"duration_ns", optional_number(w.duration_ns)}, {"total_speedup", optional_number(r.total_speedup)},
-              {"diff", r.winner_diff}, {"defines", w.defines}};
+    winner = {{"id", w.id},
+              {"duration_ns", optional_number(w.duration_ns)},
+              {"total_speedup", optional_number(r.total_speedup)},
+              {"diff", r.winner_diff},
+              {"defines", w.defines}};
   }
   return {{"schema", "keet.tune/1"},
           {"mode", r.mode},
           {"threshold", r.threshold},
-          {"baseline", {{"report", r.baseline_report}, {"duration_ns", optional_number(r.baseline_ns)}, {"findings", findings}}},
+          {"baseline",
+           {{"report", r.baseline_report}, {"duration_ns", optional_number(r.baseline_ns)}, {"findings", findings}}},
           {"candidates", candidates},
           {"winner", winner},
           {"applied", r.applied},
@@ -57,14 +61,16 @@ nlohmann::json tune_json(const TuneResult& r) {
 }
 
 std::string tune_text(const TuneResult& r) {
-  std::string out = fmt::format("baseline: {} in its profiled kernels ({})\n", duration_text(r.baseline_ns), r.baseline_report);
+  std::string out =
+      fmt::format("baseline: {} in its profiled kernels ({})\n", duration_text(r.baseline_ns), r.baseline_report);
   out += fmt::format("{:<24} {:<15} {:>10} {:>10} {:>9}  {}\n", "candidate", "outcome", "measured", "predicted", "time",
                      "target / reason");
   for (const auto& c : r.candidates) {
     std::string note = c.target;
     if (!c.reason.empty()) note += (note.empty() ? "" : ": ") + c.reason;
     out += fmt::format("{:<24} {:<15} {:>10} {:>10} {:>9}  {}\n", c.id, outcome_name(c.outcome),
-                       speedup_text(c.measured_speedup), speedup_text(c.predicted_speedup), duration_text(c.duration_ns), note);
+                       speedup_text(c.measured_speedup), speedup_text(c.predicted_speedup),
+                       duration_text(c.duration_ns), note);
   }
   if (r.candidates.empty()) out += "(no candidate)\n";
   if (!r.winner) {

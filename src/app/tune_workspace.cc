@@ -51,7 +51,8 @@ Result<fs::path> checked_path(const fs::path& tree, const std::string& rel) {
   for (const auto& part : fs::path(*safe)) {
     p /= part;
     if (fs::is_symlink(fs::symlink_status(p, ec)))
-      return fail(ExitCode::BadInput, fmt::format("{}: is or passes through a symbolic link; keet does not write there", rel));
+      return fail(ExitCode::BadInput,
+                  fmt::format("{}: is or passes through a symbolic link; keet does not write there", rel));
   }
   return p;
 }
@@ -63,7 +64,8 @@ Result<void> copy_tree(const fs::path& root, const fs::path& dest, const std::ve
   fs::create_directories(dest, ec);
   if (ec) return fail(ExitCode::BadInput, fmt::format("cannot create {}: {}", dest.string(), ec.message()));
   fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
-  if (ec) return fail(ExitCode::BadInput, fmt::format("{}: cannot read the project tree: {}", root.string(), ec.message()));
+  if (ec)
+    return fail(ExitCode::BadInput, fmt::format("{}: cannot read the project tree: {}", root.string(), ec.message()));
   for (; it != end; it.increment(ec)) {
     if (ec) return fail(ExitCode::BadInput, fmt::format("{}: {}", root.string(), ec.message()));
     if (skipped(it->path(), skip)) {

@@ -4,8 +4,8 @@
 // their output logged.
 #pragma once
 #include <filesystem>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +35,8 @@ struct StepResult {
 
 // Runs `command` with /bin/sh in `dir`, its output (stdout and stderr) going
 // to `log` (at most 64 MiB kept), stopped after `timeout_s` seconds (0: none).
-StepResult run_step(ProcessRunner& runner, const std::filesystem::path& dir, const std::string& command,
-                    int timeout_s, const std::filesystem::path& log);
+StepResult run_step(ProcessRunner& runner, const std::filesystem::path& dir, const std::string& command, int timeout_s,
+                    const std::filesystem::path& log);
 // The argv that runs `command` with /bin/sh in `dir` (what ncu is given as the application).
 std::vector<std::string> shell_in(const std::filesystem::path& dir, const std::string& command);
 

@@ -13,7 +13,8 @@ bool usable(const CalibrationPoint& p) {
   return std::isfinite(p.predicted) && std::isfinite(p.measured) && p.predicted > 0 && p.measured > 0;
 }
 
-CalibrationRow row_of(const std::string& rule, const std::string& arch, const std::vector<const CalibrationPoint*>& ps) {
+CalibrationRow row_of(const std::string& rule, const std::string& arch,
+                      const std::vector<const CalibrationPoint*>& ps) {
   std::vector<double> ratios, predicted, measured;
   for (const auto* p : ps) {
     ratios.push_back(p->measured / p->predicted);
@@ -63,8 +64,8 @@ std::vector<CalibrationPoint> calibration_points(const DiffResult& d, const std:
   std::vector<CalibrationPoint> out;
   for (const auto& p : d.pairs)
     for (const auto& g : p.predicted)
-      out.push_back({source, g.finding, arch_of_device(p.before.device), p.before.display, g.predicted, g.measured,
-                     recorded_at});
+      out.push_back(
+          {source, g.finding, arch_of_device(p.before.device), p.before.display, g.predicted, g.measured, recorded_at});
   return out;
 }
 

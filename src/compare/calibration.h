@@ -31,7 +31,6 @@ std::vector<CalibrationPoint> calibration_points(const DiffResult& d, const std:
 // name ("unknown" when empty).
 std::string arch_of_device(const std::string& device);
 
-
 // ratio = measured / predicted speedup of one point.
 struct CalibrationRow {
   std::string rule, arch;

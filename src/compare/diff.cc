@@ -42,7 +42,8 @@ constexpr size_t kFindingLinesKept = 3;
 FindingSummary summarize(const analysis::Finding& f) {
   FindingSummary out{f.id, f.title, std::string(analysis::severity_name(f.severity)), f.estimated_speedup, {}};
   for (const auto& ref : f.source)
-    if (!ref.file.empty() && ref.line > 0 && out.lines.size() < kFindingLinesKept) out.lines.push_back({ref.file, ref.line});
+    if (!ref.file.empty() && ref.line > 0 && out.lines.size() < kFindingLinesKept)
+      out.lines.push_back({ref.file, ref.line});
   return out;
 }
 
@@ -141,8 +142,10 @@ class FunctionIndex {
   explicit FunctionIndex(const std::vector<KernelSnapshot>& report) {
     for (const auto& k : report) {
       names_.insert(k.display);
-      if (k.mangled.empty()) names_without_mangled_.insert(k.display);
-      else mangled_.insert(k.mangled);
+      if (k.mangled.empty())
+        names_without_mangled_.insert(k.display);
+      else
+        mangled_.insert(k.mangled);
     }
   }
   bool has(const KernelSnapshot& s) const {
@@ -205,7 +208,7 @@ nlohmann::json opt_number(std::optional<double> v) { return v ? nlohmann::json(*
 
 nlohmann::json metric_delta_json(const MetricDelta& d) {
   return {{"metric", d.key.metric}, {"label", d.key.label}, {"unit", d.key.unit},
-          {"before", d.before}, {"after", d.after}, {"change", opt_number(d.change)}};
+          {"before", d.before},     {"after", d.after},     {"change", opt_number(d.change)}};
 }
 
 nlohmann::json pair_json(const PairDiff& p) {
@@ -318,16 +321,19 @@ Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const
   for (auto [i, j] : forced) {
     std::string pair = fmt::format("--pair {}:{}", i, j);
     if (!position_of(before, i))
-      return fail(ExitCode::BadInput, fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, before_name, i, before.size()));
+      return fail(ExitCode::BadInput,
+                  fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, before_name, i, before.size()));
     if (!position_of(after, j))
-      return fail(ExitCode::BadInput, fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, after_name, j, after.size()));
+      return fail(ExitCode::BadInput,
+                  fmt::format("{}: the {} has no kernel {} ({} kernels)", pair, after_name, j, after.size()));
     if (!seen_before.insert(i).second || !seen_after.insert(j).second)
       return fail(ExitCode::BadInput, fmt::format("{}: a kernel is paired twice", pair));
   }
   return {};
 }
 
-std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before,
+                                     const std::vector<KernelSnapshot>& after,
                                      const std::vector<std::pair<int, int>>& forced, Matching matching) {
   Pairing p{before, after, std::vector<bool>(before.size()), std::vector<bool>(after.size()), {}};
   for (auto [i, j] : forced) {
@@ -383,8 +389,8 @@ std::optional<double> parse_fraction(std::string_view text) {
 }
 
 std::optional<double> parse_duration_ns(std::string_view text) {
-  static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"ns", 1}, {"us", 1e3}, {"\u00b5s", 1e3}, {"\u03bcs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  static constexpr std::pair<std::string_view, double> kUnits[] = {{"ns", 1},        {"us", 1e3}, {"\u00b5s", 1e3},
+                                                                   {"\u03bcs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
   auto t = trim(text);
   for (auto [suffix, scale] : kUnits) {
     if (!t.ends_with(suffix)) continue;
@@ -413,8 +419,11 @@ std::optional<std::pair<int, int>> parse_pair(std::string_view text) {
 nlohmann::json snapshot_json(const KernelSnapshot& s) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)
-    findings.push_back({{"id", f.id}, {"title", f.title}, {"severity", f.severity},
-                        {"estimated_speedup", opt_number(f.estimated_speedup)}, {"lines", locations_json(f.lines)}});
+    findings.push_back({{"id", f.id},
+                        {"title", f.title},
+                        {"severity", f.severity},
+                        {"estimated_speedup", opt_number(f.estimated_speedup)},
+                        {"lines", locations_json(f.lines)}});
   nlohmann::json source = nullptr;
   if (!s.source.empty()) source = {{"file", s.source.file}, {"line", s.source.line}};
   return {{"index", s.index},
@@ -449,8 +458,10 @@ std::optional<KernelSnapshot> snapshot_from_json(const nlohmann::json& j) {
     s.metrics = j.value("metrics", std::map<std::string, double>{});
     for (const auto& f : j.value("findings", nlohmann::json::array())) {
       FindingSummary fs{f.at("id").get<std::string>(), f.value("title", ""), f.value("severity", ""), std::nullopt, {}};
-      if (f.contains("estimated_speedup") && f["estimated_speedup"].is_number()) fs.estimated_speedup = f["estimated_speedup"].get<double>();
-      for (const auto& l : f.value("lines", nlohmann::json::array())) fs.lines.push_back({l.at("file").get<std::string>(), l.at("line").get<int>()});
+      if (f.contains("estimated_speedup") && f["estimated_speedup"].is_number())
+        fs.estimated_speedup = f["estimated_speedup"].get<double>();
+      for (const auto& l : f.value("lines", nlohmann::json::array()))
+        fs.lines.push_back({l.at("file").get<std::string>(), l.at("line").get<int>()});
       s.findings.push_back(fs);
     }
     return s;
@@ -463,8 +474,8 @@ namespace {
 nlohmann::json diff_summary_json(const DiffResult& d) {
   int verdicts[4] = {};
   for (const auto& p : d.pairs) ++verdicts[static_cast<int>(p.verdict)];
-  nlohmann::json summary = {{"pairs", d.pairs.size()}, {"missing", d.unmatched_before.size()},
-                            {"new", d.unmatched_after.size()}};
+  nlohmann::json summary = {
+      {"pairs", d.pairs.size()}, {"missing", d.unmatched_before.size()}, {"new", d.unmatched_after.size()}};
   for (int v = 0; v < 4; ++v) summary[std::string(verdict_name(static_cast<Verdict>(v)))] = verdicts[v];
   return summary;
 }

@@ -40,7 +40,7 @@ struct FindingSummary {
 // UTF-8 (as the history store keeps them); `mangled` is "" in baselines
 // recorded before it was kept, and the pairing then uses display names.
 struct KernelSnapshot : model::KernelIdentity {
-  std::string bottleneck;  // "memory" | "compute" | "latency" | "launch" | ""
+  std::string bottleneck;                 // "memory" | "compute" | "latency" | "launch" | ""
   std::map<std::string, double> metrics;  // key metrics only (data/diff/key_metrics.json)
   std::vector<FindingSummary> findings;
   SourceLocation source;  // empty when the report cannot say
@@ -126,9 +126,9 @@ struct PairDiff {
 };
 
 struct DiffOptions {
-  double threshold = 0.02;  // relative duration change below which a pair is unchanged
+  double threshold = 0.02;                  // relative duration change below which a pair is unchanged
   std::vector<std::pair<int, int>> forced;  // --pair I:J (report indices)
-  double min_delta_ns = 0;  // absolute duration change below which a pair is unchanged
+  double min_delta_ns = 0;                  // absolute duration change below which a pair is unchanged
   Matching matching = Matching::NameOnly;
 };
 
@@ -160,14 +160,13 @@ Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const
 // lacks: the only kernel of each report, else the first unpaired kernel of the
 // same grid and block in order of appearance. With NameOnly a renamed kernel
 // is missing + new unless forced.
-std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before, const std::vector<KernelSnapshot>& after,
+std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before,
+                                     const std::vector<KernelSnapshot>& after,
                                      const std::vector<std::pair<int, int>>& forced,
                                      Matching matching = Matching::NameOnly);
 // A change smaller than `threshold` (relative) or `min_delta_ns` (absolute) is "unchanged".
-PairDiff compare_pair(KernelSnapshot before, KernelSnapshot after, double threshold,
-                 double min_delta_ns = 0);
-DiffResult diff(std::vector<KernelSnapshot> before, std::vector<KernelSnapshot> after,
-                const DiffOptions& opt);
+PairDiff compare_pair(KernelSnapshot before, KernelSnapshot after, double threshold, double min_delta_ns = 0);
+DiffResult diff(std::vector<KernelSnapshot> before, std::vector<KernelSnapshot> after, const DiffOptions& opt);
 
 // "2%", "0.5 %", "0.02" -> 0.02. Bare numbers above 1 are read as percent.
 std::optional<double> parse_fraction(std::string_view text);

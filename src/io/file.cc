@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -91,9 +91,7 @@ class MappedFile final : public ByteSource {
   MappedFile(std::string name, void* data, size_t size)
       : name_(std::move(name)), region_(std::make_shared<const Region>(data, size)) {}
   bool changed() const override { return region_->guard != nullptr && region_->guard->vanished.load(); }
-  std::string_view bytes() const override {
-    return {static_cast<const char*>(region_->data), region_->size};
-  }
+  std::string_view bytes() const override { return {static_cast<const char*>(region_->data), region_->size}; }
   const std::string& name() const override { return name_; }
   std::shared_ptr<const void> share() const override { return region_; }
   void release(size_t offset) const override {

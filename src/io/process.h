@@ -48,8 +48,8 @@ class Process {
   // Polls every `poll` until the child ends (its exit code), `limit` passes
   // (0: never) or `keep_going` says stop: then the group is killed and the
   // result is empty, `timed_out` telling which.
-  std::optional<int> wait_for(std::chrono::milliseconds limit, const std::function<bool()>& keep_going,
-                              bool& timed_out, std::chrono::milliseconds poll = std::chrono::milliseconds(20));
+  std::optional<int> wait_for(std::chrono::milliseconds limit, const std::function<bool()>& keep_going, bool& timed_out,
+                              std::chrono::milliseconds poll = std::chrono::milliseconds(20));
 
  private:
   friend Result<Process> spawn(const SpawnOptions& opt);

@@ -61,8 +61,7 @@ Result<void> read_text(const json& v, std::string& out, const std::string& where
   return {};
 }
 
-Result<void> read_list(const json& v, std::vector<std::string>& out, const std::string& where,
-                       std::string_view field) {
+Result<void> read_list(const json& v, std::vector<std::string>& out, const std::string& where, std::string_view field) {
   if (!v.is_array()) return bad(where, fmt::format("'{}' must be an array of strings", field));
   for (const auto& item : v) {
     std::string s;
@@ -146,8 +145,7 @@ Result<Entry> parse_entry(const json& j, const ReferenceTable& refs, const std::
   KEET_TRY_VOID(check_fields_present(j, where));
   Entry e;
   for (const auto& f : kSchema)
-    if (j.contains(f.name))
-      KEET_TRY_VOID(read_field(f, j.at(f.name), e, refs, where));
+    if (j.contains(f.name)) KEET_TRY_VOID(read_field(f, j.at(f.name), e, refs, where));
   std::string named = fmt::format("{} ({})", where, e.id);
   KEET_TRY_VOID(check_id(e, named));
   KEET_TRY_VOID(check_kind_rules(e, named));
@@ -158,8 +156,7 @@ namespace {
 
 Result<Reference> parse_reference(const std::string& key, const json& v, const std::string& where) {
   Reference r{key, "", ""};
-  if (!v.is_object() || !v.contains("title") || !v.contains("url"))
-    return bad(where, "needs 'title' and 'url'");
+  if (!v.is_object() || !v.contains("title") || !v.contains("url")) return bad(where, "needs 'title' and 'url'");
   KEET_TRY_VOID(read_text(v.at("title"), r.title, where, "title"));
   KEET_TRY_VOID(read_text(v.at("url"), r.url, where, "url"));
   if (!r.url.starts_with("https://")) return bad(where, "'url' must be https");

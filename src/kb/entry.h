@@ -35,10 +35,10 @@ struct Entry {
   std::vector<std::string> evidence;         // metrics a finding is judged on
   std::string summary;                       // what it measures / means
   std::string how_to_read;
-  std::string typical;                       // typical values and thresholds
-  std::vector<std::string> remedies;         // concrete code-level changes
+  std::string typical;                // typical values and thresholds
+  std::vector<std::string> remedies;  // concrete code-level changes
   std::vector<Reference> references;
-  std::vector<std::string> related;          // other entry ids
+  std::vector<std::string> related;  // other entry ids
 
   std::string_view name() const;  // the id without its "<kind>:" prefix
 };

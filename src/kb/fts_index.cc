@@ -89,7 +89,8 @@ Result<void> FtsIndex::add_all(const std::vector<FtsDocument>& docs) {
   sqlite3_exec(db_.get(), "BEGIN", nullptr, nullptr, nullptr);
   for (std::size_t i = 0; i < docs.size(); ++i)
     if (auto r = insert(stmt->get(), static_cast<std::int64_t>(i), docs[i]); !r) return r;
-  if (sqlite3_exec(db_.get(), "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return sqlite_error(db_.get(), "commit");
+  if (sqlite3_exec(db_.get(), "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return sqlite_error(db_.get(), "commit");
   return {};
 }
 

@@ -68,8 +68,12 @@ FtsDocument document_of(const Entry& e) {
   std::vector<std::string> metric_names = e.metrics;
   metric_names.insert(metric_names.end(), e.evidence.begin(), e.evidence.end());
   metric_names.insert(metric_names.end(), e.metric_prefixes.begin(), e.metric_prefixes.end());
-  return {e.title, name + " " + join(e.aliases, " "), join(metric_names, " "), e.summary,
-          e.how_to_read + "\n" + e.typical + "\n" + join(e.remedies, "\n"), boost_of(e.kind)};
+  return {e.title,
+          name + " " + join(e.aliases, " "),
+          join(metric_names, " "),
+          e.summary,
+          e.how_to_read + "\n" + e.typical + "\n" + join(e.remedies, "\n"),
+          boost_of(e.kind)};
 }
 
 Result<std::set<std::string, std::less<>>> parse_stopwords(std::string_view text) {
@@ -104,8 +108,7 @@ Result<KnowledgeBase> KnowledgeBase::load(const std::vector<EmbeddedFile>& files
     kb.stopwords_ = std::move(*words);
   }
   for (const auto& f : files)
-    if (f.path.starts_with(kEntriesDir))
-      KEET_TRY_VOID(kb.add_file(f.path, f.content, *refs));
+    if (f.path.starts_with(kEntriesDir)) KEET_TRY_VOID(kb.add_file(f.path, f.content, *refs));
   KEET_TRY_VOID(kb.check_related());
   KEET_TRY_VOID(kb.build_index());
   return kb;

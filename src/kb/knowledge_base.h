@@ -61,8 +61,8 @@ class KnowledgeBase {
   std::vector<Hit> with_related(std::vector<Hit> hits, int n) const;
 
   std::vector<Entry> entries_;
-  std::vector<std::string> origins_;  // "<file>: entry <n>", for messages
-  std::unordered_map<std::string, std::vector<Key>> keys_;  // lower-case name -> entries
+  std::vector<std::string> origins_;                           // "<file>: entry <n>", for messages
+  std::unordered_map<std::string, std::vector<Key>> keys_;     // lower-case name -> entries
   std::vector<std::pair<std::string, std::size_t>> prefixes_;  // metric families
   std::set<std::string, std::less<>> stopwords_;
   FtsIndex index_;

@@ -22,7 +22,8 @@ const model::Kernel* kernel_at(const model::Report* r, int index) {
 json message_json(const Message& m) {
   static const char* roles[] = {"system", "user", "assistant", "tool"};
   json j = {{"role", roles[static_cast<int>(m.role)]}, {"content", m.content}};
-  for (const auto& c : m.tool_calls) j["tool_calls"].push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+  for (const auto& c : m.tool_calls)
+    j["tool_calls"].push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
   if (m.role == Role::Tool) j["tool_call_id"] = m.tool_call_id;
   return j;
 }
@@ -34,7 +35,8 @@ std::string reply_markdown(const LlmResult& r) {
   if (r.status == Status::Unavailable) return out + "Unavailable: " + r.error + "\n";
   out += r.text + "\n";
   std::string list;
-  for (const auto& s : r.suggestions) list += fmt::format("- {}{}\n", s.text, s.finding ? " [" + *s.finding + "]" : " [speculative]");
+  for (const auto& s : r.suggestions)
+    list += fmt::format("- {}{}\n", s.text, s.finding ? " [" + *s.finding + "]" : " [speculative]");
   for (const auto& q : r.questions) list += "- Question: " + q + "\n";
   for (const auto& a : r.arch_violations) list += "- Not for this device: " + a + "\n";
   for (const auto& c : r.contradictions) list += "- Contradicts the engine: " + c + "\n";
@@ -64,7 +66,8 @@ std::string ChatSession::opening_context() const {
   for (const auto& d : kernels)
     if (d.index == focus) {
       Prompt p = explain_prompt(d, kernel_at(tools_.report, d.index), opt_.prompt);
-      out += "\nContext of the kernel in focus:\n" + kernel_context(d, kernel_at(tools_.report, d.index), opt_.prompt, p.metric_rows);
+      out += "\nContext of the kernel in focus:\n" +
+             kernel_context(d, kernel_at(tools_.report, d.index), opt_.prompt, p.metric_rows);
     }
   return out;
 }
@@ -143,7 +146,8 @@ LlmResult ChatSession::answer(const std::string& user_text) {
       corrected = r.corrected = true;
       first_reply = res->text;
       messages_.push_back({Role::Assistant, res->text});
-      messages_.push_back({Role::User, "KEET checked your answer against the report and found problems:\n" + v.feedback() +
+      messages_.push_back({Role::User, "KEET checked your answer against the report and found problems:\n" +
+                                           v.feedback() +
                                            "Answer again using only numbers from the report or the tool results."});
       continue;
     }
@@ -168,8 +172,11 @@ json ChatSession::transcript() const {
   for (const auto& m : messages_) msgs.push_back(message_json(m));
   json results = json::array();
   for (const auto& r : results_) results.push_back(to_json(r));
-  return {{"schema", "keet.chat/1"}, {"provider", client_.config().provider}, {"model", client_.config().model},
-          {"messages", msgs}, {"replies", results}};
+  return {{"schema", "keet.chat/1"},
+          {"provider", client_.config().provider},
+          {"model", client_.config().model},
+          {"messages", msgs},
+          {"replies", results}};
 }
 
 }  // namespace keet::llm

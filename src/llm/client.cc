@@ -7,8 +7,8 @@
 #include <cmath>
 #include <ostream>
 
-#include "util/strings.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace keet::llm {
 
@@ -35,8 +35,9 @@ std::string error_summary(const std::string& body, int status) {
 
 std::string why_retrying(const std::string& provider, const std::expected<HttpResponse, HttpError>& failure) {
   if (!failure)
-    return failure.error().kind == HttpFailure::Connect ? provider + " not reachable"
-                                                        : provider + " request failed (" + failure.error().message + ")";
+    return failure.error().kind == HttpFailure::Connect
+               ? provider + " not reachable"
+               : provider + " request failed (" + failure.error().message + ")";
   if (failure->status == 429) return provider + " is rate-limiting (HTTP 429)";
   return fmt::format("{} answered HTTP {}", provider, failure->status);
 }
@@ -58,10 +59,15 @@ std::optional<std::chrono::milliseconds> parse_retry_after(const std::string& va
   return std::chrono::milliseconds(static_cast<long long>(*seconds * 1000));
 }
 
-LlmClient::LlmClient(ProviderConfig cfg, HttpClient& http, Sleeper& sleeper, ResponseCache* cache,
-                     RetryPolicy retry, std::ostream* dry_run)
-    : cfg_(std::move(cfg)), provider_(find_provider(cfg_.provider)), http_(http), sleeper_(sleeper),
-      cache_(cache), retry_(retry), dry_run_(dry_run) {}
+LlmClient::LlmClient(ProviderConfig cfg, HttpClient& http, Sleeper& sleeper, ResponseCache* cache, RetryPolicy retry,
+                     std::ostream* dry_run)
+    : cfg_(std::move(cfg)),
+      provider_(find_provider(cfg_.provider)),
+      http_(http),
+      sleeper_(sleeper),
+      cache_(cache),
+      retry_(retry),
+      dry_run_(dry_run) {}
 
 // nullopt: do not retry (the server asks for a wait longer than max_delay).
 std::optional<std::chrono::milliseconds> LlmClient::delay_for(int attempt, const HttpResponse* res) const {
@@ -100,8 +106,8 @@ std::optional<LlmError> LlmClient::refuse() const {
     return LlmError{LlmError::Kind::Unreachable,
                     fmt::format("not sent: the provider failed {} requests in a row", failures_in_a_row_)};
   if (spent_ >= retry_.run_budget)
-    return LlmError{LlmError::Kind::Unreachable,
-                    fmt::format("not sent: this run's LLM time budget ({} s) is spent", retry_.run_budget.count() / 1000)};
+    return LlmError{LlmError::Kind::Unreachable, fmt::format("not sent: this run's LLM time budget ({} s) is spent",
+                                                             retry_.run_budget.count() / 1000)};
   return std::nullopt;
 }
 
@@ -135,8 +141,7 @@ std::expected<HttpResponse, LlmError> LlmClient::attempts(const HttpRequest& req
     if (attempt + 1 == retry_.max_attempts) break;
     auto delay = delay_for(attempt, res ? &*res : nullptr);
     if (!delay) {
-      last.message += fmt::format(" (the server asks to retry after {} s: not retried)",
-                                  res->header("retry-after"));
+      last.message += fmt::format(" (the server asks to retry after {} s: not retried)", res->header("retry-after"));
       return std::unexpected(last);
     }
     if (spent_ + *delay >= retry_.run_budget) {

@@ -33,8 +33,7 @@ Result<json> read_config(const Getenv& env) {
   std::stringstream ss;
   ss << in.rdbuf();
   json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return fail(ExitCode::BadInput, fmt::format("{}: not a JSON object", path));
+  if (j.is_discarded() || !j.is_object()) return fail(ExitCode::BadInput, fmt::format("{}: not a JSON object", path));
   return j;
 }
 
@@ -50,7 +49,8 @@ std::string spec_from(const std::string& flag, const Getenv& env, const json& cf
 // Base URL: the provider's environment variable, then the config file, then the default.
 std::string base_url_for(const Provider& p, const Getenv& env, const json& cfg) {
   std::string base = env(std::string(p.base_env));
-  if (base.empty()) base = cfg.value("providers", json::object()).value(std::string(p.name), json::object()).value("base_url", "");
+  if (base.empty())
+    base = cfg.value("providers", json::object()).value(std::string(p.name), json::object()).value("base_url", "");
   if (base.empty()) base = std::string(p.default_base);
   if (base.find("://") == std::string::npos) base = "http://" + base;
   while (base.ends_with('/')) base.pop_back();
@@ -76,7 +76,8 @@ Result<Settings> resolve_settings(const std::string& flag, const Getenv& env) {
   KEET_TRY(cfg, read_config(env));
   std::string spec = spec_from(flag, env, *cfg);
   if (spec.empty())
-    return fail(ExitCode::BadInput, "no LLM chosen: pass --llm PROVIDER:MODEL, set KEET_LLM, or write " + config_file(env));
+    return fail(ExitCode::BadInput,
+                "no LLM chosen: pass --llm PROVIDER:MODEL, set KEET_LLM, or write " + config_file(env));
   // The model may itself contain colons (ollama's "llama3.1:8b"): split at the first.
   size_t colon = spec.find(':');
   std::string name = spec.substr(0, colon);

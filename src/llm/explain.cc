@@ -18,8 +18,10 @@ void account(LlmResult& r, const ChatResponse& res) {
 bool usable(const ChatResponse& res, const ChatRequest& req) { return !req.output || res.structured; }
 
 std::string repair_request(const std::string& problem) {
-  return fmt::format("Your previous reply could not be used: {}. Reply again with only the JSON object that "
-                     "matches the schema.", problem);
+  return fmt::format(
+      "Your previous reply could not be used: {}. Reply again with only the JSON object that "
+      "matches the schema.",
+      problem);
 }
 
 bool has_finding(const analysis::KernelDiagnosis& d, const std::string& id) {

@@ -54,7 +54,8 @@ std::vector<std::string> plugin_candidates() {
 Result<void*> open_plugin(const std::string& path) {
   KEET_TRY(lib, io::open_library(path));
   keet_http_abi_version_fn version = nullptr;
-  if (!io::bind_symbol(*lib, "keet_http_abi_version", version)) return fail(ExitCode::Dependency, path + ": not a KEET HTTP plugin");
+  if (!io::bind_symbol(*lib, "keet_http_abi_version", version))
+    return fail(ExitCode::Dependency, path + ": not a KEET HTTP plugin");
   if (version() != KEET_HTTP_ABI_VERSION) return fail(ExitCode::Dependency, path + ": plugin of another keet version");
   return *lib;
 }
@@ -72,7 +73,8 @@ Result<void*> load_plugin() {
 Result<keet_http_post_fn> bind_post() {
   KEET_TRY(lib, http_plugin_library());
   keet_http_post_fn post = nullptr;
-  if (!io::bind_symbol(*lib, "keet_http_post", post)) return fail(ExitCode::Dependency, "HTTP plugin without keet_http_post");
+  if (!io::bind_symbol(*lib, "keet_http_post", post))
+    return fail(ExitCode::Dependency, "HTTP plugin without keet_http_post");
   return post;
 }
 
@@ -94,7 +96,9 @@ keet_http_sink sink_for(Collected& c) {
   s.header = [](void* ctx, const char* name, const char* value) {
     static_cast<Collected*>(ctx)->response.headers[to_lower(name)] = value;
   };
-  s.body = [](void* ctx, const char* data, size_t size) { static_cast<Collected*>(ctx)->response.body.assign(data, size); };
+  s.body = [](void* ctx, const char* data, size_t size) {
+    static_cast<Collected*>(ctx)->response.body.assign(data, size);
+  };
   s.error = [](void* ctx, int failure, const char* message) {
     auto kind = failure == KEET_HTTP_CONNECT     ? HttpFailure::Connect
                 : failure == KEET_HTTP_TIMEOUT   ? HttpFailure::Timeout

@@ -34,7 +34,7 @@ std::string number_text(double v) {
 
 std::string short_unit(const std::string& unit) {
   static const std::map<std::string, std::string> names = {
-      {"nsecond", "ns"}, {"usecond", "us"}, {"msecond", "ms"}, {"second", "s"},       {"byte", "B"},
+      {"nsecond", "ns"}, {"usecond", "us"}, {"msecond", "ms"}, {"second", "s"},        {"byte", "B"},
       {"Kbyte", "KB"},   {"Mbyte", "MB"},   {"Gbyte", "GB"},   {"byte/second", "B/s"}, {"Gbyte/second", "GB/s"}};
   auto it = names.find(unit);
   return it == names.end() ? unit : it->second;
@@ -77,7 +77,8 @@ std::string finding_block(const analysis::Finding& f, const PromptOptions& opt, 
   std::string out = fmt::format("- [{}] {}: {}\n", f.id, analysis::severity_name(f.severity), scrub_paths(f.title));
   if (!f.explanation.empty()) out += "    " + (opt.share_source ? f.explanation : scrub_paths(f.explanation)) + "\n";
   for (const auto& e : f.evidence) out += "    evidence: " + evidence_line(e) + "\n";
-  if (f.estimated_speedup) out += fmt::format("    estimated whole-kernel speedup if fixed: {}x\n", number_text(*f.estimated_speedup));
+  if (f.estimated_speedup)
+    out += fmt::format("    estimated whole-kernel speedup if fixed: {}x\n", number_text(*f.estimated_speedup));
   if (with_advice)
     for (const auto& a : f.advice) out += "    engine advice: " + (opt.share_source ? a : scrub_paths(a)) + "\n";
   return out + source_lines(f, opt);
@@ -104,7 +105,8 @@ std::string header(const analysis::KernelDiagnosis& d, const PromptOptions& opt)
                      number_text(d.bottleneck.confidence), scrub_paths(d.bottleneck.summary));
   for (const auto& e : d.bottleneck.evidence) out += "  evidence: " + evidence_line(e) + "\n";
   if (!d.library.empty()) {
-    out += fmt::format("Library kernel ({}): the user calls it and cannot edit its code; advice is about the call:\n", d.library);
+    out += fmt::format("Library kernel ({}): the user calls it and cannot edit its code; advice is about the call:\n",
+                       d.library);
     for (const auto& a : d.library_advice) out += "  - " + scrub_paths(a) + "\n";
   }
   return out;
@@ -129,7 +131,8 @@ std::string context_with(const analysis::KernelDiagnosis& d, const model::Kernel
                          const Keep& keep, int* rows_shown) {
   std::string out = header(d, opt);
   out += "Findings (most impactful first):\n";
-  for (size_t i = 0; i < d.findings.size() && i < keep.findings; ++i) out += finding_block(d.findings[i], opt, keep.advice);
+  for (size_t i = 0; i < d.findings.size() && i < keep.findings; ++i)
+    out += finding_block(d.findings[i], opt, keep.advice);
   if (d.findings.empty()) out += "  none\n";
   out += derived_block(d, keep.derived_rows);
   auto rows = metric_rows(k);
@@ -173,11 +176,16 @@ Prompt explain_prompt(const analysis::KernelDiagnosis& d, const model::Kernel* k
     p.metric_rows = shown;
     p.estimated_tokens = estimate_tokens(p.system) + estimate_tokens(p.user);
     if (p.estimated_tokens <= opt.token_budget) break;
-    if (keep.metric_rows > 0) --keep.metric_rows;
-    else if (keep.derived_rows > 0) --keep.derived_rows;
-    else if (keep.advice) keep.advice = false;
-    else if (keep.findings > 1) --keep.findings;
-    else break;
+    if (keep.metric_rows > 0)
+      --keep.metric_rows;
+    else if (keep.derived_rows > 0)
+      --keep.derived_rows;
+    else if (keep.advice)
+      keep.advice = false;
+    else if (keep.findings > 1)
+      --keep.findings;
+    else
+      break;
   }
   p.metric_rows_dropped = all_rows - p.metric_rows;
   return p;

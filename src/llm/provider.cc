@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "llm/params.h"
-#include "util/strings.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace keet::llm {
 
@@ -57,8 +57,10 @@ std::string text_at(const json& j, const char* key) {
 void attach_structured(ChatResponse& out, const ChatRequest& req) {
   if (!req.output) return;
   auto s = parse_structured(out.text, req.output->schema);
-  if (s) out.structured = std::move(*s);
-  else out.structured_error = s.error();
+  if (s)
+    out.structured = std::move(*s);
+  else
+    out.structured_error = s.error();
 }
 
 // ---- OpenAI Chat Completions (also vLLM, llama.cpp, LM Studio, Ollama /v1) ----
@@ -114,8 +116,7 @@ std::expected<ChatResponse, std::string> openai_parse(const std::string& body, c
 // ---- Anthropic Messages ----
 
 json anthropic_content(const Message& m) {
-  if (m.role == Role::Tool)
-    return {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.content}};
+  if (m.role == Role::Tool) return {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.content}};
   return {{"type", "text"}, {"text", m.content}};
 }
 
@@ -146,8 +147,8 @@ HttpRequest anthropic_build(const ProviderConfig& cfg, const ChatRequest& r) {
     tools.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
   if (r.output) {
     // Structured output: a tool whose input is the answer, and the model is forced to call it.
-    tools.push_back({{"name", r.output->name}, {"description", r.output->description},
-                     {"input_schema", r.output->schema}});
+    tools.push_back(
+        {{"name", r.output->name}, {"description", r.output->description}, {"input_schema", r.output->schema}});
     body["tool_choice"] = {{"type", "tool"}, {"name", r.output->name}};
   }
   if (!tools.empty()) body["tools"] = tools;
@@ -193,7 +194,8 @@ json ollama_message(const Message& m) {
 
 HttpRequest ollama_build(const ProviderConfig& cfg, const ChatRequest& r) {
   json body = {{"model", r.model}, {"messages", json::array()}, {"stream", false}};
-  set_sampling(body, {cfg.provider, r.model, r.max_tokens, r.temperature, "options.num_predict", "options.temperature"});
+  set_sampling(body,
+               {cfg.provider, r.model, r.max_tokens, r.temperature, "options.num_predict", "options.temperature"});
   for (const auto& m : r.messages) body["messages"].push_back(ollama_message(m));
   if (!r.tools.empty()) body["tools"] = function_tools(r);
   if (r.output) body["format"] = r.output->schema;
@@ -236,8 +238,8 @@ std::string check_schema(const json& v, const json& schema, const std::string& p
 std::string check_type(const json& v, const json& schema, const std::string& path) {
   if (!schema.contains("type")) return "";
   const json& t = schema["type"];
-  std::vector<std::string> types = t.is_array() ? t.get<std::vector<std::string>>()
-                                                : std::vector<std::string>{t.get<std::string>()};
+  std::vector<std::string> types =
+      t.is_array() ? t.get<std::vector<std::string>>() : std::vector<std::string>{t.get<std::string>()};
   for (const auto& type : types)
     if (type_matches(v, type)) return "";
   return fmt::format("{} should be {}", path, json_text(t));

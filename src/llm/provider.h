@@ -66,9 +66,9 @@ struct Usage {
 };
 
 struct ChatResponse {
-  std::string text;                       // free text (or the raw JSON text)
+  std::string text;                          // free text (or the raw JSON text)
   std::optional<nlohmann::json> structured;  // parsed structured output, if any
-  std::string structured_error;           // why `structured` is missing when asked for
+  std::string structured_error;              // why `structured` is missing when asked for
   std::vector<ToolCall> tool_calls;
   Usage usage;
   bool cached = false;
@@ -78,13 +78,13 @@ struct ProviderConfig {
   std::string provider;  // registry name
   std::string model;
   std::string base_url;
-  std::string api_key;   // from the environment only; never printed or stored
+  std::string api_key;                // from the environment only; never printed or stored
   std::vector<ParamOverride> params;  // --llm-param, applied to every request body
 };
 
 struct Provider {
   std::string_view name;
-  std::string_view key_env;       // "" when no key is needed
+  std::string_view key_env;  // "" when no key is needed
   std::string_view base_env;
   std::string_view default_base;
   std::function<HttpRequest(const ProviderConfig&, const ChatRequest&)> build;
@@ -99,7 +99,6 @@ const Provider* find_provider(std::string_view name);
 std::vector<std::pair<std::string, std::string>> redacted_headers(const HttpRequest& req);
 
 // Parses structured-output text into JSON; explains what is wrong when it fails.
-std::expected<nlohmann::json, std::string> parse_structured(const std::string& text,
-                                                            const nlohmann::json& schema);
+std::expected<nlohmann::json, std::string> parse_structured(const std::string& text, const nlohmann::json& schema);
 
 }  // namespace keet::llm

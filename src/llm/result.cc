@@ -8,9 +8,12 @@ using nlohmann::json;
 
 std::string_view status_name(Status s) {
   switch (s) {
-    case Status::Verified: return "verified";
-    case Status::Flagged: return "flagged";
-    case Status::Unavailable: return "unavailable";
+    case Status::Verified:
+      return "verified";
+    case Status::Flagged:
+      return "flagged";
+    case Status::Unavailable:
+      return "unavailable";
   }
   return "unavailable";
 }
@@ -22,7 +25,8 @@ json optional_text(const std::optional<std::string>& s) { return s ? json(*s) : 
 json claims_json(const std::vector<Claim>& claims) {
   json out = json::array();
   for (const auto& c : claims)
-    out.push_back({{"text", c.text}, {"value", c.value}, {"unit", c.unit}, {"supported_by", optional_text(c.supported_by)}});
+    out.push_back(
+        {{"text", c.text}, {"value", c.value}, {"unit", c.unit}, {"supported_by", optional_text(c.supported_by)}});
   return out;
 }
 
@@ -65,7 +69,8 @@ std::string render_text(const LlmResult& r) {
   for (const auto& q : r.questions) out += "  ? " + q + "\n";
   for (const auto& a : r.arch_violations) out += "  ! not for this device: " + a + "\n";
   for (const auto& c : r.contradictions) out += "  ! " + c + "\n";
-  if (r.unsupported_claims > 0) out += fmt::format("  ! {} number(s) not backed by the report are marked [unverified]\n", r.unsupported_claims);
+  if (r.unsupported_claims > 0)
+    out += fmt::format("  ! {} number(s) not backed by the report are marked [unverified]\n", r.unsupported_claims);
   out += fmt::format("  tokens: {} prompt, {} completion{}\n", r.usage.prompt_tokens, r.usage.completion_tokens,
                      r.cached ? " (cached)" : "");
   return out;

@@ -8,9 +8,9 @@
 #include "llm/prompt.h"
 #include "model/units.h"
 #include "util/embedded_data.h"
-#include "util/strings.h"
 #include "util/json.h"
 #include "util/pattern.h"
+#include "util/strings.h"
 
 namespace keet::llm {
 
@@ -99,15 +99,20 @@ json tool_get_findings(const ToolContext& ctx, const json& args) {
   if (!d) return error("no such kernel; call list_kernels");
   auto text = [&](const std::string& t) { return ctx.share_source ? t : scrub_paths(t); };
   json out = {{"device", {{"name", d->device}, {"compute_capability", d->compute_capability}}},
-              {"bottleneck", {{"class", analysis::class_name(d->bottleneck.cls)},
-                              {"confidence", d->bottleneck.confidence},
-                              {"evidence", evidence_json(d->bottleneck.evidence)}}},
+              {"bottleneck",
+               {{"class", analysis::class_name(d->bottleneck.cls)},
+                {"confidence", d->bottleneck.confidence},
+                {"evidence", evidence_json(d->bottleneck.evidence)}}},
               {"findings", json::array()}};
   for (const auto& f : d->findings) {
-    json fj = {{"id", f.id}, {"severity", analysis::severity_name(f.severity)}, {"title", text(f.title)},
-               {"explanation", text(f.explanation)}, {"evidence", evidence_json(f.evidence)},
+    json fj = {{"id", f.id},
+               {"severity", analysis::severity_name(f.severity)},
+               {"title", text(f.title)},
+               {"explanation", text(f.explanation)},
+               {"evidence", evidence_json(f.evidence)},
                {"estimated_speedup", f.estimated_speedup ? json(*f.estimated_speedup) : json(nullptr)},
-               {"advice", json::array()}, {"source", json::array()}};
+               {"advice", json::array()},
+               {"source", json::array()}};
     for (const auto& a : f.advice) fj["advice"].push_back(text(a));
     for (const auto& s : f.source) fj["source"].push_back(source_json(ctx, s));
     out["findings"].push_back(std::move(fj));
@@ -157,8 +162,12 @@ json tool_explain(const ToolContext&, const json& args) {
   if (!hits || hits->empty()) return error("no knowledge-base entry for '" + args.value("term", "") + "'");
   json out = json::array();
   for (const auto& h : *hits)
-    out.push_back({{"id", h.entry->id}, {"title", h.entry->title}, {"summary", h.entry->summary},
-                   {"how_to_read", h.entry->how_to_read}, {"typical", h.entry->typical}, {"remedies", h.entry->remedies}});
+    out.push_back({{"id", h.entry->id},
+                   {"title", h.entry->title},
+                   {"summary", h.entry->summary},
+                   {"how_to_read", h.entry->how_to_read},
+                   {"typical", h.entry->typical},
+                   {"remedies", h.entry->remedies}});
   return out;
 }
 
@@ -175,9 +184,11 @@ json key_metrics(const model::Kernel* k) {
 json kernel_summary(const ToolContext& ctx, const analysis::KernelDiagnosis& d) {
   json ids = json::array();
   for (const auto& f : d.findings) ids.push_back(f.id);
-  return {{"index", d.index}, {"name", name_of(ctx, d)},
+  return {{"index", d.index},
+          {"name", name_of(ctx, d)},
           {"duration_ns", d.duration_ns ? json(*d.duration_ns) : json(nullptr)},
-          {"bottleneck", analysis::class_name(d.bottleneck.cls)}, {"findings", ids},
+          {"bottleneck", analysis::class_name(d.bottleneck.cls)},
+          {"findings", ids},
           {"metrics", key_metrics(model_kernel(ctx, d.index))}};
 }
 
@@ -198,19 +209,32 @@ struct ToolEntry {
 const std::vector<ToolEntry>& tool_table() {
   static const std::vector<ToolEntry> table = {
       {{"list_kernels", "List the profiled kernels with duration, bottleneck class and top finding.",
-        object_schema(json::object(), {})}, tool_list_kernels, false},
+        object_schema(json::object(), {})},
+       tool_list_kernels,
+       false},
       {{"get_metrics", "Metric values of one kernel whose names match a regular expression.",
-        object_schema({{"kernel", kernel_arg}, {"pattern", {{"type", "string"}, {"description", "regex on metric names, e.g. dram__"}}}},
-                      {"kernel", "pattern"})}, tool_get_metrics, false},
+        object_schema({{"kernel", kernel_arg},
+                       {"pattern", {{"type", "string"}, {"description", "regex on metric names, e.g. dram__"}}}},
+                      {"kernel", "pattern"})},
+       tool_get_metrics,
+       false},
       {{"get_findings", "The expert engine's bottleneck and findings (evidence, speedup, advice) for one kernel.",
-        object_schema({{"kernel", kernel_arg}}, {"kernel"})}, tool_get_findings, false},
+        object_schema({{"kernel", kernel_arg}}, {"kernel"})},
+       tool_get_findings,
+       false},
       {{"get_source", "Source lines of the kernel's embedded source file.",
         object_schema({{"kernel", kernel_arg}, {"lines", {{"type", "string"}, {"description", "range such as 40-60"}}}},
-                      {"kernel", "lines"})}, tool_get_source, true},
+                      {"kernel", "lines"})},
+       tool_get_source,
+       true},
       {{"explain", "Explain an ncu metric, stall reason or finding from KEET's knowledge base.",
-        object_schema({{"term", {{"type", "string"}}}}, {"term"})}, tool_explain, false},
+        object_schema({{"term", {{"type", "string"}}}}, {"term"})},
+       tool_explain,
+       false},
       {{"compare", "Compare two kernels: durations, bottlenecks, findings and key metrics.",
-        object_schema({{"kernel_a", kernel_arg}, {"kernel_b", kernel_arg}}, {"kernel_a", "kernel_b"})}, tool_compare, false},
+        object_schema({{"kernel_a", kernel_arg}, {"kernel_b", kernel_arg}}, {"kernel_a", "kernel_b"})},
+       tool_compare,
+       false},
   };
   return table;
 }
@@ -237,7 +261,8 @@ std::string run_tool(const ToolContext& ctx, const ToolCall& call) {
     return json_text(error(fmt::format("tool arguments longer than {} bytes", kMaxToolArgumentBytes)));
   for (const auto& t : tool_table())
     if (t.spec.name == call.name) {
-      if (t.needs_source && !ctx.share_source) return json_text(error("source sharing is off (run with --share-source)"));
+      if (t.needs_source && !ctx.share_source)
+        return json_text(error("source sharing is off (run with --share-source)"));
       try {
         return json_text(t.run(ctx, call.arguments.is_null() ? json::object() : call.arguments));
       } catch (const json::exception&) {
@@ -255,8 +280,8 @@ std::string kernels_overview(const ToolContext& ctx, size_t max_kernels) {
       out += fmt::format("... {} more kernels (call list_kernels)\n", ctx.diagnosis->kernels.size() - max_kernels);
       break;
     }
-    out += fmt::format("#{} {}: {}-bound, top finding {}\n", d.index, name_of(ctx, d), analysis::class_name(d.bottleneck.cls),
-                       d.findings.empty() ? "none" : d.findings[0].id);
+    out += fmt::format("#{} {}: {}-bound, top finding {}\n", d.index, name_of(ctx, d),
+                       analysis::class_name(d.bottleneck.cls), d.findings.empty() ? "none" : d.findings[0].id);
   }
   return out;
 }

@@ -118,7 +118,8 @@ size_t scan_number(std::string_view text, size_t i, int& decimals) {
   while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
   // Thousands separators: a comma followed by exactly three digits.
   while (j + 3 < text.size() + 0 && text[j] == ',' && std::isdigit(static_cast<unsigned char>(text[j + 1])) &&
-         std::isdigit(static_cast<unsigned char>(text[j + 2])) && std::isdigit(static_cast<unsigned char>(text[j + 3])) &&
+         std::isdigit(static_cast<unsigned char>(text[j + 2])) &&
+         std::isdigit(static_cast<unsigned char>(text[j + 3])) &&
          (j + 4 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[j + 4]))))
     j += 4;
   decimals = 0;
@@ -157,8 +158,13 @@ std::optional<Claim> claim_at(std::string_view text, size_t i, size_t& next) {
   std::string digits;
   for (char c : text.substr(i, end - i))
     if (c != ',') digits += c;
-  Claim c{std::string(text.substr(i, next - i)), std::stod(digits), unit ? unit->text : "", std::nullopt, i,
-          decimals, any_preceding(before, rules().approximate_words)};
+  Claim c{std::string(text.substr(i, next - i)),
+          std::stod(digits),
+          unit ? unit->text : "",
+          std::nullopt,
+          i,
+          decimals,
+          any_preceding(before, rules().approximate_words)};
   if (is_free_number(c)) return std::nullopt;
   return c;
 }
@@ -286,8 +292,10 @@ std::vector<std::string> bottleneck_contradictions(std::string_view text, const 
     std::string before = to_lower(s.substr(it->pos >= 16 ? it->pos - 16 : 0, std::min<size_t>(16, it->pos)));
     bool denied = before.find("not ") != std::string::npos || before.find("n't ") != std::string::npos ||
                   before.find("than ") != std::string::npos || before.find("instead of") != std::string::npos;
-    std::string msg = fmt::format("the answer calls the kernel {}-bound; the engine classifies it as {}-bound "
-                                  "(confidence {:.2f})", said, engine, b.confidence);
+    std::string msg = fmt::format(
+        "the answer calls the kernel {}-bound; the engine classifies it as {}-bound "
+        "(confidence {:.2f})",
+        said, engine, b.confidence);
     if (!denied && said != engine && std::find(out.begin(), out.end(), msg) == out.end()) out.push_back(msg);
   }
   return out;
@@ -311,7 +319,8 @@ Verification verify_text(std::string_view text, const VerifyContext& ctx) {
 std::string Verification::feedback() const {
   std::string out;
   for (const auto& c : claims)
-    if (!c.supported_by) out += fmt::format("- The number \"{}\" is not in the report and not derived from it.\n", c.text);
+    if (!c.supported_by)
+      out += fmt::format("- The number \"{}\" is not in the report and not derived from it.\n", c.text);
   for (const auto& a : arch_violations) out += fmt::format("- Invalid advice for this device: {}.\n", a);
   for (const auto& c : contradictions) out += fmt::format("- Contradiction: {}.\n", c);
   return out;

@@ -30,8 +30,8 @@ struct Claim {
   double value = 0;
   std::string unit;
   std::optional<std::string> supported_by;
-  size_t offset = 0;  // position of `text` in the verified string
-  int decimals = 0;   // digits after the point as written: the rounding allowed
+  size_t offset = 0;         // position of `text` in the verified string
+  int decimals = 0;          // digits after the point as written: the rounding allowed
   bool approximate = false;  // "about 90%": a relative tolerance applies
 };
 
@@ -51,7 +51,7 @@ std::vector<std::string> bottleneck_contradictions(std::string_view text, const 
 
 struct VerifyContext {
   std::vector<KnownValue> known;
-  std::vector<analysis::DeviceInfo> devices;  // devices the advice must fit (name and compute capability)
+  std::vector<analysis::DeviceInfo> devices;       // devices the advice must fit (name and compute capability)
   std::optional<analysis::Bottleneck> bottleneck;  // absent when the text spans kernels
 };
 

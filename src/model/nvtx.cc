@@ -47,8 +47,9 @@ Result<NvtxExpression> NvtxExpression::parse(std::string_view text) {
   e.parts_ = e.push_pop_ ? split_ranges(rest) : std::vector<std::string>{std::string(rest)};
   bool empty_part = std::ranges::any_of(e.parts_, [](const std::string& p) { return p.empty(); });
   if (e.parts_.empty() || empty_part)
-    return fail(ExitCode::BadInput, "NVTX filter '" + std::string(text) + "': expected Range, Domain@Range, Range/, "
-                                    "[Range, Range], or ranges separated by / (as ncu)");
+    return fail(ExitCode::BadInput, "NVTX filter '" + std::string(text) +
+                                        "': expected Range, Domain@Range, Range/, "
+                                        "[Range, Range], or ranges separated by / (as ncu)");
   return e;
 }
 
@@ -62,7 +63,8 @@ bool NvtxExpression::matches_stack(const std::vector<std::string>& stack) const 
 bool NvtxExpression::matches(const NvtxState& s) const {
   if (!push_pop_)
     return std::ranges::any_of(s.start_end, [&](const auto& r) { return r.domain == domain_ && r.name == parts_[0]; });
-  return std::ranges::any_of(s.push_pop, [&](const auto& st) { return st.domain == domain_ && matches_stack(st.ranges); });
+  return std::ranges::any_of(s.push_pop,
+                             [&](const auto& st) { return st.domain == domain_ && matches_stack(st.ranges); });
 }
 
 Result<NvtxFilter> NvtxFilter::parse(const std::vector<std::string>& include, const std::vector<std::string>& exclude) {

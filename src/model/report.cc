@@ -123,10 +123,14 @@ bool KernelIdentity::same_function(const KernelIdentity& other) const {
 
 std::string_view format_name(Format f) {
   switch (f) {
-    case Format::NcuRep: return "ncu-rep";
-    case Format::NcuCsvRaw: return "ncu-csv";
-    case Format::NcuCsvDetails: return "ncu-csv";
-    case Format::NvprofCsv: return "nvprof-csv";
+    case Format::NcuRep:
+      return "ncu-rep";
+    case Format::NcuCsvRaw:
+      return "ncu-csv";
+    case Format::NcuCsvDetails:
+      return "ncu-csv";
+    case Format::NvprofCsv:
+      return "nvprof-csv";
   }
   return "unknown";
 }

@@ -23,9 +23,9 @@ namespace keet::model {
 struct Value {
   enum class Kind : uint8_t { None, Double, Float, Uint64, Uint32, String };
   Kind kind = Kind::None;
-  double number = 0;   // valid for every numeric kind
+  double number = 0;     // valid for every numeric kind
   uint64_t integer = 0;  // exact value for Uint64/Uint32 (PCs need all 64 bits)
-  std::string text;    // String kind
+  std::string text;      // String kind
 
   static Value of_double(double v);
   static Value of_float(float v);
@@ -37,7 +37,7 @@ struct Value {
 };
 
 struct Instance {
-  Value key;    // PC, opcode, register count, ... (meaning depends on the metric)
+  Value key;  // PC, opcode, register count, ... (meaning depends on the metric)
   Value value;
 };
 
@@ -95,7 +95,7 @@ class InstanceList {
   void decode() const;
   mutable std::vector<Instance> items_;
   std::shared_ptr<const std::string> owner_;
-  std::string_view raw_;  // inside *owner_
+  std::string_view raw_;          // inside *owner_
   mutable uint32_t pending_ = 0;  // instances in raw_ not decoded yet
   Decoder decode_ = nullptr;
 };
@@ -131,13 +131,13 @@ struct RuleMessage {
   std::string name;
   std::string text;
   std::optional<double> estimated_speedup;  // percent, as ncu writes it
-  int speedup_type = 0;                      // 0 local/unknown, 1 global
+  int speedup_type = 0;                     // 0 local/unknown, 1 global
 };
 
 struct RuleResult {
-  std::string id;            // e.g. "UncoalescedGlobalAccess"
+  std::string id;  // e.g. "UncoalescedGlobalAccess"
   std::string display_name;
-  std::string section;       // SectionIdentifier
+  std::string section;  // SectionIdentifier
   std::vector<RuleMessage> messages;
   std::vector<FocusMetric> focus;
 };
@@ -177,7 +177,7 @@ struct MetricName {
 };
 
 struct Kernel {
-  int index = 0;             // order in the report
+  int index = 0;  // order in the report
   std::string mangled;
   std::string function;
   std::string demangled;
@@ -186,7 +186,7 @@ struct Kernel {
   uint64_t creation_time = 0;  // unix seconds
   uint64_t process_id = 0;
   std::string process_name;
-  std::string host_name;  // of the profiled process: ncu's "Host Name" column
+  std::string host_name;               // of the profiled process: ncu's "Host Name" column
   std::optional<uint64_t> source_ref;  // key into Report::modules
   // Launches this kernel's values summarise: nvprof's "Invocations" (its
   // tables give one row of min/max/avg per kernel name). 0: one launch, as

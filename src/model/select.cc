@@ -12,7 +12,9 @@ std::optional<NameBase> parse_name_base(std::string_view s) {
 }
 
 const std::string& name_in_base(const Kernel& k, NameBase base) {
-  const std::string& chosen = base == NameBase::Function ? k.function : base == NameBase::Mangled ? k.mangled : k.demangled;
+  const std::string& chosen = base == NameBase::Function  ? k.function
+                              : base == NameBase::Mangled ? k.mangled
+                                                          : k.demangled;
   return chosen.empty() ? k.display_name() : chosen;
 }
 

@@ -140,7 +140,8 @@ void TimelineBuilder::kernel(const KernelLaunch& k) {
   g.last_end = std::max(g.last_end, k.end);
   g.time.add(d);
   g.drift.add(d);
-  auto cfg = std::ranges::find_if(g.configs, [&](const LaunchConfig& c) { return c.grid == k.grid && c.block == k.block; });
+  auto cfg =
+      std::ranges::find_if(g.configs, [&](const LaunchConfig& c) { return c.grid == k.grid && c.block == k.block; });
   if (cfg == g.configs.end() && g.configs.size() < 64) cfg = g.configs.insert(g.configs.end(), {k.grid, k.block, {}});
   if (cfg != g.configs.end()) cfg->time.add(d);
   if (k.api_start && *k.api_start <= k.start) {

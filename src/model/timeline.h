@@ -21,9 +21,9 @@ namespace keet::model {
 // What the file says about itself, before any event.
 struct TimelineMeta {
   std::string path;
-  std::string tool_version;   // "2022.4.2.1" (EXPORT_PRODUCT_VERSION)
-  std::string schema;         // "EXPORT_META_DATA" (before 2023) or "META_DATA_EXPORT"
-  std::string schema_version; // "3.0.0"
+  std::string tool_version;    // "2022.4.2.1" (EXPORT_PRODUCT_VERSION)
+  std::string schema;          // "EXPORT_META_DATA" (before 2023) or "META_DATA_EXPORT"
+  std::string schema_version;  // "3.0.0"
   struct Gpu {
     uint64_t id = 0;
     std::string name;

@@ -16,7 +16,7 @@
 namespace keet::model {
 namespace {
 
-using namespace units_data;  // generated from data/metrics/units.json at build time
+using namespace units_data;                        // generated from data/metrics/units.json at build time
 using BaseScale = std::pair<std::string, double>;  // base unit, factor
 
 // The generator sorts keyed tables, so lookups are binary searches.
@@ -61,11 +61,16 @@ void append_uint_text(std::string& out, uint64_t v) {
 }
 
 void append_double_text(std::string& out, double d) {
-  if (std::isnan(d)) out += "nan";
-  else if (std::isinf(d)) out += d > 0 ? "inf" : "-inf";
-  else if (d == 0) out += '0';
-  else if (d == std::floor(d)) append_fixed(out, d, 0);
-  else append_fixed(out, d, 2);
+  if (std::isnan(d))
+    out += "nan";
+  else if (std::isinf(d))
+    out += d > 0 ? "inf" : "-inf";
+  else if (d == 0)
+    out += '0';
+  else if (d == std::floor(d))
+    append_fixed(out, d, 0);
+  else
+    append_fixed(out, d, 2);
 }
 
 // "Mbyte" -> byte x 1e6; "Kinst" -> inst x 1e3; base words map to themselves.
@@ -126,9 +131,12 @@ std::vector<std::string> units_of(const std::vector<std::string>& metrics, bool 
     previous = name;
     at = gallop(at, std::end(kUnits), name);
     // As unit_of(name): the chip table, the chip-independent one, the rules.
-    if (at != std::end(kUnits) && at->key == name) units.emplace_back(at->value);
-    else if (const auto* u = find_key(kChipIndependent, name)) units.emplace_back(u->value);
-    else units.push_back(unit_by_rules(name));
+    if (at != std::end(kUnits) && at->key == name)
+      units.emplace_back(at->value);
+    else if (const auto* u = find_key(kChipIndependent, name))
+      units.emplace_back(u->value);
+    else
+      units.push_back(unit_by_rules(name));
   }
   return units;
 }
@@ -140,12 +148,20 @@ bool blank_cell(const Metric& m) { return m.value.empty() && (m.listed || !m.ins
 
 void append_value_text(std::string& out, const Value& v) {
   switch (v.kind) {
-    case Value::Kind::None: out += "no data"; return;
-    case Value::Kind::String: out += v.text; return;
+    case Value::Kind::None:
+      out += "no data";
+      return;
+    case Value::Kind::String:
+      out += v.text;
+      return;
     case Value::Kind::Uint64:
-    case Value::Kind::Uint32: append_uint_text(out, v.integer); return;
+    case Value::Kind::Uint32:
+      append_uint_text(out, v.integer);
+      return;
     case Value::Kind::Double:
-    case Value::Kind::Float: append_double_text(out, v.number); return;
+    case Value::Kind::Float:
+      append_double_text(out, v.number);
+      return;
   }
 }
 
@@ -164,8 +180,10 @@ std::string csv_cell_text(const Metric& m) {
 
 void append_csv_cell(std::string& out, const Metric& m) {
   if (blank_cell(m)) return;
-  if (m.value.kind == Value::Kind::String) append_quote_doubled(out, m.value.text);
-  else append_value_text(out, m.value);
+  if (m.value.kind == Value::Kind::String)
+    append_quote_doubled(out, m.value.text);
+  else
+    append_value_text(out, m.value);
 }
 
 BaseValue to_base_unit(double value, std::string_view unit) {

@@ -59,7 +59,7 @@ std::optional<PrintUnits> parse_print_units(std::string_view name);
 // ("cycle/nsecond"). A unit ncu does not scale comes back with factor 1.
 struct Scale {
   std::string unit;
-  double factor = 1;  // divide a base value by it
+  double factor = 1;         // divide a base value by it
   bool zero_column = false;  // every finite value of the column is 0 (ncu then prints a NaN as 0)
 };
 Scale auto_scale(std::string_view base_unit, double magnitude);

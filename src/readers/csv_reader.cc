@@ -59,17 +59,33 @@ class Columns {
 
 // Columns that describe the kernel or the row, not a metric.
 const std::unordered_set<std::string>& id_columns() {
-  static const std::unordered_set<std::string> s = {
-      "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream",
-      "Block Size", "Grid Size", "Device", "CC", "Section Name", "Body Item Label", "Metric Name", "Metric Unit",
-      "Metric Value", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"};
+  static const std::unordered_set<std::string> s = {"ID",
+                                                    "Process ID",
+                                                    "Process Name",
+                                                    "Host Name",
+                                                    "Kernel Name",
+                                                    "Kernel Time",
+                                                    "Context",
+                                                    "Stream",
+                                                    "Block Size",
+                                                    "Grid Size",
+                                                    "Device",
+                                                    "CC",
+                                                    "Section Name",
+                                                    "Body Item Label",
+                                                    "Metric Name",
+                                                    "Metric Unit",
+                                                    "Metric Value",
+                                                    "Rule Name",
+                                                    "Rule Type",
+                                                    "Rule Description",
+                                                    "Estimated Speedup Type",
+                                                    "Estimated Speedup"};
   return s;
 }
 
 // Counts and ids; anything that is not a number a uint64 can hold reads as 0.
-uint64_t to_uint(std::optional<double> v) {
-  return v && *v >= 0 && *v < 1.8e19 ? static_cast<uint64_t>(*v) : 0;
-}
+uint64_t to_uint(std::optional<double> v) { return v && *v >= 0 && *v < 1.8e19 ? static_cast<uint64_t>(*v) : 0; }
 uint64_t to_uint(std::string_view s) { return to_uint(parse_number(s)); }
 
 // "(256, 1, 1)"
@@ -145,8 +161,7 @@ bool is_launch_shape(std::string_view name) {
          name.starts_with("launch__block_dim_");
 }
 
-void add_metric(model::Kernel& k, std::optional<model::Metric> m, const ReadOptions& opt,
-                Seen& seen) {
+void add_metric(model::Kernel& k, std::optional<model::Metric> m, const ReadOptions& opt, Seen& seen) {
   if (!m) return;
   if (is_launch_shape(m->name) && m->value.is_number()) seen.launch.emplace(m->name, m->value.number);
   if (!opt.metrics) return;
@@ -155,8 +170,7 @@ void add_metric(model::Kernel& k, std::optional<model::Metric> m, const ReadOpti
   k.metrics.push_back(std::move(*m));
 }
 
-void add_compute_capability(model::Kernel& k, std::string_view cc, const ReadOptions& opt,
-                            Seen& seen) {
+void add_compute_capability(model::Kernel& k, std::string_view cc, const ReadOptions& opt, Seen& seen) {
   auto dot = cc.find('.');
   if (cc.empty() || dot == std::string_view::npos) return;
   add_metric(k, metric_from("device__attribute_compute_capability_major", cc.substr(0, dot), ""), opt, seen);
@@ -188,8 +202,10 @@ void dims_from_launch(model::Dim3& d, const Seen& seen, const std::string& kind)
   };
   if (d.product() != 0) return;
   auto x = n("launch__" + kind + "_dim_x"), y = n("launch__" + kind + "_dim_y"), z = n("launch__" + kind + "_dim_z");
-  if (x) d = {*x, y.value_or(1), z.value_or(1)};
-  else if (auto total = n("launch__" + kind + "_size")) d = {*total, 1, 1};
+  if (x)
+    d = {*x, y.value_or(1), z.value_or(1)};
+  else if (auto total = n("launch__" + kind + "_size"))
+    d = {*total, 1, 1};
 }
 
 // Grid and block as the binary report gives them (see readers::grid_in_blocks).
@@ -264,7 +280,8 @@ const std::unordered_map<std::string, DetailsSection>& details_sections() {
     if (j.is_discarded() || !j.contains("sections")) return out;
     for (const auto& [id, s] : j["sections"].items()) {
       DetailsSection sec{id, s.value("metric_names", false), {}};
-      for (const auto& [label, m] : s["metrics"].items()) sec.labels[label] = {m.value("metric", ""), m.value("unit", "")};
+      for (const auto& [label, m] : s["metrics"].items())
+        sec.labels[label] = {m.value("metric", ""), m.value("unit", "")};
       out[id] = sec;
       for (const auto& name : s["display_names"]) out[name.get<std::string>()] = sec;
     }
@@ -308,8 +325,7 @@ void add_rule(model::Kernel& k, const Columns& c, const CsvRow& row) {
   k.rules.push_back(std::move(r));
 }
 
-void details_row(model::Kernel& k, const Columns& c, const CsvRow& row, const ReadOptions& opt,
-                 Seen& seen) {
+void details_row(model::Kernel& k, const Columns& c, const CsvRow& row, const ReadOptions& opt, Seen& seen) {
   std::string_view label = c.get(row, "Metric Name");
   if (!label.empty()) {
     std::string name = details_metric_name(c.get(row, "Section Name"), label);
@@ -338,9 +354,12 @@ void read_details(const std::vector<CsvRow>& rows, const CsvRow& header, const R
 
 // "23.17%", "94.148GB/s", "Low (1)", "1234"
 std::optional<model::Metric> nvprof_metric(std::string name, std::string_view text) {
-  static const std::vector<std::pair<std::string_view, std::string_view>> suffixes = {
-      {"%", "%"}, {"TB/s", "Tbyte/second"}, {"GB/s", "Gbyte/second"}, {"MB/s", "Mbyte/second"},
-      {"KB/s", "Kbyte/second"}, {"B/s", "byte/second"}};
+  static const std::vector<std::pair<std::string_view, std::string_view>> suffixes = {{"%", "%"},
+                                                                                      {"TB/s", "Tbyte/second"},
+                                                                                      {"GB/s", "Gbyte/second"},
+                                                                                      {"MB/s", "Mbyte/second"},
+                                                                                      {"KB/s", "Kbyte/second"},
+                                                                                      {"B/s", "byte/second"}};
   text = trim(text);
   for (const auto& [suffix, unit] : suffixes)
     if (text.ends_with(suffix) && parse_number(text.substr(0, text.size() - suffix.size())))
@@ -404,8 +423,10 @@ void read_ncu_text(std::string_view text, const ReadOptions& opt, model::Report&
   Columns c(header);
   bool details = c.has("Section Name") && c.has("Metric Name") && c.has("Metric Value");
   report.format = details ? model::Format::NcuCsvDetails : model::Format::NcuCsvRaw;
-  if (details) read_details(rows, header, opt, sink);
-  else read_raw(rows, header, opt, sink);
+  if (details)
+    read_details(rows, header, opt, sink);
+  else
+    read_raw(rows, header, opt, sink);
 }
 
 template <typename Fn>
@@ -429,9 +450,7 @@ ReadResult<void> read_ncu(const io::ByteSource& src, const ReadOptions& opt, mod
   return guarded(src, [&](std::string_view text) { read_ncu_text(text, opt, report, sink); });
 }
 
-bool detect_nvprof(std::string_view bytes) {
-  return find_header(bytes, kNvprofHeader).pos != std::string_view::npos;
-}
+bool detect_nvprof(std::string_view bytes) { return find_header(bytes, kNvprofHeader).pos != std::string_view::npos; }
 
 ReadResult<void> read_nvprof(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
                              const KernelSink& sink) {

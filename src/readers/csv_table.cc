@@ -16,8 +16,10 @@ std::string read_cell(std::string_view t, size_t& pos, uint64_t& line, uint64_t 
   for (++pos;; ++pos) {
     if (pos >= t.size()) throw CsvError{row_line, "unterminated quoted cell"};
     char c = t[pos];
-    if (c == '"' && pos + 1 < t.size() && t[pos + 1] == '"') ++pos;
-    else if (c == '"') break;
+    if (c == '"' && pos + 1 < t.size() && t[pos + 1] == '"')
+      ++pos;
+    else if (c == '"')
+      break;
     if (c == '\n') ++line;
     cell += c;
   }

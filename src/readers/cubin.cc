@@ -94,7 +94,7 @@ std::string section_bytes(const ElfSection& s) {
 }
 
 struct SymbolTable {
-  std::vector<CubinSymbol> all;  // index = ELF symbol index
+  std::vector<CubinSymbol> all;   // index = ELF symbol index
   std::vector<uint16_t> section;  // per symbol: st_shndx
   std::vector<bool> is_section;   // per symbol: STT_SECTION
 };
@@ -289,8 +289,8 @@ int load_section(void* obj, Dwarf_Half index, Dwarf_Small** data, int* /*error*/
   return DW_DLV_OK;
 }
 
-const Dwarf_Obj_Access_Methods kMethods = {get_section_info, get_byte_order, get_length_size, get_pointer_size,
-                                           get_section_count, load_section, nullptr};
+const Dwarf_Obj_Access_Methods kMethods = {get_section_info,  get_byte_order, get_length_size, get_pointer_size,
+                                           get_section_count, load_section,   nullptr};
 
 // Offsets of the line programs in .debug_line (each starts with unit_length).
 // Only headers are walked here; libdwarf decodes the programs themselves.
@@ -445,8 +445,7 @@ struct CubinBuilder {
       if (r.end_sequence || r.line == 0 || rows[i + 1].addr <= r.addr) continue;
       c.ranges_.push_back({r.addr, rows[i + 1].addr, file_id(r.file), r.line});
     }
-    std::sort(c.ranges_.begin(), c.ranges_.end(),
-              [](const auto& a, const auto& b) { return a.begin < b.begin; });
+    std::sort(c.ranges_.begin(), c.ranges_.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
   }
 
   void add_line_info(const std::vector<ElfSection>& secs, const SymbolTable& syms) {
@@ -495,8 +494,8 @@ const CubinSymbol* Cubin::symbol(std::string_view mangled) const {
 }
 
 std::optional<SourceLocation> Cubin::location(uint64_t pc) const {
-  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), pc,
-                             [](uint64_t v, const LineRange& r) { return v < r.begin; });
+  auto it =
+      std::upper_bound(ranges_.begin(), ranges_.end(), pc, [](uint64_t v, const LineRange& r) { return v < r.begin; });
   if (it == ranges_.begin()) return std::nullopt;
   --it;
   if (pc >= it->end) return std::nullopt;

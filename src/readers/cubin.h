@@ -30,7 +30,7 @@
 namespace keet::readers {
 
 struct CubinSymbol {
-  std::string name;  // mangled
+  std::string name;    // mangled
   uint64_t value = 0;  // load PC in a rebased cubin
   uint64_t size = 0;   // bytes of SASS
   bool is_function = false;

@@ -9,8 +9,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
-#include <climits>
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <deque>
 #include <expected>
@@ -77,7 +77,8 @@ class Cursor {
     uint32_t n = u32(what);
     if (n > INT_MAX) throw Corrupt{at, fmt::format("{} length {} is too large", what, n), false};
     if (!ensure(n))
-      throw Corrupt{at, fmt::format("{} of {} bytes runs past the end of the file ({} left)", what, n, available()), true};
+      throw Corrupt{at, fmt::format("{} of {} bytes runs past the end of the file ({} left)", what, n, available()),
+                    true};
     std::string_view out = data_.substr(head_, n);
     head_ += n;
     return out;
@@ -116,7 +117,7 @@ class Cursor {
 
   std::string_view data_;
   Pull pull_;
-  std::string buf_;   // a stream's window
+  std::string buf_;    // a stream's window
   uint64_t base_ = 0;  // position of data_[0]
   uint64_t head_ = 0;  // read position in data_
 };
@@ -154,7 +155,8 @@ bool read_value(std::string_view bytes, WireValue& v) {
     uint32_t field, type;
     if (!w.tag(field, type)) return false;
     bool ok = true;
-    if (field == 1 && type == wire::kDelimited) ok = w.delimited(v.text), v.present |= WireValue::kString;
+    if (field == 1 && type == wire::kDelimited)
+      ok = w.delimited(v.text), v.present |= WireValue::kString;
     else if (field == 2 && type == wire::kFixed32) {
       uint32_t bits = 0;
       ok = w.fixed32(bits);
@@ -170,8 +172,10 @@ bool read_value(std::string_view bytes, WireValue& v) {
       ok = w.varint(x);
       v.u32 = static_cast<uint32_t>(x);
       v.present |= WireValue::kUint32;
-    } else if (field == 5 && type == wire::kVarint) ok = w.varint(v.u64), v.present |= WireValue::kUint64;
-    else ok = w.skip(type);
+    } else if (field == 5 && type == wire::kVarint)
+      ok = w.varint(v.u64), v.present |= WireValue::kUint64;
+    else
+      ok = w.skip(type);
     if (!ok) return false;
   }
   return true;
@@ -184,12 +188,18 @@ void assign_value(const WireValue& v, model::Value& out) {
   out.text.clear();
   out.integer = 0;
   out.number = 0;
-  if (v.present & WireValue::kDouble) out.kind = K::Double, out.number = v.d;
-  else if (v.present & WireValue::kUint64) out.kind = K::Uint64, out.integer = v.u64, out.number = static_cast<double>(v.u64);
-  else if (v.present & WireValue::kFloat) out.kind = K::Float, out.number = static_cast<double>(v.f);
-  else if (v.present & WireValue::kUint32) out.kind = K::Uint32, out.integer = v.u32, out.number = static_cast<double>(v.u32);
-  else if (v.present & WireValue::kString) out.kind = K::String, out.text.assign(v.text);
-  else out.kind = K::None;
+  if (v.present & WireValue::kDouble)
+    out.kind = K::Double, out.number = v.d;
+  else if (v.present & WireValue::kUint64)
+    out.kind = K::Uint64, out.integer = v.u64, out.number = static_cast<double>(v.u64);
+  else if (v.present & WireValue::kFloat)
+    out.kind = K::Float, out.number = static_cast<double>(v.f);
+  else if (v.present & WireValue::kUint32)
+    out.kind = K::Uint32, out.integer = v.u32, out.number = static_cast<double>(v.u32);
+  else if (v.present & WireValue::kString)
+    out.kind = K::String, out.text.assign(v.text);
+  else
+    out.kind = K::None;
 }
 
 // A metric result's fields, as spans of the kernel's bytes.
@@ -284,11 +294,11 @@ struct FileState {
   // stream, whose chunks do not last): a cubin inside `backing` is viewed, not copied.
   std::shared_ptr<const void> owner;
   std::string_view backing;
-  std::vector<std::string_view> strings;  // cumulative, global string table, viewing `string_bytes`
+  std::vector<std::string_view> strings;              // cumulative, global string table, viewing `string_bytes`
   std::vector<std::unique_ptr<char[]>> string_bytes;  // one buffer per block's table
-  model::Session session;            // merged from fragments (finish_session hands it over)
-  pb::ProcessInfo process;           // of the current block
-  pb::RuleResult rule;               // reused scratch messages
+  model::Session session;                             // merged from fragments (finish_session hands it over)
+  pb::ProcessInfo process;                            // of the current block
+  pb::RuleResult rule;                                // reused scratch messages
   pb::ProfileResultHeader header;
   std::string header_bytes;
   // The kernel being decoded: its metric bodies with their name ids as
@@ -301,11 +311,11 @@ struct FileState {
   };
   std::vector<MetricBody> metric_bodies;
   std::vector<std::pair<std::string_view, uint64_t>> rule_bodies;
-  std::deque<Deferred> deferred;     // kernels waiting for names, in report order
+  std::deque<Deferred> deferred;  // kernels waiting for names, in report order
   uint64_t deferred_bytes = 0;
   Unresolved unresolved;
   std::vector<uint32_t> grid_size_ids;  // string ids of "launch__grid_size" (see launch_grid)
-  std::vector<int8_t> verdicts;      // metric_filter's answer per string id (-1: not asked yet)
+  std::vector<int8_t> verdicts;         // metric_filter's answer per string id (-1: not asked yet)
   int kernels = 0;
 };
 
@@ -343,8 +353,7 @@ class KernelDecoder {
   // `k` alone, when a metric's name id lies beyond the string table and
   // `final` is false (the caller defers the kernel). With `final`, such
   // metrics are left out and counted.
-  bool decode(std::string_view bytes, uint64_t offset, const pb::ProcessInfo& process, bool final,
-              model::Kernel& k) {
+  bool decode(std::string_view bytes, uint64_t offset, const pb::ProcessInfo& process, bool final, model::Kernel& k) {
     split(bytes, offset);
     if (!final && opt_.metrics && max_name_id_ >= st_.strings.size()) return false;
     uint64_t dropped = st_.unresolved.metrics;
@@ -385,7 +394,8 @@ class KernelDecoder {
     while (!w.done()) {
       const char* tag_start = w.here();
       uint32_t number, type;
-      if (!w.tag(number, type)) throw Corrupt{offset + (tag_start - bytes.data()), "kernel result is not a valid protobuf message", false};
+      if (!w.tag(number, type))
+        throw Corrupt{offset + (tag_start - bytes.data()), "kernel result is not a valid protobuf message", false};
       field(w, number, type, tag_start, bytes, offset);
     }
   }
@@ -451,8 +461,10 @@ class KernelDecoder {
       filtered = true;
     }
     WireMetric wm;
-    if (!opt_.metric_values && id) wm.name_id = *id, wm.has_name = true;  // the name is all that is wanted
-    else if (!read_metric(body, wm)) throw Corrupt{offset, "metric result is not a valid protobuf message", false};
+    if (!opt_.metric_values && id)
+      wm.name_id = *id, wm.has_name = true;  // the name is all that is wanted
+    else if (!read_metric(body, wm))
+      throw Corrupt{offset, "metric result is not a valid protobuf message", false};
     const std::string_view* name = name_of(wm.name_id);
     if (name == nullptr) return 0;
     if (!filtered && opt_.metric_filter && !keep(wm.name_id)) return 0;
@@ -480,8 +492,8 @@ class KernelDecoder {
     std::shared_ptr<const std::string> shared = owner;
     size_t at = 0;
     for (const auto& l : lists_) {
-      k.metrics[l.slot].instances = model::InstanceList::lazy(shared, std::string_view(*shared).substr(at, l.body.size()),
-                                                              l.count, decode_instances);
+      k.metrics[l.slot].instances = model::InstanceList::lazy(
+          shared, std::string_view(*shared).substr(at, l.body.size()), l.count, decode_instances);
       at += l.body.size();
     }
   }
@@ -568,8 +580,8 @@ class KernelDecoder {
     k.process_id = process.process_id();
     k.process_name = process.process_name();
     k.host_name = process.hostname();
-    k.source_ref = h.has_source() && h.source().has_reference() ? std::optional<uint64_t>(h.source().reference())
-                                                                : std::nullopt;
+    k.source_ref =
+        h.has_source() && h.source().has_reference() ? std::optional<uint64_t>(h.source().reference()) : std::nullopt;
     k.nvtx = h.has_nvtx() ? to_nvtx(h.nvtx(), h.thread_id()) : decltype(k.nvtx){};
     k.invocations = 0;
   }
@@ -654,14 +666,18 @@ bool read_source_data(std::string_view bytes, const ReadOptions& opt, const File
     std::string_view sub;
     if ((field == 1 || field == 6) && type == wire::kVarint) {
       if (!w.varint(v)) return false;
-      if (field == 1) m.reference = v;
-      else m.sm_revision = static_cast<uint32_t>(v);
+      if (field == 1)
+        m.reference = v;
+      else
+        m.sm_revision = static_cast<uint32_t>(v);
       return true;
     }
     if ((field == 4 || field == 8) && type == wire::kDelimited) {
       if (!w.delimited(sub)) return false;
-      if (field == 4) binary = sub;
-      else files.push_back(sub);
+      if (field == 4)
+        binary = sub;
+      else
+        files.push_back(sub);
       return true;
     }
     return std::nullopt;
@@ -687,7 +703,8 @@ void read_source(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repo
     bytes = *inner;
   }
   model::Module m;
-  if (!read_source_data(bytes, opt, st, m)) throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
+  if (!read_source_data(bytes, opt, st, m))
+    throw Corrupt{at + 4, "source entry is not a valid protobuf message", false};
   uint64_t reference = m.reference;
   report.modules[reference] = std::move(m);
 }
@@ -711,10 +728,14 @@ bool walk_block_header(std::string_view bytes, BlockHeader& h) {
     std::string_view sub;
     if (type == wire::kVarint && (field == 1 || field == 2 || field == 5 || field == 7)) {
       if (!w.varint(v)) return false;
-      if (field == 1) h.num_sources = static_cast<uint32_t>(v);
-      else if (field == 2) h.num_results = static_cast<uint32_t>(v);
-      else if (field == 5) h.payload_size = v;
-      else h.num_range_results = static_cast<uint32_t>(v);
+      if (field == 1)
+        h.num_sources = static_cast<uint32_t>(v);
+      else if (field == 2)
+        h.num_results = static_cast<uint32_t>(v);
+      else if (field == 5)
+        h.payload_size = v;
+      else
+        h.num_range_results = static_cast<uint32_t>(v);
       return true;
     }
     if (type == wire::kDelimited && (field == 3 || field == 4 || field == 6)) {
@@ -861,7 +882,8 @@ void read_block_header(std::string_view bytes, uint64_t offset, FileState& st, B
 // names arrive in a later block (and every kernel after them).
 class Delivery {
  public:
-  Delivery(FileState& st, const ReadOptions& opt, const KernelSink& sink) : st_(st), opt_(opt), sink_(sink), dec_(st, opt) {}
+  Delivery(FileState& st, const ReadOptions& opt, const KernelSink& sink)
+      : st_(st), opt_(opt), sink_(sink), dec_(st, opt) {}
 
   // Returns false once the sink asked to stop.
   bool take(std::string_view bytes, uint64_t offset) {
@@ -922,8 +944,9 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   uint64_t payload_at = cur.pos();
   auto left = cur.remaining();
   if (h.payload_size && left && *h.payload_size > *left)
-    throw Corrupt{header_at, fmt::format("block payload of {} bytes runs past the end of the file ({} left)",
-                                         *h.payload_size, *left), true};
+    throw Corrupt{
+        header_at,
+        fmt::format("block payload of {} bytes runs past the end of the file ({} left)", *h.payload_size, *left), true};
   for (uint32_t i = 0; i < h.num_sources; ++i) read_source(cur, st, opt, report);
   for (uint32_t i = 0; i < h.num_results; ++i) {
     uint64_t at = cur.pos();
@@ -941,7 +964,8 @@ bool read_block(Cursor& cur, FileState& st, const ReadOptions& opt, model::Repor
   uint64_t used = cur.pos() - payload_at;
   if (h.payload_size && used != *h.payload_size) {
     if (used > *h.payload_size)
-      throw Corrupt{header_at, fmt::format("block items use {} bytes but the header says {}", used, *h.payload_size), false};
+      throw Corrupt{header_at, fmt::format("block items use {} bytes but the header says {}", used, *h.payload_size),
+                    false};
     // Items this reader does not know about: skip them, as the size allows.
     cur.skip_to(payload_at + *h.payload_size);
   }
@@ -1022,8 +1046,8 @@ bool detect(std::string_view bytes) { return bytes.substr(0, 4) == kMagic; }
 ReadResult<void> read(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,
                       const KernelSink& sink) {
   Cursor cur(src.bytes());
-  return read_cursor(cur, src.name(), opt, report, sink, [&src](uint64_t upto) { src.release(upto); }, src.share(),
-                     src.bytes());
+  return read_cursor(
+      cur, src.name(), opt, report, sink, [&src](uint64_t upto) { src.release(upto); }, src.share(), src.bytes());
 }
 
 bool detect_compressed(std::string_view bytes) { return io::is_zstd(bytes); }
@@ -1042,8 +1066,10 @@ ReadResult<void> read_compressed(const io::ByteSource& src, const ReadOptions& o
   std::string what;
   try {
     auto head = cur.peek(kMagic.size());
-    if (head.empty()) what = "unsupported compressed report: the zstd container holds no data (skippable frames only)";
-    else if (head != kMagic) what = "unsupported compressed report: the zstd container does not hold an Nsight Compute report";
+    if (head.empty())
+      what = "unsupported compressed report: the zstd container holds no data (skippable frames only)";
+    else if (head != kMagic)
+      what = "unsupported compressed report: the zstd container does not hold an Nsight Compute report";
   } catch (const Corrupt& c) {
     what = c.what;
   }

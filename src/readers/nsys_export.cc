@@ -38,13 +38,16 @@ struct Failure {
   std::string what;
 };
 
-uint32_t be32(const unsigned char* p) { return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]; }
+uint32_t be32(const unsigned char* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
 
 // The header announces the page count when its "version valid for" field
 // matches the change counter (every writer since SQLite 3.7.0): a file
 // shorter than that lost its tail.
 std::optional<std::string> truncation(std::string_view head, uint64_t file_size) {
-  if (head.size() < 100 || !head.starts_with(kSqliteMagic)) return "not an SQLite database (an nsys export starts with \"SQLite format 3\")";
+  if (head.size() < 100 || !head.starts_with(kSqliteMagic))
+    return "not an SQLite database (an nsys export starts with \"SQLite format 3\")";
   auto* h = reinterpret_cast<const unsigned char*>(head.data());
   uint32_t page = (uint32_t{h[16]} << 8) | h[17];
   if (page == 1) page = 65536;
@@ -137,7 +140,8 @@ class Schema {
   }
   void require(const Db& db, const std::string& table, std::initializer_list<const char*> cols) {
     for (const char* c : cols)
-      if (!has(db, table, c)) throw Failure{fmt::format("table {} has no column {}: not an nsys export this reader knows", table, c)};
+      if (!has(db, table, c))
+        throw Failure{fmt::format("table {} has no column {}: not an nsys export this reader knows", table, c)};
   }
 
  private:
@@ -226,17 +230,22 @@ class ExportReader {
     schema_.require(db_, kKernels, {"deviceId", "streamId", "demangledName"});
     bool has_short = schema_.has(db_, kKernels, "shortName");
     bool has_dims = true;
-    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"}) has_dims &= schema_.has(db_, kKernels, c);
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
+      has_dims &= schema_.has(db_, kKernels, c);
     std::string join = launch_join();
     std::string sql = fmt::format(
-        "SELECT k.start, k.end, k.deviceId, k.streamId, k.demangledName, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_KERNEL k{} "
+        "SELECT k.start, k.end, k.deviceId, k.streamId, k.demangledName, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_KERNEL "
+        "k{} "
         "ORDER BY k.start, k.end",
         has_short ? "k.shortName" : "k.demangledName",
         has_dims ? "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ" : "0, 0, 0, 0, 0, 0",
         join.empty() ? "NULL" : "r.s", join);
     Stmt s(db_, sql);
     while (s.step()) {
-      model::KernelLaunch k{.start = s.i64(0), .end = s.i64(1), .device = s.u64(2), .stream = s.u64(3),
+      model::KernelLaunch k{.start = s.i64(0),
+                            .end = s.i64(1),
+                            .device = s.u64(2),
+                            .stream = s.u64(3),
                             .name_key = static_cast<uint64_t>(s.i64(4))};
       k.name = string_of(s.i64(4));
       k.short_name = string_of(s.i64(5));
@@ -276,8 +285,9 @@ class ExportReader {
     schema_.require(db_, kNvtx, {"start", "end", "eventType"});
     bool text = schema_.has(db_, kNvtx, "text"), text_id = schema_.has(db_, kNvtx, "textId");
     std::string name = text_id && text ? "COALESCE(s.value, e.text)" : text_id ? "s.value" : text ? "e.text" : "NULL";
-    Stmt s(db_, fmt::format("SELECT e.start, e.end, {} FROM NVTX_EVENTS e{} WHERE e.eventType IN ({}) AND e.end IS NOT NULL",
-                            name, text_id ? " LEFT JOIN StringIds s ON s.id = e.textId" : "", kNvtxRangeTypes));
+    Stmt s(db_,
+           fmt::format("SELECT e.start, e.end, {} FROM NVTX_EVENTS e{} WHERE e.eventType IN ({}) AND e.end IS NOT NULL",
+                       name, text_id ? " LEFT JOIN StringIds s ON s.id = e.textId" : "", kNvtxRangeTypes));
     while (s.step()) {
       auto n = s.text(2);
       sink_.nvtx({s.i64(0), s.i64(1), n.empty() ? std::string_view("(unnamed)") : n});

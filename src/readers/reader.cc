@@ -29,8 +29,7 @@ model::Dim3 grid_in_blocks(const model::Dim3& g, const model::Dim3& b, std::opti
 // Order matters: the first reader whose sniff accepts the bytes wins.
 const std::vector<Reader>& registry() {
   static const std::vector<Reader> readers = {
-      {"ncu-rep", "Nsight Compute binary report (.ncu-rep, .nsight-cuprof-report)", ncurep::detect,
-       ncurep::read},
+      {"ncu-rep", "Nsight Compute binary report (.ncu-rep, .nsight-cuprof-report)", ncurep::detect, ncurep::read},
       {"ncu-repz", "zstd-compressed Nsight Compute report (.ncu-repz, ncu 2025.4+)", ncurep::detect_compressed,
        ncurep::read_compressed},
       {"ncu-csv", "ncu --csv export (--page raw or --page details)", csv::detect_ncu, csv::read_ncu},
@@ -50,7 +49,9 @@ ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, 
   report.path = src.name();
   const Reader* reader = find_reader(src.bytes());
   if (reader == nullptr) {
-    std::string what = src.bytes().empty() ? "empty file" : "not a report KEET can read (not .ncu-rep, .ncu-repz, ncu CSV or nvprof CSV)";
+    std::string what = src.bytes().empty()
+                           ? "empty file"
+                           : "not a report KEET can read (not .ncu-rep, .ncu-repz, ncu CSV or nvprof CSV)";
     return std::unexpected(ReadError{src.name(), 0, what, false});
   }
   // A compressed report holds far more kernels than its bytes suggest: only

@@ -17,14 +17,14 @@ namespace keet::readers {
 // What a caller wants kept; everything else is skipped while parsing, which is
 // what keeps `keet list` on a 20,000-kernel report small and fast.
 struct ReadOptions {
-  bool metrics = true;          // keep metric values
+  bool metrics = true;  // keep metric values
   // False: each kept metric carries its name (and string-table id) but no
   // value, and its bytes are not decoded (keet export's column pass). A
   // metric's damage inside its value then goes unnoticed by this read.
   bool metric_values = true;
-  bool instances = true;        // keep per-instance lists (per-PC counters, ...)
-  bool rules = true;            // keep ncu's rule results
-  bool modules = true;          // keep cubins and embedded source files
+  bool instances = true;  // keep per-instance lists (per-PC counters, ...)
+  bool rules = true;      // keep ncu's rule results
+  bool modules = true;    // keep cubins and embedded source files
   // False: deliver no kernel at all, only what the report says about itself
   // (session, modules, warnings). A .ncu-rep may hold its session and a
   // kernel's module after the kernel, so a command that streams kernels reads
@@ -38,7 +38,7 @@ struct ReadOptions {
   // .ncu-rep reader then asks it once per name of the report's string table
   // and remembers the answer, instead of once per metric of every kernel.
   bool metric_filter_by_name = false;
-  bool allow_partial = false;   // a truncated report is not an error
+  bool allow_partial = false;  // a truncated report is not an error
   // A .ncu-rep kernel whose metric names are defined in a later block's string
   // table waits (undecoded) until they arrive; so do the kernels after it, to
   // keep report order. Past this many waiting bytes the oldest goes out
@@ -78,13 +78,13 @@ template <typename T>
 using ReadResult = std::expected<T, ReadError>;
 
 struct Reader {
-  std::string_view name;          // "ncu-rep", "ncu-csv", "nvprof-csv"
+  std::string_view name;  // "ncu-rep", "ncu-csv", "nvprof-csv"
   std::string_view description;
   // Cheap content sniff: does this look like our format?
   std::function<bool(std::string_view bytes)> detect;
   // Reads everything but the kernels into `report`, calling `sink` per kernel.
-  std::function<ReadResult<void>(const io::ByteSource&, const ReadOptions&,
-                                 model::Report& report, const KernelSink& sink)>
+  std::function<ReadResult<void>(const io::ByteSource&, const ReadOptions&, model::Report& report,
+                                 const KernelSink& sink)>
       read;
 };
 
@@ -103,8 +103,7 @@ const Reader* find_reader(std::string_view bytes);
 // Reads the whole report into memory (kernels included).
 ReadResult<model::Report> load(const io::ByteSource& src, const ReadOptions& opt = {});
 // Streams kernels to `sink`; the returned report holds session, modules, warnings.
-ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt,
-                                 const KernelSink& sink);
+ReadResult<model::Report> stream(const io::ByteSource& src, const ReadOptions& opt, const KernelSink& sink);
 // Like stream(), but fills a caller-owned report, so the sink can use what was
 // read before each kernel (modules, warnings) while streaming.
 ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, model::Report& report,

@@ -29,16 +29,16 @@ struct SassInstruction {
 };
 
 struct SassFunction {
-  std::string name;  // mangled; "" for a listing of raw code
+  std::string name;                           // mangled; "" for a listing of raw code
   std::vector<SassInstruction> instructions;  // sorted by offset, one per offset
 };
 
 struct SassListing {
   // What one listing may hold: more than any kernel has, far less than memory.
-  static constexpr size_t kMaxInstructionText = 200;   // bytes; longer text is cut
-  static constexpr size_t kMaxNameBytes = 4096;        // longer function names are skipped
+  static constexpr size_t kMaxInstructionText = 200;    // bytes; longer text is cut
+  static constexpr size_t kMaxNameBytes = 4096;         // longer function names are skipped
   static constexpr size_t kMaxInstructions = 4u << 20;  // over all functions; the rest is dropped
-  static constexpr size_t kMaxLineBytes = 64 * 1024;   // longer lines are skipped
+  static constexpr size_t kMaxLineBytes = 64 * 1024;    // longer lines are skipped
 
   std::vector<SassFunction> functions;
   bool truncated = false;  // kMaxInstructions was reached

@@ -57,14 +57,18 @@ class Walker {
     uint64_t v;
     std::string_view s;
     switch (type) {
-      case kVarint: return varint(v);
-      case kFixed64: return fixed64(v);
-      case kDelimited: return delimited(s);
+      case kVarint:
+        return varint(v);
+      case kFixed64:
+        return fixed64(v);
+      case kDelimited:
+        return delimited(s);
       case kFixed32: {
         uint32_t w;
         return fixed32(w);
       }
-      default: return false;
+      default:
+        return false;
     }
   }
 

@@ -63,10 +63,7 @@ void write_limiter(JsonWriter& w, const analysis::Limiter& lim) {
 }
 
 void write_finding(JsonWriter& w, const analysis::Finding& f) {
-  w.begin_object()
-      .member("advice", f.advice)
-      .member("estimated_speedup", f.estimated_speedup)
-      .key("evidence");
+  w.begin_object().member("advice", f.advice).member("estimated_speedup", f.estimated_speedup).key("evidence");
   write_evidence_list(w, f.evidence);
   w.member("explanation", f.explanation)
       .member("id", f.id)
@@ -82,8 +79,10 @@ void write_finding(JsonWriter& w, const analysis::Finding& f) {
 void write_dim3(JsonWriter& w, const model::Dim3& d) { w.begin_array().value(d.x).value(d.y).value(d.z).end_array(); }
 
 void write_optional_string(JsonWriter& w, const std::string& s) {
-  if (s.empty()) w.null();
-  else w.value(s);
+  if (s.empty())
+    w.null();
+  else
+    w.value(s);
 }
 
 // The tree form of what `write` writes: its one-line text parsed back.
@@ -157,11 +156,7 @@ void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, c
 void write_analysis(JsonWriter& w, const analysis::Diagnosis& d) {
   w.begin_object().key("kernels").begin_array();
   for (const auto& k : d.kernels) write_kernel_diagnosis(w, k);
-  w.end_array()
-      .key("report")
-      .begin_object()
-      .member("format", d.report_format)
-      .key("ncu_version");
+  w.end_array().key("report").begin_object().member("format", d.report_format).key("ncu_version");
   write_optional_string(w, d.ncu_version);
   w.member("path", d.report_path)
       .end_object()

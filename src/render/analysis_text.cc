@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include "model/units.h"
 #include "render/table.h"
-#include <algorithm>
 
-#include "util/strings.h"
 #include "render/markdown.h"
+#include "util/strings.h"
 
 namespace keet::render {
 namespace {
@@ -22,9 +22,12 @@ std::string paint(const TextStyle& s, const char* code, const std::string& text)
 
 const char* severity_color(analysis::Severity sev) {
   switch (sev) {
-    case analysis::Severity::High: return "1;31";
-    case analysis::Severity::Medium: return "1;33";
-    default: return "36";
+    case analysis::Severity::High:
+      return "1;31";
+    case analysis::Severity::Medium:
+      return "1;33";
+    default:
+      return "36";
   }
 }
 
@@ -50,9 +53,10 @@ std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s, 
   std::string detail = fmt::format("{}, {}, {}", device, launch, dur);
   std::string launches;
   if (folded(fold))
-    launches = fmt::format("Launches {} fold into this diagnosis of #{} (same grid and block, durations within noise); "
-                           "--launches all diagnoses each",
-                           index_ranges(fold->indices), fold->index);
+    launches = fmt::format(
+        "Launches {} fold into this diagnosis of #{} (same grid and block, durations within noise); "
+        "--launches all diagnoses each",
+        index_ranges(fold->indices), fold->index);
   if (s.markdown)
     return fmt::format("## {}\n\n{}\n", md_code(title), md_text(detail)) +
            (launches.empty() ? "" : "\n" + md_text(launches) + "\n");
@@ -64,8 +68,8 @@ std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s, 
 std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
   std::string cls(analysis::class_name(k.bottleneck.cls));
   for (auto& c : cls) c = static_cast<char>(std::toupper(c));
-  std::string line = fmt::format("Bottleneck: {} (confidence {:.2f}) - {}", cls, k.bottleneck.confidence,
-                                 k.bottleneck.summary);
+  std::string line =
+      fmt::format("Bottleneck: {} (confidence {:.2f}) - {}", cls, k.bottleneck.confidence, k.bottleneck.summary);
   if (s.markdown)
     return fmt::format("**Bottleneck: {} (confidence {:.2f})** - {}\n\n", cls, k.bottleneck.confidence,
                        md_text(k.bottleneck.summary));
@@ -92,8 +96,8 @@ std::string quality_markdown(const analysis::DataQuality& q) {
   if (!q.problems.empty())
     return out + "\nProfile the kernel again: nothing measured in this capture can be trusted.\n\n";
   if (!q.collect.empty())
-    out += fmt::format("Collect the missing sections with: {} (or {})\n\n", md_code("ncu " + fmt::format("{}", fmt::join(q.collect, " "))),
-                       md_code("--set full"));
+    out += fmt::format("Collect the missing sections with: {} (or {})\n\n",
+                       md_code("ncu " + fmt::format("{}", fmt::join(q.collect, " "))), md_code("--set full"));
   return out;
 }
 
@@ -104,9 +108,11 @@ std::string quality_lines(const analysis::KernelDiagnosis& k, const TextStyle& s
   std::string indent = "  ";
   std::string out = indent + "This report cannot support a diagnosis of this kernel.\n";
   for (const auto& p : q.problems) out += indent + "- " + p + "\n";
-  if (!q.problems.empty()) return out + indent + "Profile the kernel again: nothing measured in this capture can be trusted.\n";
+  if (!q.problems.empty())
+    return out + indent + "Profile the kernel again: nothing measured in this capture can be trusted.\n";
   if (!q.collect.empty())
-    out += indent + fmt::format("Collect the missing sections with: ncu {} (or --set full)\n", fmt::join(q.collect, " "));
+    out +=
+        indent + fmt::format("Collect the missing sections with: ncu {} (or --set full)\n", fmt::join(q.collect, " "));
   return out;
 }
 
@@ -236,7 +242,8 @@ std::string library_lines(const analysis::KernelDiagnosis& k, const TextStyle& s
 }
 
 // Markdown: blocks separated by blank lines; each note its own quote.
-std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle& s, const analysis::LaunchSummary* fold) {
+std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle& s,
+                            const analysis::LaunchSummary* fold) {
   std::string out = header_line(k, s, fold) + "\n" + bottleneck_line(k, s) + limiter_line(k, s);
   out += quality_lines(k, s);
   out += library_lines(k, s);
@@ -275,9 +282,9 @@ std::string index_ranges(std::vector<int> indices, size_t max) {
 
 std::string fold_spread(const analysis::LaunchSummary& f) {
   if (f.timed == 0) return fmt::format("{} launches, none timed", f.indices.size());
-  std::string text = fmt::format("{} launches: median {} ({} to {}), total {}", f.indices.size(),
-                                 human_duration(f.median_ns), human_duration(f.min_ns), human_duration(f.max_ns),
-                                 human_duration(f.total_ns));
+  std::string text =
+      fmt::format("{} launches: median {} ({} to {}), total {}", f.indices.size(), human_duration(f.median_ns),
+                  human_duration(f.min_ns), human_duration(f.max_ns), human_duration(f.total_ns));
   if (static_cast<size_t>(f.timed) < f.indices.size()) text += fmt::format(" over {} timed", f.timed);
   return text;
 }

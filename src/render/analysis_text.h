@@ -15,7 +15,8 @@ struct TextStyle {
   bool metric_names = false;  // show each evidence value's metric name (analyze --verbose)
 };
 
-std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const TextStyle& style, size_t max_rows = 15);
+std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const TextStyle& style,
+                         size_t max_rows = 15);
 // `fold`, when given, is the group of identical launches this diagnosis stands
 // for (same kernel, grid and block, durations within noise): the header says
 // how many and how their durations spread.

@@ -38,7 +38,8 @@ std::string likely_cause(const PairDiff& p) {
   std::vector<std::string> causes;
   for (const auto& id : p.introduced) causes.push_back("finding introduced: " + finding_title(p, id));
   for (const auto& m : p.metrics)
-    if (moved_badly(m) && causes.size() < kCausesShown + p.introduced.size()) causes.push_back("metric moved: " + metric_line(m));
+    if (moved_badly(m) && causes.size() < kCausesShown + p.introduced.size())
+      causes.push_back("metric moved: " + metric_line(m));
   if (auto shift = p.bottleneck_shift(); !shift.empty()) causes.push_back("bottleneck shift: " + shift);
   if (p.before.launch_text() != p.after.launch_text())
     causes.push_back("launch changed: " + p.before.launch_text() + " -> " + p.after.launch_text());
@@ -56,8 +57,10 @@ std::string regression_message(const PairDiff& p) {
 
 std::string gate_row_message(const GateRow& r) {
   switch (r.status) {
-    case GateStatus::Regression: return regression_message(*r.pair);
-    case GateStatus::Ok: return pass_message(*r.pair);
+    case GateStatus::Regression:
+      return regression_message(*r.pair);
+    case GateStatus::Ok:
+      return pass_message(*r.pair);
     case GateStatus::Missing:
       return fmt::format("{} ({}) ran in the baseline ({}) but not in this report: removed, renamed or not launched",
                          r.before->display, r.before->launch_text(), format_duration(r.before->duration_ns));
@@ -80,9 +83,10 @@ std::string gate_text(const GateResult& g) {
   for (const auto& r : gate_rows(g))
     out += fmt::format("{} {}\n", labels[static_cast<int>(r.status)], gate_row_message(r));
   if (!g.diff.suggested_pairs.empty())
-    out += fmt::format("hint: the gate pairs kernels by name only; if a NEW kernel is a MISSING one renamed, gate it "
-                       "with --pair BASELINE:REPORT, e.g. {}\n",
-                       pair_flags_text(g.diff.suggested_pairs));
+    out += fmt::format(
+        "hint: the gate pairs kernels by name only; if a NEW kernel is a MISSING one renamed, gate it "
+        "with --pair BASELINE:REPORT, e.g. {}\n",
+        pair_flags_text(g.diff.suggested_pairs));
   out += g.failed() ? fmt::format("FAILED: {} regression(s)", g.regressions.size()) : std::string("PASSED");
   out += fmt::format(" ({} paired, {} missing, {} new)\n", g.diff.pairs.size(), g.diff.unmatched_before.size(),
                      g.diff.unmatched_after.size());
@@ -92,12 +96,13 @@ std::string gate_text(const GateResult& g) {
 std::string gate_json(const GateResult& g) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& r : gate_rows(g)) {
-    nlohmann::json k = {{"status", gate_status_name(r.status)},
-                        {"name", r.kernel().display},
-                        {"before", r.before ? snapshot_json(*r.before) : nlohmann::json(nullptr)},
-                        {"after", r.after ? snapshot_json(*r.after) : nlohmann::json(nullptr)},
-                        {"change", r.pair && r.pair->change ? nlohmann::json(*r.pair->change) : nlohmann::json(nullptr)},
-                        {"message", gate_row_message(r)}};
+    nlohmann::json k = {
+        {"status", gate_status_name(r.status)},
+        {"name", r.kernel().display},
+        {"before", r.before ? snapshot_json(*r.before) : nlohmann::json(nullptr)},
+        {"after", r.after ? snapshot_json(*r.after) : nlohmann::json(nullptr)},
+        {"change", r.pair && r.pair->change ? nlohmann::json(*r.pair->change) : nlohmann::json(nullptr)},
+        {"message", gate_row_message(r)}};
     kernels.push_back(std::move(k));
   }
   nlohmann::json j = {{"schema", "keet.gate/1"},

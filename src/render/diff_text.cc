@@ -12,9 +12,7 @@
 namespace keet::render {
 using namespace compare;
 
-std::string format_duration(std::optional<double> ns) {
-  return ns ? model::readable_duration(*ns) : "-";
-}
+std::string format_duration(std::optional<double> ns) { return ns ? model::readable_duration(*ns) : "-"; }
 
 std::string format_value(double v, const std::string& unit) {
   if (unit == "%") return fmt::format("{:.1f}%", v);
@@ -58,9 +56,12 @@ std::string function_label(std::string_view name) {
   size_t start = 0, end = name.size();
   for (size_t i = 0; i < name.size(); ++i) {
     char c = name[i];
-    if (c == '<') ++depth;
-    else if (c == '>' && depth > 0) --depth;
-    else if (depth == 0 && c == ' ') start = i + 1;
+    if (c == '<')
+      ++depth;
+    else if (c == '>' && depth > 0)
+      --depth;
+    else if (depth == 0 && c == ' ')
+      start = i + 1;
     else if (depth == 0 && c == '(' && i > start) {
       end = i;
       break;
@@ -83,9 +84,12 @@ std::string pairing_note(PairedBy by, const std::string& before_name, const std:
   std::string differ =
       before_name == after_name ? "" : ": the kernel names differ " + renamed_text(before_name, after_name);
   switch (by) {
-    case PairedBy::Name: return "";
-    case PairedBy::Forced: return fmt::format("--pair {}:{}{}", before_index, after_index, differ);
-    case PairedBy::OnlyKernel: return "position, the only kernel of each report" + differ;
+    case PairedBy::Name:
+      return "";
+    case PairedBy::Forced:
+      return fmt::format("--pair {}:{}{}", before_index, after_index, differ);
+    case PairedBy::OnlyKernel:
+      return "position, the only kernel of each report" + differ;
     case PairedBy::LaunchConfigOrder:
       return "launch configuration (same grid and block) and order of appearance" + differ;
   }
@@ -128,15 +132,17 @@ std::vector<std::pair<std::string, std::string>> pair_facts(const PairDiff& p) {
   std::vector<std::pair<std::string, std::string>> f;
   if (auto how = pairing_note(p); !how.empty()) f.emplace_back("paired by", how);
   f.emplace_back("verdict", std::string(verdict_name(p.verdict)));
-  f.emplace_back("duration", fmt::format("{} -> {} ({}, speedup {})", format_duration(p.before.duration_ns),
-                                         format_duration(p.after.duration_ns), format_change(p.change),
-                                         format_speedup(p.speedup)));
+  f.emplace_back("duration",
+                 fmt::format("{} -> {} ({}, speedup {})", format_duration(p.before.duration_ns),
+                             format_duration(p.after.duration_ns), format_change(p.change), format_speedup(p.speedup)));
   if (p.before.launch_text() != p.after.launch_text())
     f.emplace_back("launch", p.before.launch_text() + " -> " + p.after.launch_text());
   else
     f.emplace_back("launch", p.after.launch_text());
-  if (auto shift = p.bottleneck_shift(); !shift.empty()) f.emplace_back("bottleneck", shift);
-  else if (!p.after.bottleneck.empty()) f.emplace_back("bottleneck", p.after.bottleneck + "-bound (unchanged)");
+  if (auto shift = p.bottleneck_shift(); !shift.empty())
+    f.emplace_back("bottleneck", shift);
+  else if (!p.after.bottleneck.empty())
+    f.emplace_back("bottleneck", p.after.bottleneck + "-bound (unchanged)");
   f.emplace_back("resolved", join_ids(p.resolved));
   f.emplace_back("introduced", join_ids(p.introduced));
   for (const auto& g : p.predicted) f.emplace_back("predicted vs measured", predicted_line(g));
@@ -159,8 +165,9 @@ void text_pair(std::string& out, const PairDiff& p) {
 // A kernel with no partner of the same name: "missing" (only in BEFORE) or "new" (only in AFTER).
 void unmatched_lines(std::string& out, const std::vector<KernelSnapshot>& v, bool before, bool markdown) {
   for (const auto& s : v)
-    out += fmt::format("{}{} (only in {}): #{} {} ({})\n", markdown ? "- " : "", before ? "missing" : "new",
-                       before ? "before" : "after", s.index, markdown ? md_code(s.display) : s.display, s.launch_text());
+    out +=
+        fmt::format("{}{} (only in {}): #{} {} ({})\n", markdown ? "- " : "", before ? "missing" : "new",
+                    before ? "before" : "after", s.index, markdown ? md_code(s.display) : s.display, s.launch_text());
 }
 
 std::string summary_line(const DiffResult& d) {
@@ -200,13 +207,14 @@ std::string diff_markdown(const DiffResult& d) {
   std::string out = "# keet diff\n\n" + heading_lines(d, true) + "\n";
   out += "| kernel | before | after | change | speedup | verdict |\n|---|---:|---:|---:|---:|---|\n";
   for (const auto& p : d.pairs)
-    out += fmt::format("| {} | {} | {} | {} | {} | **{}** |\n", md_code(pair_title(p), true), format_duration(p.before.duration_ns),
-                       format_duration(p.after.duration_ns), format_change(p.change), format_speedup(p.speedup),
-                       verdict_name(p.verdict));
+    out += fmt::format("| {} | {} | {} | {} | {} | **{}** |\n", md_code(pair_title(p), true),
+                       format_duration(p.before.duration_ns), format_duration(p.after.duration_ns),
+                       format_change(p.change), format_speedup(p.speedup), verdict_name(p.verdict));
   for (const auto& p : d.pairs) {
     out += fmt::format("\n## {}\n\n", md_code(pair_title(p)));
     // Labels and values come from the reports and data tables: escaped like any outside text.
-    for (const auto& [label, value] : pair_facts(p)) out += fmt::format("- **{}**: {}\n", md_text(label), md_text(value));
+    for (const auto& [label, value] : pair_facts(p))
+      out += fmt::format("- **{}**: {}\n", md_text(label), md_text(value));
     for (size_t i = 0; i < p.metrics.size() && i < kMetricsShown; ++i)
       out += fmt::format("- {}\n", md_text(metric_line(p.metrics[i])));
   }

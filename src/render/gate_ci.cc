@@ -100,8 +100,9 @@ std::string md_row(const GateRow& r) {
   auto status = gate_status_name(r.status);
   return fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n",
                      r.status == GateStatus::Regression ? fmt::format("**{}**", status) : std::string(status),
-                     md_code(r.pair ? pair_title(*r.pair) : r.kernel().display, true), md_text(r.kernel().launch_text()),
-                     md_duration(r.before), md_duration(r.after), md_text(change), md_text(details));
+                     md_code(r.pair ? pair_title(*r.pair) : r.kernel().display, true),
+                     md_text(r.kernel().launch_text()), md_duration(r.before), md_duration(r.after), md_text(change),
+                     md_text(details));
 }
 
 // ------------------------------------------------------------ GitHub

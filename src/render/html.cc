@@ -8,8 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "analysis/hotspots.h"
-#include "analysis/sass.h"
 #include "analysis/ranking.h"
+#include "analysis/sass.h"
 #include "render/analysis_text.h"
 #include "render/diff_format.h"
 #include "render/html_parts.h"
@@ -33,12 +33,15 @@ std::string ranking_section(const std::vector<analysis::KernelGroup>& groups) {
                           esc(abbreviate_name(g.display, 120)), g.indices.size());
       continue;
     }
-    rows += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td>"
-                        "<td><span class='share'><span style='width:{:.0f}%'></span></span> {:.1f}%</td></tr>",
-                        esc(abbreviate_name(g.display, 120)), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100, g.share * 100);
+    rows += fmt::format(
+        "<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td>"
+        "<td><span class='share'><span style='width:{:.0f}%'></span></span> {:.1f}%</td></tr>",
+        esc(abbreviate_name(g.display, 120)), g.indices.size(), esc(format_duration(g.total_ns)), g.share * 100,
+        g.share * 100);
   }
   return "<section class='card'><h2>Kernel ranking</h2><table><tr><th>kernel</th><th>launches</th>"
-         "<th>total time</th><th>share of GPU time</th></tr>" + rows + "</table></section>";
+         "<th>total time</th><th>share of GPU time</th></tr>" +
+         rows + "</table></section>";
 }
 
 std::string evidence_table(const std::vector<analysis::Evidence>& ev) {
@@ -48,14 +51,16 @@ std::string evidence_table(const std::vector<analysis::Evidence>& ev) {
     rows += fmt::format("<tr><td>{}</td><td class='num'>{}</td><td><code>{}</code></td><td>{}</td></tr>",
                         esc(e.label.empty() ? e.metric : e.label), esc(evidence_value(e)), esc(e.metric),
                         esc(e.formula.empty() ? e.threshold : e.formula));
-  return "<table><tr><th>evidence</th><th>value</th><th>metric</th><th>threshold / formula</th></tr>" + rows + "</table>";
+  return "<table><tr><th>evidence</th><th>value</th><th>metric</th><th>threshold / formula</th></tr>" + rows +
+         "</table>";
 }
 
 std::string finding_html(const analysis::Finding& f) {
   std::string sev(analysis::severity_name(f.severity));
   std::string out = fmt::format("<div class='finding'><p>{} <strong>{}</strong> <code>{}</code>", badge(sev, sev),
                                 esc(f.title), esc(f.id));
-  if (f.estimated_speedup) out += fmt::format(" &mdash; estimated speedup <strong>{:.2f}x</strong>", *f.estimated_speedup);
+  if (f.estimated_speedup)
+    out += fmt::format(" &mdash; estimated speedup <strong>{:.2f}x</strong>", *f.estimated_speedup);
   if (!f.relieves.empty()) out += " &mdash; relieves " + esc(fmt::format("{}", fmt::join(f.relieves, ", ")));
   out += "</p><p>" + esc(f.explanation) + "</p>" + evidence_table(f.evidence);
   if (!f.advice.empty()) {
@@ -90,7 +95,8 @@ std::vector<analysis::SourceRef> hot_lines(const model::Report& r, const model::
 }
 
 std::string source_section(const std::vector<analysis::SourceRef>& lines) {
-  if (lines.empty()) return "<p class='empty'>no source-level data (profile with --import-source yes and source counters)</p>";
+  if (lines.empty())
+    return "<p class='empty'>no source-level data (profile with --import-source yes and source counters)</p>";
   std::string rows;
   for (const auto& s : lines) {
     std::string where = s.is_sass() ? s.text : fmt::format("{}:{}", s.file, s.line);
@@ -111,13 +117,17 @@ std::string units_section(const analysis::Limiter& lim) {
 std::string quality_html(const analysis::DataQuality& q) {
   if (q.sufficient && !q.degraded()) return "";
   std::string out = "<div class='finding'><p>" +
-                    badge(q.sufficient ? "degraded data" : "insufficient data", q.sufficient ? "medium" : "high") + "</p><ul>";
+                    badge(q.sufficient ? "degraded data" : "insufficient data", q.sufficient ? "medium" : "high") +
+                    "</p><ul>";
   for (const auto& p : q.problems) out += "<li>" + esc(p) + "</li>";
-  for (const auto& bad : q.invalid) out += "<li>ignored <code>" + esc(bad.metric) + "</code>: " + esc(bad.why) + "</li>";
+  for (const auto& bad : q.invalid)
+    out += "<li>ignored <code>" + esc(bad.metric) + "</code>: " + esc(bad.why) + "</li>";
   for (const auto& e : q.ncu_errors) out += "<li>ncu could not run a rule: " + esc(e) + "</li>";
-  if (!q.problems.empty()) out += "<li>profile the kernel again: nothing measured in this capture can be trusted</li>";
+  if (!q.problems.empty())
+    out += "<li>profile the kernel again: nothing measured in this capture can be trusted</li>";
   else if (!q.sufficient && !q.collect.empty())
-    out += "<li>collect with <code>ncu " + esc(fmt::format("{}", fmt::join(q.collect, " "))) + "</code> (or --set full)</li>";
+    out += "<li>collect with <code>ncu " + esc(fmt::format("{}", fmt::join(q.collect, " "))) +
+           "</code> (or --set full)</li>";
   return out + "</ul></div>";
 }
 
@@ -142,13 +152,14 @@ std::string kernel_header(const analysis::KernelDiagnosis& d, const analysis::La
   std::string duration = folded(fold) ? fold_spread(*fold) : format_duration(d.duration_ns);
   std::string out = fmt::format("<summary><h2>#{} <code title='{}'>{}</code>{} {}</h2></summary>", d.index, esc(name),
                                 esc(abbreviate_name(name, 160)), launches, badge(cls + "-bound", cls));
-  out += fmt::format("<p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) &middot; {} &middot; {} (sm_{})</p>",
-                     d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, esc(duration), esc(d.device),
-                     esc(d.compute_capability));
+  out += fmt::format(
+      "<p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) &middot; {} &middot; {} (sm_{})</p>", d.grid.x,
+      d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, esc(duration), esc(d.device), esc(d.compute_capability));
   if (folded(fold))
-    out += fmt::format("<p class='meta'>launches {} fold into this diagnosis of #{} (same grid and block, durations "
-                       "within noise)</p>",
-                       esc(index_ranges(fold->indices)), fold->index);
+    out += fmt::format(
+        "<p class='meta'>launches {} fold into this diagnosis of #{} (same grid and block, durations "
+        "within noise)</p>",
+        esc(index_ranges(fold->indices)), fold->index);
   return out;
 }
 
@@ -166,7 +177,8 @@ std::string toc_section(const std::vector<TocEntry>& toc) {
   std::string rows;
   for (size_t i = 0; i < toc.size() && i < kMax; ++i)
     rows += fmt::format("<li><a href='#k{}'>#{} <code>{}</code></a>{}</li>", toc[i].index, toc[i].index,
-                        esc(abbreviate_name(toc[i].name, 80)), toc[i].launches > 1 ? fmt::format(" &times;{}", toc[i].launches) : "");
+                        esc(abbreviate_name(toc[i].name, 80)),
+                        toc[i].launches > 1 ? fmt::format(" &times;{}", toc[i].launches) : "");
   if (toc.size() > kMax) rows += fmt::format("<li>&hellip; {} more</li>", toc.size() - kMax);
   return "<nav class='card'><h2>Contents</h2><ol class='toc'>" + rows + "</ol></nav>";
 }
@@ -193,7 +205,8 @@ std::string html_kernel(const model::Report& r, const model::Kernel* k, const an
   std::string sass_missing;
   out += "<h3>Hot source lines</h3>" + source_section(hot_lines(r, k, d, sass, sass_missing));
   auto notes = d.notes;
-  if (auto note = analysis::sass_note(sass_missing); !sass_missing.empty() && std::ranges::find(notes, note) == notes.end())
+  if (auto note = analysis::sass_note(sass_missing);
+      !sass_missing.empty() && std::ranges::find(notes, note) == notes.end())
     notes.push_back(note);
   for (const auto& n : notes) out += "<p class='meta'>note: " + esc(n) + "</p>";
   return out + "</details></section>";
@@ -209,16 +222,18 @@ std::string pair_section(const PairDiff& p) {
     out += fmt::format("<tr><th>{}</th><td>{}</td></tr>", esc(label), esc(value));
   out += "</table><h3>Key metrics</h3><table><tr><th>metric</th><th>before</th><th>after</th><th>change</th></tr>";
   for (const auto& m : p.metrics)
-    out += fmt::format("<tr><td>{} <code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td></tr>",
-                       esc(m.key.label), esc(m.key.metric), esc(format_value(m.before, m.key.unit)),
-                       esc(format_value(m.after, m.key.unit)), esc(format_change(m.change)));
+    out += fmt::format(
+        "<tr><td>{} <code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td></tr>",
+        esc(m.key.label), esc(m.key.metric), esc(format_value(m.before, m.key.unit)),
+        esc(format_value(m.after, m.key.unit)), esc(format_change(m.change)));
   return out + "</table></section>";
 }
 
 std::string unmatched_section(const DiffResult& d) {
   if (d.unmatched_before.empty() && d.unmatched_after.empty()) return "";
   std::string out = "<section class='card'><h2>Missing and new kernels</h2><ul>";
-  for (const auto& s : d.unmatched_before) out += "<li>missing (only before): <code>" + esc(s.identity()) + "</code></li>";
+  for (const auto& s : d.unmatched_before)
+    out += "<li>missing (only before): <code>" + esc(s.identity()) + "</code></li>";
   for (const auto& s : d.unmatched_after) out += "<li>new (only after): <code>" + esc(s.identity()) + "</code></li>";
   out += "</ul>";
   if (auto hint = unmatched_hint(d); !hint.empty()) out += "<p class='meta'>" + esc(hint) + "</p>";
@@ -229,23 +244,24 @@ std::string unmatched_section(const DiffResult& d) {
 
 std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector<analysis::KernelGroup>& ranking,
                               const std::vector<TocEntry>& toc) {
-  std::string body = fmt::format("<header><h1>keet analysis</h1><p>{} &middot; {} &middot; Nsight Compute {}</p></header><main>",
-                                 esc(meta.report_path), esc(meta.report_format),
-                                 esc(meta.ncu_version.empty() ? "unknown" : meta.ncu_version));
+  std::string body = fmt::format(
+      "<header><h1>keet analysis</h1><p>{} &middot; {} &middot; Nsight Compute {}</p></header><main>",
+      esc(meta.report_path), esc(meta.report_format), esc(meta.ncu_version.empty() ? "unknown" : meta.ncu_version));
   return html::page_head("keet analysis: " + meta.report_path) + body + ranking_section(ranking) + toc_section(toc);
 }
 
 std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r) {
   std::string status(llm::status_name(r.status));
-  std::string out = fmt::format("<section class='card'><h2>LLM narrative: <a href='#k{}'>#{}</a> {}</h2><p class='meta'>{}</p>",
-                                d.index, d.index, badge(status, r.status == llm::Status::Verified ? "low" : "medium"),
-                                esc(r.provider + ":" + r.model));
+  std::string out = fmt::format(
+      "<section class='card'><h2>LLM narrative: <a href='#k{}'>#{}</a> {}</h2><p class='meta'>{}</p>", d.index, d.index,
+      badge(status, r.status == llm::Status::Verified ? "low" : "medium"), esc(r.provider + ":" + r.model));
   if (r.status == llm::Status::Unavailable) return out + "<p>unavailable: " + esc(r.error) + "</p></section>";
   out += "<p>" + esc(r.text) + "</p>";
   if (!r.suggestions.empty()) {
     out += "<ul>";
     for (const auto& s : r.suggestions)
-      out += "<li>" + esc(s.text) + " <code>" + esc(s.finding ? *s.finding : std::string("speculative")) + "</code></li>";
+      out +=
+          "<li>" + esc(s.text) + " <code>" + esc(s.finding ? *s.finding : std::string("speculative")) + "</code></li>";
     out += "</ul>";
   }
   for (const auto& c : r.contradictions) out += "<p class='meta'>contradicts the engine: " + esc(c) + "</p>";
@@ -279,15 +295,16 @@ std::string html_diff(const DiffResult& diff) {
   std::string body = "<header><h1>keet diff</h1><p>";
   body += esc(fmt::format("{} pair(s), noise threshold {:.1f}%", diff.pairs.size(), diff.threshold * 100));
   if (auto how = pairing_summary(diff); !how.empty()) body += "</p><p>" + esc(how);
-  body += "</p></header><main><section class='card'><h2>Summary</h2><table><tr><th>kernel</th><th>before</th>"
-          "<th>after</th><th>change</th><th>speedup</th><th>verdict</th></tr>";
+  body +=
+      "</p></header><main><section class='card'><h2>Summary</h2><table><tr><th>kernel</th><th>before</th>"
+      "<th>after</th><th>change</th><th>speedup</th><th>verdict</th></tr>";
   for (const auto& p : diff.pairs) {
     std::string v(verdict_name(p.verdict));
-    body += fmt::format("<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td>"
-                        "<td class='num'>{}</td><td>{}</td></tr>",
-                        esc(pair_title(p)), esc(format_duration(p.before.duration_ns)),
-                        esc(format_duration(p.after.duration_ns)), esc(format_change(p.change)),
-                        esc(format_speedup(p.speedup)), badge(v, v));
+    body += fmt::format(
+        "<tr><td><code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td>"
+        "<td class='num'>{}</td><td>{}</td></tr>",
+        esc(pair_title(p)), esc(format_duration(p.before.duration_ns)), esc(format_duration(p.after.duration_ns)),
+        esc(format_change(p.change)), esc(format_speedup(p.speedup)), badge(v, v));
   }
   body += "</table></section>";
   for (const auto& p : diff.pairs) body += pair_section(p);

@@ -81,13 +81,15 @@ std::string roof_path(const Axis& x, const Axis& y, double bw, double peak) {
 std::string axis_ticks(const Axis& x, const Axis& y) {
   std::string out;
   for (int e = static_cast<int>(std::ceil(x.lo)); e <= x.hi; ++e)
-    out += fmt::format("<line x1='{0:.1f}' y1='{1}' x2='{0:.1f}' y2='{2}' stroke='#e4e6eb'/>"
-                       "<text x='{0:.1f}' y='{3}' text-anchor='middle'>1e{4}</text>",
-                       x.at(std::pow(10, e)), y.px1, y.px0, y.px0 + 14, e);
+    out += fmt::format(
+        "<line x1='{0:.1f}' y1='{1}' x2='{0:.1f}' y2='{2}' stroke='#e4e6eb'/>"
+        "<text x='{0:.1f}' y='{3}' text-anchor='middle'>1e{4}</text>",
+        x.at(std::pow(10, e)), y.px1, y.px0, y.px0 + 14, e);
   for (int e = static_cast<int>(std::ceil(y.lo)); e <= y.hi; ++e)
-    out += fmt::format("<line x1='{0}' y1='{1:.1f}' x2='{2}' y2='{1:.1f}' stroke='#e4e6eb'/>"
-                       "<text x='{3}' y='{1:.1f}' text-anchor='end' dominant-baseline='middle'>1e{4}</text>",
-                       x.px0, y.at(std::pow(10, e)), x.px1, x.px0 - 4, e);
+    out += fmt::format(
+        "<line x1='{0}' y1='{1:.1f}' x2='{2}' y2='{1:.1f}' stroke='#e4e6eb'/>"
+        "<text x='{3}' y='{1:.1f}' text-anchor='end' dominant-baseline='middle'>1e{4}</text>",
+        x.px0, y.at(std::pow(10, e)), x.px1, x.px0 - 4, e);
   return out;
 }
 
@@ -107,11 +109,21 @@ std::string esc(std::string_view s) {
   out.reserve(s.size());
   for (char c : valid_utf8(s)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) {
           out += '^';
@@ -125,10 +137,11 @@ std::string esc(std::string_view s) {
 }
 
 std::string page_head(const std::string& title) {
-  return fmt::format("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-                     "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-                     "<title>{}</title><style>{}</style></head>\n<body>\n",
-                     esc(title), kStyle);
+  return fmt::format(
+      "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+      "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+      "<title>{}</title><style>{}</style></head>\n<body>\n",
+      esc(title), kStyle);
 }
 
 std::string page_tail() { return "\n</body></html>\n"; }
@@ -138,8 +151,8 @@ std::string page(const std::string& title, const std::string& body) { return pag
 std::string bar_chart(const std::vector<Bar>& bars, double max, const std::string& css_class) {
   constexpr int kRow = 22, kLabel = 190, kWidth = 470, kBar = 200;
   if (bars.empty() || max <= 0) return "<p class='empty'>no data in the report</p>";
-  std::string out = fmt::format("<svg class='{}' width='{}' height='{}' role='img'>", esc(css_class), kWidth,
-                                bars.size() * kRow + 4);
+  std::string out =
+      fmt::format("<svg class='{}' width='{}' height='{}' role='img'>", esc(css_class), kWidth, bars.size() * kRow + 4);
   for (size_t i = 0; i < bars.size(); ++i) {
     double w = std::clamp(bars[i].value / max, 0.0, 1.0) * kBar;
     int y = static_cast<int>(i) * kRow + 2;
@@ -154,7 +167,8 @@ std::string bar_chart(const std::vector<Bar>& bars, double max, const std::strin
 Roofline roofline_of(const model::Kernel& k) {
   Roofline r;
   auto sm_clock = first_of(k, {"smsp__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"});
-  r.peak_bandwidth = product(k.number("dram__bytes.sum.peak_sustained"), k.number("dram__cycles_elapsed.avg.per_second"));
+  r.peak_bandwidth =
+      product(k.number("dram__bytes.sum.peak_sustained"), k.number("dram__cycles_elapsed.avg.per_second"));
   r.dram_rate = k.number("dram__bytes.sum.per_second");
   r.peak_fp32 = peak_flops(k, "f", sm_clock);
   r.peak_fp64 = peak_flops(k, "d", sm_clock);
@@ -177,23 +191,24 @@ std::string roofline_svg(const Roofline& r) {
   Axis x{std::floor(std::log10(ai_lo)), std::ceil(std::log10(ai_hi)), 60, 440};
   Axis y{std::floor(std::log10(low)), std::ceil(std::log10(top * 1.5)), 250, 14};
   std::string out = "<svg class='roofline' width='470' height='290' role='img'>" + axis_ticks(x, y);
-  out += fmt::format("<text x='250' y='284' text-anchor='middle'>arithmetic intensity (FLOP/byte, DRAM)</text>"
-                     "<text x='12' y='132' transform='rotate(-90 12 132)' text-anchor='middle'>FLOP/s</text>");
+  out += fmt::format(
+      "<text x='250' y='284' text-anchor='middle'>arithmetic intensity (FLOP/byte, DRAM)</text>"
+      "<text x='12' y='132' transform='rotate(-90 12 132)' text-anchor='middle'>FLOP/s</text>");
   int legend = 0;
   for (const auto& s : series) {
     if (!s.peak) continue;
-    out += fmt::format("<path d='{}' fill='none' stroke='{}' stroke-width='2'/>", roof_path(x, y, *r.peak_bandwidth, *s.peak),
-                       s.color);
+    out += fmt::format("<path d='{}' fill='none' stroke='{}' stroke-width='2'/>",
+                       roof_path(x, y, *r.peak_bandwidth, *s.peak), s.color);
     out += fmt::format("<text x='{}' y='{}' fill='{}'>{} peak {} GFLOP/s</text>", 300, 28 + 14 * legend++, s.color,
                        s.name, model::readable(*s.peak / 1e9, ""));
     if (!s.achieved || *s.achieved <= 0) continue;
     double ai = *s.achieved / *r.dram_rate;
-    out += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='5' fill='{}' stroke='#fff'><title>{} achieved {} GFLOP/s at "
-                       "{} FLOP/byte</title></circle>",
-                       x.at(ai), y.at(*s.achieved), s.color, s.name, model::readable(*s.achieved / 1e9, ""),
-                       model::readable(ai, ""));
-    out += fmt::format("<text x='{:.1f}' y='{:.1f}'>{} {} GFLOP/s</text>", x.at(ai) + 8, y.at(*s.achieved) + 4,
-                       s.name, model::readable(*s.achieved / 1e9, ""));
+    out += fmt::format(
+        "<circle cx='{:.1f}' cy='{:.1f}' r='5' fill='{}' stroke='#fff'><title>{} achieved {} GFLOP/s at "
+        "{} FLOP/byte</title></circle>",
+        x.at(ai), y.at(*s.achieved), s.color, s.name, model::readable(*s.achieved / 1e9, ""), model::readable(ai, ""));
+    out += fmt::format("<text x='{:.1f}' y='{:.1f}'>{} {} GFLOP/s</text>", x.at(ai) + 8, y.at(*s.achieved) + 4, s.name,
+                       model::readable(*s.achieved / 1e9, ""));
   }
   return out + "</svg>";
 }

@@ -27,14 +27,13 @@ std::string bar_chart(const std::vector<Bar>& bars, double max, const std::strin
 
 // Roofline inputs derived from the report (ncu's SpeedOfLight roofline formulas).
 struct Roofline {
-  std::optional<double> peak_bandwidth;  // DRAM bytes/s
+  std::optional<double> peak_bandwidth;        // DRAM bytes/s
   std::optional<double> peak_fp32, peak_fp64;  // FLOP/s
-  std::optional<double> dram_rate;       // achieved bytes/s
-  std::optional<double> fp32, fp64;      // achieved FLOP/s
+  std::optional<double> dram_rate;             // achieved bytes/s
+  std::optional<double> fp32, fp64;            // achieved FLOP/s
   bool drawable() const { return peak_bandwidth && dram_rate && (peak_fp32 || peak_fp64); }
 };
 Roofline roofline_of(const model::Kernel& k);
 std::string roofline_svg(const Roofline& r);
-
 
 }  // namespace keet::render::html

@@ -34,8 +34,10 @@ std::string paragraphs(const std::string& text) {
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
     std::string_view line(text.data() + start, (end == std::string::npos ? text.size() : end) - start);
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) flush();
-    else current += (current.empty() ? "" : " ") + std::string(line);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      flush();
+    else
+      current += (current.empty() ? "" : " ") + std::string(line);
     if (end == std::string::npos) break;
     start = end + 1;
   }
@@ -54,8 +56,8 @@ std::string list(std::string_view label, const std::vector<std::string>& items) 
 }  // namespace
 
 std::string narrative_markdown(const llm::LlmResult& r) {
-  std::string out = fmt::format("#### LLM narrative ({}) — {}\n\n", md_code(r.provider + ":" + r.model),
-                                llm::status_name(r.status));
+  std::string out =
+      fmt::format("#### LLM narrative ({}) — {}\n\n", md_code(r.provider + ":" + r.model), llm::status_name(r.status));
   if (r.status == llm::Status::Unavailable) return out + "Unavailable: " + paragraph(r.error) + "\n\n";
   out += paragraphs(r.text);
   std::vector<std::string> suggestions;

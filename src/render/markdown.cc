@@ -16,9 +16,12 @@ std::string md_code(std::string_view s, bool in_table) {
   for (char c : s) {
     run = c == '`' ? run + 1 : 0;
     longest = std::max(longest, run);
-    if (line_break(c)) body += ' ';
-    else if (c == '|' && in_table) body += "\\|";
-    else body += c;
+    if (line_break(c))
+      body += ' ';
+    else if (c == '|' && in_table)
+      body += "\\|";
+    else
+      body += c;
   }
   std::string fence(longest + 1, '`');
   // A space keeps a leading or trailing backtick from joining the fence.

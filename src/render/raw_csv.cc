@@ -58,8 +58,8 @@ void append_id_cells(const model::Report& r, const model::Kernel& k, std::string
   append_uint_cell(out, k.stream_id);
 }
 
-const char* const kIdColumns[] = {"ID",          "Process ID", "Process Name", "Host Name",
-                                  "Kernel Name", "Kernel Time", "Context",     "Stream"};
+const char* const kIdColumns[] = {"ID",          "Process ID",  "Process Name", "Host Name",
+                                  "Kernel Name", "Kernel Time", "Context",      "Stream"};
 
 std::vector<std::string> columns(const std::vector<const model::Kernel*>& kernels) {
   std::set<std::string_view> names;
@@ -170,7 +170,8 @@ std::string raw_csv(const model::Report& r, const std::vector<const model::Kerne
   if (print_units == model::PrintUnits::Auto)
     for (size_t i = 0; i < names.size(); ++i)
       for (const auto* k : kernels)
-        if (auto v = k->number(names[i]); v && std::isfinite(*v)) magnitudes[i] = std::max(magnitudes[i], std::fabs(*v));
+        if (auto v = k->number(names[i]); v && std::isfinite(*v))
+          magnitudes[i] = std::max(magnitudes[i], std::fabs(*v));
   RawCsvWriter writer(std::move(names), std::move(units));
   if (print_units == model::PrintUnits::Auto) writer.scale_columns(magnitudes);
   std::string out;

@@ -44,10 +44,10 @@ class RawCsvWriter {
 
   std::vector<std::string> columns_;
   std::vector<std::string> units_;
-  std::vector<model::Scale> scales_;  // empty: base units
+  std::vector<model::Scale> scales_;                                // empty: base units
   mutable std::unordered_map<std::string_view, size_t> column_of_;  // by name, built on first use
   static constexpr int64_t kUnseen = -2, kNoColumn = -1;
-  mutable std::vector<int64_t> column_by_id_;  // kUnseen, kNoColumn or the column
+  mutable std::vector<int64_t> column_by_id_;        // kUnseen, kNoColumn or the column
   mutable std::vector<const model::Metric*> cells_;  // of the row being written
 };
 

@@ -32,10 +32,17 @@ nlohmann::json export_kernel_json(const model::Kernel& k) {
   for (const auto& m : k.metrics) metrics[m.name] = metric_json(m);
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& r : k.rules) rules.push_back(rule_json(r));
-  return {{"index", k.index},           {"name", k.display_name()},  {"mangled", k.mangled},
-          {"grid", {k.grid.x, k.grid.y, k.grid.z}}, {"block", {k.block.x, k.block.y, k.block.z}},
-          {"invocations", k.launches()},  {"context", k.context_id},    {"stream", k.stream_id},     {"process_id", k.process_id},
-          {"metrics", std::move(metrics)}, {"rules", std::move(rules)}};
+  return {{"index", k.index},
+          {"name", k.display_name()},
+          {"mangled", k.mangled},
+          {"grid", {k.grid.x, k.grid.y, k.grid.z}},
+          {"block", {k.block.x, k.block.y, k.block.z}},
+          {"invocations", k.launches()},
+          {"context", k.context_id},
+          {"stream", k.stream_id},
+          {"process_id", k.process_id},
+          {"metrics", std::move(metrics)},
+          {"rules", std::move(rules)}};
 }
 
 nlohmann::json value_json(const model::Value& v) {

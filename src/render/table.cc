@@ -50,7 +50,8 @@ std::string Table::str_fit(size_t total, size_t wrap, size_t max_cell) const {
   size_t others = 0;
   for (size_t i = 0; i < width.size(); ++i)
     if (i != wrap) others += width[i] + 2;
-  if (wrap < width.size()) width[wrap] = std::min(width[wrap], std::max<size_t>(16, total > others ? total - others : 0));
+  if (wrap < width.size())
+    width[wrap] = std::min(width[wrap], std::max<size_t>(16, total > others ? total - others : 0));
   std::string out;
   auto emit = [&](const std::vector<std::string>& row) {
     std::string rest = wrap < row.size() ? row[wrap] : "";
@@ -58,8 +59,10 @@ std::string Table::str_fit(size_t total, size_t wrap, size_t max_cell) const {
       std::string line;
       for (size_t i = 0; i < width.size(); ++i) {
         std::string cell;
-        if (i == wrap) cell = rest.substr(0, width[i]), rest.erase(0, cell.size());
-        else if (first) cell = clip(i < row.size() ? row[i] : "", width[i]);
+        if (i == wrap)
+          cell = rest.substr(0, width[i]), rest.erase(0, cell.size());
+        else if (first)
+          cell = clip(i < row.size() ? row[i] : "", width[i]);
         std::string pad(width[i] - cell.size(), ' ');
         bool right = std::find(right_.begin(), right_.end(), i) != right_.end();
         line += right ? pad + cell : cell + (i + 1 < width.size() ? pad : "");

@@ -22,7 +22,11 @@ std::string dim(const model::Dim3& d) { return fmt::format("({},{},{})", d.x, d.
 json dim_json(const model::Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
 json stats_json(const model::DurationStats& s) {
-  return {{"count", s.count}, {"total_ns", s.total_ns}, {"mean_ns", s.mean_ns()}, {"min_ns", s.min_ns}, {"max_ns", s.max_ns}};
+  return {{"count", s.count},
+          {"total_ns", s.total_ns},
+          {"mean_ns", s.mean_ns()},
+          {"min_ns", s.min_ns},
+          {"max_ns", s.max_ns}};
 }
 
 json latency_json(const model::DurationStats& s) {
@@ -37,7 +41,10 @@ json drift_json(const model::KernelSummary& k, double threshold) {
   json series = json::array();
   for (const auto& b : k.drift.buckets())
     series.push_back({{"first_launch", b.first_launch}, {"launches", b.launches}, {"mean_ns", b.mean_ns()}});
-  return {{"early_mean_ns", early}, {"late_mean_ns", late}, {"growth", *growth}, {"drifting", *growth >= threshold},
+  return {{"early_mean_ns", early},
+          {"late_mean_ns", late},
+          {"growth", *growth},
+          {"drifting", *growth >= threshold},
           {"series", series}};
 }
 
@@ -66,29 +73,36 @@ json kernel_json(const model::TimelineSummary& t, const model::KernelSummary& k,
 }
 
 json lane_json(const model::Lane& l, bool stream) {
-  json j = {{"device", l.device},          {"kernels", l.kernels},         {"first_start_ns", l.first_start},
-            {"last_end_ns", l.last_end},   {"busy_ns", l.busy_ns},         {"idle_ns", l.idle_ns},
-            {"gaps", l.gaps},              {"max_gap_ns", l.max_gap_ns},   {"max_gap_start_ns", l.max_gap_start}};
+  json j = {{"device", l.device},
+            {"kernels", l.kernels},
+            {"first_start_ns", l.first_start},
+            {"last_end_ns", l.last_end},
+            {"busy_ns", l.busy_ns},
+            {"idle_ns", l.idle_ns},
+            {"gaps", l.gaps},
+            {"max_gap_ns", l.max_gap_ns},
+            {"max_gap_start_ns", l.max_gap_start}};
   if (stream) j["stream"] = l.stream;
   return j;
 }
 
 std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s) {
   size_t n = s.top == 0 ? t.kernels.size() : std::min(s.top, t.kernels.size());
-  std::string out = fmt::format("{}\n", bold(s.color, fmt::format("Kernels by GPU time ({} of {})", n, t.kernels.size())));
-  out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", "GPU%", "span%", "launches", "total", "mean",
-                     "min", "max", "name");
+  std::string out =
+      fmt::format("{}\n", bold(s.color, fmt::format("Kernels by GPU time ({} of {})", n, t.kernels.size())));
+  out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", "GPU%", "span%", "launches", "total",
+                     "mean", "min", "max", "name");
   for (size_t i = 0; i < n; ++i) {
     const auto& k = t.kernels[i];
-    out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", pct(t.gpu_share(k)), pct(t.span_share(k)),
-                       k.time.count, human_duration(static_cast<double>(k.time.total_ns)), human_duration(k.time.mean_ns()),
-                       human_duration(static_cast<double>(k.time.min_ns)),
+    out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", pct(t.gpu_share(k)),
+                       pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
+                       human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
                        human_duration(static_cast<double>(k.time.max_ns)), k.name);
     if (k.configs.size() > 1)
       for (const auto& c : k.configs)
-        out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "", c.time.count,
-                           human_duration(static_cast<double>(c.time.total_ns)), human_duration(c.time.mean_ns()),
-                           human_duration(static_cast<double>(c.time.min_ns)),
+        out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "",
+                           c.time.count, human_duration(static_cast<double>(c.time.total_ns)),
+                           human_duration(c.time.mean_ns()), human_duration(static_cast<double>(c.time.min_ns)),
                            human_duration(static_cast<double>(c.time.max_ns)), dim(c.grid), dim(c.block));
   }
   return out;
@@ -108,16 +122,18 @@ std::string drift_text(const model::TimelineSummary& t, const TimelineStyle& s) 
   for (const auto& k : t.kernels) {
     if (!analysis::drifting(k, s.drift_threshold)) continue;
     auto [early, late] = k.drift.early_late_means();
-    out += fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", k.name, k.time.count,
-                       human_duration(early), human_duration(late), 100 * *analysis::drift_growth(k));
+    out += fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", k.name,
+                       k.time.count, human_duration(early), human_duration(late), 100 * *analysis::drift_growth(k));
   }
-  std::string head = fmt::format("Drift (launches that grow {:.0f}% or more slower over the run, kernels with {}+ launches)",
-                                 100 * s.drift_threshold, analysis::kMinDriftLaunches);
+  std::string head =
+      fmt::format("Drift (launches that grow {:.0f}% or more slower over the run, kernels with {}+ launches)",
+                  100 * s.drift_threshold, analysis::kMinDriftLaunches);
   return bold(s.color, head) + "\n" + (out.empty() ? "  none\n" : out);
 }
 
 std::string lane_line(const model::Lane& l, int64_t origin, bool stream) {
-  std::string who = stream ? fmt::format("device {} stream {}", l.device, l.stream) : fmt::format("device {}", l.device);
+  std::string who =
+      stream ? fmt::format("device {} stream {}", l.device, l.stream) : fmt::format("device {}", l.device);
   std::string largest = l.gaps ? fmt::format(", largest {} at +{}", human_duration(static_cast<double>(l.max_gap_ns)),
                                              human_duration(static_cast<double>(l.max_gap_start - origin)))
                                : "";
@@ -154,7 +170,8 @@ std::string nvtx_text(const model::TimelineSummary& t, const TimelineStyle& s) {
     const auto& r = t.nvtx[i];
     out += fmt::format("  {}: {} ranges, total {}, mean {}, min {}, max {}\n", r.name, r.time.count,
                        human_duration(static_cast<double>(r.time.total_ns)), human_duration(r.time.mean_ns()),
-                       human_duration(static_cast<double>(r.time.min_ns)), human_duration(static_cast<double>(r.time.max_ns)));
+                       human_duration(static_cast<double>(r.time.min_ns)),
+                       human_duration(static_cast<double>(r.time.max_ns)));
   }
   return out;
 }
@@ -166,10 +183,12 @@ std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s)
   std::string out = bold(s.color, "Timeline " + m.path) + fmt::format(" ({}, export schema {})\n", version, schema);
   for (const auto& g : m.gpus) out += fmt::format("GPU {}: {}\n", g.id, g.name);
   if (t.span_ns() > 0)
-    out += fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)\n",
-                       human_duration(static_cast<double>(t.span_ns())), human_duration(static_cast<double>(t.kernel_ns)),
-                       t.launches, pct(static_cast<double>(t.kernel_ns) / static_cast<double>(t.span_ns())));
-  if (!m.absent_tables.empty()) out += fmt::format("Not in the export (nothing recorded): {}\n", fmt::join(m.absent_tables, ", "));
+    out +=
+        fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)\n",
+                    human_duration(static_cast<double>(t.span_ns())), human_duration(static_cast<double>(t.kernel_ns)),
+                    t.launches, pct(static_cast<double>(t.kernel_ns) / static_cast<double>(t.span_ns())));
+  if (!m.absent_tables.empty())
+    out += fmt::format("Not in the export (nothing recorded): {}\n", fmt::join(m.absent_tables, ", "));
   return out;
 }
 
@@ -208,17 +227,19 @@ std::string kernel_table_html(const model::TimelineSummary& t, const TimelineSty
     bars.push_back({t.kernels[i].short_name.empty() ? t.kernels[i].name : t.kernels[i].short_name,
                     t.gpu_share(t.kernels[i]), pct(t.gpu_share(t.kernels[i]))});
   std::string out = "<h3>Kernels by share of GPU time</h3>" + html::bar_chart(bars, 1.0, "share");
-  out += "<table><tr><th>GPU %</th><th>span %</th><th>launches</th><th>total</th><th>mean</th><th>min</th><th>max</th>"
-         "<th>drift</th><th>name</th></tr>";
+  out +=
+      "<table><tr><th>GPU %</th><th>span %</th><th>launches</th><th>total</th><th>mean</th><th>min</th><th>max</th>"
+      "<th>drift</th><th>name</th></tr>";
   for (size_t i = 0; i < n; ++i) {
     const auto& k = t.kernels[i];
     auto g = analysis::drift_growth(k);
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td><code>{}</code></td></tr>",
-                       pct(t.gpu_share(k)), pct(t.span_share(k)), k.time.count,
-                       human_duration(static_cast<double>(k.time.total_ns)), human_duration(k.time.mean_ns()),
-                       human_duration(static_cast<double>(k.time.min_ns)), human_duration(static_cast<double>(k.time.max_ns)),
-                       g ? html::esc(fmt::format("{:+.0f}%", 100 * *g)) : "", html::esc(k.name));
+    out += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td><code>{}</code></td></tr>",
+        pct(t.gpu_share(k)), pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
+        human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
+        human_duration(static_cast<double>(k.time.max_ns)), g ? html::esc(fmt::format("{:+.0f}%", 100 * *g)) : "",
+        html::esc(k.name));
   }
   return out + "</table>";
 }
@@ -235,8 +256,10 @@ std::string human_bytes(uint64_t bytes) {
 
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = header_text(t, s) + "\n";
-  if (t.kernels.empty()) out += "No kernel ran in this timeline.\n";
-  else out += kernel_rows(t, s) + "\n" + latency_text(t) + "\n" + drift_text(t, s) + "\n" + idle_text(t, s);
+  if (t.kernels.empty())
+    out += "No kernel ran in this timeline.\n";
+  else
+    out += kernel_rows(t, s) + "\n" + latency_text(t) + "\n" + drift_text(t, s) + "\n" + idle_text(t, s);
   for (const auto& part : {memory_text(t, s), nvtx_text(t, s)})
     if (!part.empty()) out += "\n" + part;
   return out;
@@ -287,7 +310,8 @@ std::string timeline_html_section(const model::TimelineSummary& t, const Timelin
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
   TimelineStyle plain{s.top, s.drift_threshold, false};
-  std::string rest = t.kernels.empty() ? "" : latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
+  std::string rest =
+      t.kernels.empty() ? "" : latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
   for (const auto& part : {memory_text(t, plain), nvtx_text(t, plain)})
     if (!part.empty()) rest += "\n" + part;
   if (!rest.empty()) out += "<pre>" + html::esc(rest) + "</pre>";
@@ -300,8 +324,10 @@ std::string timeline_html(const model::TimelineSummary& t, const TimelineStyle& 
 
 std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s) {
   std::string out;
-  if (s.markdown) out += "## Application view (timeline " + md_code(j.timeline) + ")\n\n";
-  else out += bold(s.color, "Application view (timeline " + j.timeline + ")") + "\n";
+  if (s.markdown)
+    out += "## Application view (timeline " + md_code(j.timeline) + ")\n\n";
+  else
+    out += bold(s.color, "Application view (timeline " + j.timeline + ")") + "\n";
   std::string cover = fmt::format("The profiled kernels carry {} of the application's GPU time.", pct(j.coverage));
   out += (s.markdown ? md_text(cover) + "\n\n" : "  " + cover + "\n");
   for (const auto& k : j.kernels) {
@@ -311,8 +337,8 @@ std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s) {
     out += s.markdown ? fmt::format("- #{} {}: {}\n", k.index, md_code(k.name), md_text(where))
                       : fmt::format("  [{}] {}: {}\n", k.index, k.name, where);
     for (const auto& g : k.gains) {
-      std::string gain = fmt::format("{}: kernel x{:.2f} -> application GPU time x{:.3f}", g.title, g.kernel_speedup,
-                                     g.app_speedup);
+      std::string gain =
+          fmt::format("{}: kernel x{:.2f} -> application GPU time x{:.3f}", g.title, g.kernel_speedup, g.app_speedup);
       out += s.markdown ? fmt::format("  - {} ({})\n", md_text(gain), md_code(g.finding))
                         : fmt::format("      {} ({})\n", gain, g.finding);
     }
@@ -329,30 +355,47 @@ nlohmann::json join_json(const analysis::TimelineJoin& j) {
   for (const auto& k : j.kernels) {
     json gains = json::array();
     for (const auto& g : k.gains)
-      gains.push_back({{"finding", g.finding}, {"title", g.title}, {"kernel_speedup", g.kernel_speedup},
+      gains.push_back({{"finding", g.finding},
+                       {"title", g.title},
+                       {"kernel_speedup", g.kernel_speedup},
                        {"app_speedup", g.app_speedup}});
-    kernels.push_back({{"index", k.index}, {"name", k.name}, {"in_timeline", k.in_timeline}, {"gpu_share", k.gpu_share},
-                       {"launches", k.launches}, {"total_ns", k.total_ns}, {"gains", gains}});
+    kernels.push_back({{"index", k.index},
+                       {"name", k.name},
+                       {"in_timeline", k.in_timeline},
+                       {"gpu_share", k.gpu_share},
+                       {"launches", k.launches},
+                       {"total_ns", k.total_ns},
+                       {"gains", gains}});
   }
   for (const auto& h : j.not_profiled)
-    hot.push_back({{"name", h.name}, {"short_name", h.short_name}, {"gpu_share", h.gpu_share}, {"launches", h.launches},
+    hot.push_back({{"name", h.name},
+                   {"short_name", h.short_name},
+                   {"gpu_share", h.gpu_share},
+                   {"launches", h.launches},
                    {"ncu_options", h.ncu_options}});
   std::string w = analysis::coverage_warning(j);
-  return {{"path", j.timeline},       {"coverage", j.coverage}, {"threshold", j.threshold},
-          {"low_coverage", j.low_coverage}, {"kernels", kernels}, {"not_profiled", hot},
+  return {{"path", j.timeline},
+          {"coverage", j.coverage},
+          {"threshold", j.threshold},
+          {"low_coverage", j.low_coverage},
+          {"kernels", kernels},
+          {"not_profiled", hot},
           {"warning", w.empty() ? json(nullptr) : json(w)}};
 }
 
 std::string join_html(const analysis::TimelineJoin& j) {
-  std::string out = "<section class='app-view'><h2>Application view</h2><p>" +
-                    html::esc(fmt::format("The profiled kernels carry {} of the application's GPU time in ", pct(j.coverage))) +
-                    "<code>" + html::esc(j.timeline) + "</code>.</p>";
+  std::string out =
+      "<section class='app-view'><h2>Application view</h2><p>" +
+      html::esc(fmt::format("The profiled kernels carry {} of the application's GPU time in ", pct(j.coverage))) +
+      "<code>" + html::esc(j.timeline) + "</code>.</p>";
   if (j.low_coverage) out += "<p class='warn'>" + html::esc("Warning: " + analysis::coverage_warning(j)) + "</p>";
-  out += "<table><tr><th>#</th><th>kernel</th><th>GPU %</th><th>best finding</th><th>kernel gain</th><th>application gain</th></tr>";
+  out +=
+      "<table><tr><th>#</th><th>kernel</th><th>GPU %</th><th>best finding</th><th>kernel gain</th><th>application "
+      "gain</th></tr>";
   for (const auto& k : j.kernels) {
     const auto* g = k.gains.empty() ? nullptr : &k.gains.front();
-    out += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", k.index,
-                       html::esc(k.name), k.in_timeline ? pct(k.gpu_share) : "not in the timeline",
+    out += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                       k.index, html::esc(k.name), k.in_timeline ? pct(k.gpu_share) : "not in the timeline",
                        g ? html::esc(g->title) : "", g ? fmt::format("x{:.2f}", g->kernel_speedup) : "",
                        g ? fmt::format("x{:.3f}", g->app_speedup) : "");
   }
@@ -368,9 +411,10 @@ std::string change_view_text(const analysis::ChangeView& v, bool markdown) {
       pct(v.join.coverage), 100 * v.app_change);
   out += markdown ? md_text(summary) + "\n\n" : "  " + summary + "\n";
   for (const auto& k : v.kernels) {
-    std::string line = fmt::format("{:+.1f}% on a kernel with {} of GPU time: {:+.2f}% of the application", 100 * k.change,
-                                   pct(k.gpu_share), 100 * k.app_change);
-    out += markdown ? fmt::format("- {}: {}\n", md_code(k.name), md_text(line)) : fmt::format("  {}: {}\n", k.name, line);
+    std::string line = fmt::format("{:+.1f}% on a kernel with {} of GPU time: {:+.2f}% of the application",
+                                   100 * k.change, pct(k.gpu_share), 100 * k.app_change);
+    out +=
+        markdown ? fmt::format("- {}: {}\n", md_code(k.name), md_text(line)) : fmt::format("  {}: {}\n", k.name, line);
   }
   if (v.join.low_coverage) {
     std::string w = "warning: " + analysis::coverage_warning(v.join);

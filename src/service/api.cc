@@ -123,7 +123,9 @@ std::string display_name(std::string_view name, std::string_view fallback) {
 }
 
 std::string_view content_type_of(std::string_view path) {
-  auto ends = [&](std::string_view ext) { return path.size() >= ext.size() && path.substr(path.size() - ext.size()) == ext; };
+  auto ends = [&](std::string_view ext) {
+    return path.size() >= ext.size() && path.substr(path.size() - ext.size()) == ext;
+  };
   if (ends(".html")) return "text/html; charset=utf-8";
   if (ends(".js")) return "text/javascript; charset=utf-8";
   if (ends(".css")) return "text/css; charset=utf-8";
@@ -174,16 +176,16 @@ struct Handlers {
     json health = {{"reachable", reachable.has_value()}};
     if (!reachable) health["error"] = valid_utf8(api.without_server_paths(reachable.error().message));
     return json_reply(reachable ? 200 : 503, {{"service", "keet"},
-                            {"version", KEET_VERSION},
-                            {"api", "keet.serve/1"},
-                            {"llm", !api.opt_.llm.empty()},
-                            {"auth", !api.opt_.token.empty()},
-                            {"store", api.jobs_.shared() ? "postgresql" : "sqlite"},
-                            {"store_health", health},
-                            {"max_upload_bytes", api.opt_.max_upload},
-                            {"max_queue", api.opt_.max_queue},
-                            {"workers", api.opt_.workers},
-                            {"job_timeout_s", api.opt_.job_timeout.count() / 1000}});
+                                              {"version", KEET_VERSION},
+                                              {"api", "keet.serve/1"},
+                                              {"llm", !api.opt_.llm.empty()},
+                                              {"auth", !api.opt_.token.empty()},
+                                              {"store", api.jobs_.shared() ? "postgresql" : "sqlite"},
+                                              {"store_health", health},
+                                              {"max_upload_bytes", api.opt_.max_upload},
+                                              {"max_queue", api.opt_.max_queue},
+                                              {"workers", api.opt_.workers},
+                                              {"job_timeout_s", api.opt_.job_timeout.count() / 1000}});
   }
 
   // The bytes of an upload: one multipart part (by field name, else the
@@ -241,7 +243,8 @@ struct Handlers {
 
   Response submit(const Request& req, const Params&) {
     auto part = upload(req, "report");
-    if (!part || part->length() == 0) return error_reply(400, "no report in the request (send it as the body or a multipart field 'report')");
+    if (!part || part->length() == 0)
+      return error_reply(400, "no report in the request (send it as the body or a multipart field 'report')");
     if (part->length() > api.opt_.max_upload)
       return error_reply(413, fmt::format("the report is larger than the limit of {} bytes", api.opt_.max_upload));
     std::lock_guard lock(api.uploads_);  // the queue's length is read and grown in one step
@@ -404,7 +407,8 @@ struct Handlers {
   }
 
   Response ask(const Request& req, const Params& p) {
-    if (api.opt_.llm.empty()) return error_reply(409, "no LLM is configured (start keet serve with --llm PROVIDER:MODEL)");
+    if (api.opt_.llm.empty())
+      return error_reply(409, "no LLM is configured (start keet serve with --llm PROVIDER:MODEL)");
     auto body = json_body(req);
     if (!body.is_object() || !body.contains("question") || !body["question"].is_string())
       return error_reply(400, "send {\"question\": \"...\"}");
@@ -414,7 +418,8 @@ struct Handlers {
     auto job = finished_job(p, error);
     if (!job) return error;
     std::vector<std::string> args{"ask", "report", question, "--format", "json", "--llm", api.opt_.llm};
-    if (body.contains("kernel") && body["kernel"].is_string()) args.insert(args.end(), {"-k", body["kernel"].get<std::string>()});
+    if (body.contains("kernel") && body["kernel"].is_string())
+      args.insert(args.end(), {"-k", body["kernel"].get<std::string>()});
     return run_on(*job, args, "application/json", std::chrono::seconds(300));
   }
 
@@ -429,8 +434,10 @@ struct Handlers {
     std::vector<std::string> args{"gate", "report", "--baseline", baseline, "--format", format};
     if (!req.param("max_slowdown").empty()) args.insert(args.end(), {"--max-slowdown", req.param("max_slowdown")});
     add_db(args);
-    std::string_view type = format == "sarif" ? "application/sarif+json" : format == "junit" ? "application/xml"
-                            : format == "markdown" ? "text/markdown; charset=utf-8" : "application/json";
+    std::string_view type = format == "sarif"      ? "application/sarif+json"
+                            : format == "junit"    ? "application/xml"
+                            : format == "markdown" ? "text/markdown; charset=utf-8"
+                                                   : "application/json";
     return run_on(*job, args, type, std::chrono::seconds(120), true);
   }
 
@@ -542,7 +549,12 @@ const std::vector<RouteInfo>& routes() {
 }
 
 Api::Api(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, Workers* workers, ServiceOptions options, Clock clock)
-    : jobs_(jobs), blobs_(blobs), runner_(runner), workers_(workers), opt_(std::move(options)), clock_(std::move(clock)) {}
+    : jobs_(jobs),
+      blobs_(blobs),
+      runner_(runner),
+      workers_(workers),
+      opt_(std::move(options)),
+      clock_(std::move(clock)) {}
 
 namespace {
 
@@ -553,7 +565,11 @@ std::optional<Response> static_file(const Request& req) {
   std::string_view want = req.path == "/" ? "index.html" : std::string_view(req.path).substr(4);
   for (const auto& f : web_files())
     if (f.path == want) {
-      Response r{200, std::string(content_type_of(want)), {{"Content-Security-Policy", kUiPolicy}}, std::string(f.content), {}};
+      Response r{200,
+                 std::string(content_type_of(want)),
+                 {{"Content-Security-Policy", kUiPolicy}},
+                 std::string(f.content),
+                 {}};
       return r;
     }
   return error_reply(404, "no such file");
@@ -566,8 +582,10 @@ std::optional<Response> static_file(const Request& req) {
 // loopback only (DNS rebinding), a missing or wrong bearer token.
 std::optional<Response> Api::refuse(const Request& req) const {
   std::string origin = req.header("origin");
-  bool allowed_origin = std::find(opt_.allowed_origins.begin(), opt_.allowed_origins.end(), origin) != opt_.allowed_origins.end();
-  if (opt_.loopback && !loopback_host(req.header("host"))) return error_reply(403, "this server answers to its loopback address only");
+  bool allowed_origin =
+      std::find(opt_.allowed_origins.begin(), opt_.allowed_origins.end(), origin) != opt_.allowed_origins.end();
+  if (opt_.loopback && !loopback_host(req.header("host")))
+    return error_reply(403, "this server answers to its loopback address only");
   if (!origin.empty() && !allowed_origin && origin != "http://" + req.header("host"))
     return error_reply(403, "cross-origin requests are not allowed (see keet serve --allow-origin)");
   if (opt_.token.empty() || (req.method == "GET" && is_ui_path(req.path))) return std::nullopt;
@@ -584,7 +602,8 @@ void Api::add_common_headers(const Request& req, Response& res) const {
   res.headers.emplace_back("Referrer-Policy", "no-referrer");
   res.headers.emplace_back("Cache-Control", "no-store");
   std::string origin = req.header("origin");
-  if (!origin.empty() && std::find(opt_.allowed_origins.begin(), opt_.allowed_origins.end(), origin) != opt_.allowed_origins.end()) {
+  if (!origin.empty() &&
+      std::find(opt_.allowed_origins.begin(), opt_.allowed_origins.end(), origin) != opt_.allowed_origins.end()) {
     res.headers.emplace_back("Access-Control-Allow-Origin", origin);
     res.headers.emplace_back("Vary", "Origin");
   }
@@ -593,9 +612,12 @@ void Api::add_common_headers(const Request& req, Response& res) const {
 Response Api::route(const Request& req) {
   if (auto refused = refuse(req)) return *refused;
   if (req.method == "OPTIONS" && !opt_.allowed_origins.empty())
-    return {204, "text/plain", {{"Access-Control-Allow-Methods", "GET, POST, DELETE"},
-                                {"Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, MCP-Protocol-Version"}},
-            "", {}};
+    return {204,
+            "text/plain",
+            {{"Access-Control-Allow-Methods", "GET, POST, DELETE"},
+             {"Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, MCP-Protocol-Version"}},
+            "",
+            {}};
   if (req.path == "/mcp") {
     if (!mcp_) return error_reply(404, "MCP is not available on this server");
     return mcp_(req);

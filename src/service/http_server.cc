@@ -33,7 +33,8 @@ Result<HttpServer::Api> bind_api() {
   KEET_TRY(lib, llm::http_plugin_library());
   HttpServer::Api api;
   keet_httpd_abi_version_fn version = nullptr;
-  bool all = io::bind_symbol(*lib, "keet_httpd_abi_version", version) && io::bind_symbol(*lib, "keet_httpd_start", api.start) &&
+  bool all = io::bind_symbol(*lib, "keet_httpd_abi_version", version) &&
+             io::bind_symbol(*lib, "keet_httpd_start", api.start) &&
              io::bind_symbol(*lib, "keet_httpd_port", api.port) && io::bind_symbol(*lib, "keet_httpd_run", api.run) &&
              io::bind_symbol(*lib, "keet_httpd_stop", api.stop) && io::bind_symbol(*lib, "keet_httpd_free", api.free);
   if (!all || version() != KEET_HTTPD_ABI_VERSION)

@@ -32,9 +32,9 @@ struct Request {
   std::string path;
   std::map<std::string, std::string> query;    // decoded; the first of repeated names
   std::map<std::string, std::string> headers;  // names lower-cased
-  std::string body;       // in memory (JSON bodies, small uploads)
-  std::string body_file;  // set instead when the body was spooled to disk
-  size_t body_size = 0;   // of the spooled file
+  std::string body;                            // in memory (JSON bodies, small uploads)
+  std::string body_file;                       // set instead when the body was spooled to disk
+  size_t body_size = 0;                        // of the spooled file
   size_t body_length() const { return body_file.empty() ? body.size() : body_size; }
   std::vector<UploadPart> parts;  // multipart/form-data
   std::string header(const std::string& lower_name) const;
@@ -63,12 +63,12 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
   size_t max_body_bytes = 256u << 20;
-  size_t memory_body_bytes = 256u << 10;  // a request's body bytes kept in memory; the rest is spooled
-  std::string spool_dir = "/tmp";         // on the upload store's file system, so that adopt() renames
-  int max_connections = 512;              // open at once, a thread each (an event stream holds one)
-  int max_connections_per_client = 256;   // open at once from one address
-  int idle_timeout_s = 30;                // a silent connection is closed
-  size_t header_memory_bytes = 64u << 10;  // request line and headers must fit (else 431/414)
+  size_t memory_body_bytes = 256u << 10;      // a request's body bytes kept in memory; the rest is spooled
+  std::string spool_dir = "/tmp";             // on the upload store's file system, so that adopt() renames
+  int max_connections = 512;                  // open at once, a thread each (an event stream holds one)
+  int max_connections_per_client = 256;       // open at once from one address
+  int idle_timeout_s = 30;                    // a silent connection is closed
+  size_t header_memory_bytes = 64u << 10;     // request line and headers must fit (else 431/414)
   std::function<void(std::string_view)> log;  // transport lines (limits reached); may be empty
 };
 

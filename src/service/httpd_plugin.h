@@ -35,7 +35,7 @@ struct keet_httpd_part {
 
 struct keet_httpd_request {
   const char* method;
-  const char* path;  // decoded path, no query
+  const char* path;                        // decoded path, no query
   const struct keet_httpd_header* params;  // decoded query parameters
   size_t param_count;
   const struct keet_httpd_header* headers;
@@ -83,14 +83,14 @@ typedef void (*keet_httpd_log)(void* context, const char* line);
 
 struct keet_httpd_config {
   const char* host;
-  int port;                       // 0: any free port (keet_httpd_port tells which)
-  size_t max_body_bytes;          // a longer body is refused (413 when announced, else the connection is closed)
-  size_t memory_body_bytes;       // a request's body bytes kept in memory; past this they go to spool_dir
-  const char* spool_dir;          // where bodies go; on the file system of keet's upload store
-  int max_connections;            // open at once; each has its own thread
-  int max_connections_per_client; // open at once from one address
-  int idle_timeout_s;             // a connection silent this long is closed
-  size_t header_memory_bytes;     // request line and headers of one request must fit
+  int port;                        // 0: any free port (keet_httpd_port tells which)
+  size_t max_body_bytes;           // a longer body is refused (413 when announced, else the connection is closed)
+  size_t memory_body_bytes;        // a request's body bytes kept in memory; past this they go to spool_dir
+  const char* spool_dir;           // where bodies go; on the file system of keet's upload store
+  int max_connections;             // open at once; each has its own thread
+  int max_connections_per_client;  // open at once from one address
+  int idle_timeout_s;              // a connection silent this long is closed
+  size_t header_memory_bytes;      // request line and headers of one request must fit
   keet_httpd_handler handler;
   void* handler_context;
   keet_httpd_admit admit;  // NULL: every body is read

@@ -24,11 +24,16 @@ std::string_view kind_name(JobKind k) { return k == JobKind::Diff ? "diff" : "an
 
 std::string_view state_name(JobState s) {
   switch (s) {
-    case JobState::Queued: return "queued";
-    case JobState::Running: return "running";
-    case JobState::Done: return "done";
-    case JobState::Failed: return "failed";
-    case JobState::Cancelled: return "cancelled";
+    case JobState::Queued:
+      return "queued";
+    case JobState::Running:
+      return "running";
+    case JobState::Done:
+      return "done";
+    case JobState::Failed:
+      return "failed";
+    case JobState::Cancelled:
+      return "cancelled";
   }
   return "queued";
 }
@@ -51,7 +56,7 @@ class SqlConn {
  public:
   virtual ~SqlConn() = default;
   virtual Result<std::vector<Row>> query(const std::string& sql, const Params& params) = 0;
-  virtual const char* begin() const = 0;     // a write transaction
+  virtual const char* begin() const = 0;  // a write transaction
   virtual const char* skip_locked() const = 0;
   virtual std::string describe() const = 0;
   virtual bool shared() const = 0;
@@ -72,7 +77,8 @@ class SqliteConn final : public SqlConn {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db_, text.c_str(), -1, &st, nullptr) != SQLITE_OK) return error();
     for (size_t i = 0; i < params.size(); ++i)
-      sqlite3_bind_text(st, static_cast<int>(i + 1), params[i].data(), static_cast<int>(params[i].size()), SQLITE_TRANSIENT);
+      sqlite3_bind_text(st, static_cast<int>(i + 1), params[i].data(), static_cast<int>(params[i].size()),
+                        SQLITE_TRANSIENT);
     std::vector<Row> rows;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -109,7 +115,7 @@ class PgConn final : public SqlConn {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p.c_str());
     PGresult* res = store::pq().exec_params(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                                             nullptr, nullptr, 0);
+                                            nullptr, nullptr, 0);
     auto status = store::pq().result_status(res);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       std::string msg = store::pq().error_message(conn_);
@@ -151,7 +157,8 @@ class PgConn final : public SqlConn {
 constexpr const char* kSchema[] = {
     "CREATE TABLE IF NOT EXISTS keet_jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL,"
     " name TEXT NOT NULL, report TEXT NOT NULL, report2 TEXT NOT NULL, baseline TEXT NOT NULL,"
-    " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL,"
+    " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT NOT NULL, heartbeat_at BIGINT NOT "
+    "NULL,"
     " worker TEXT NOT NULL, claim TEXT NOT NULL, attempts INTEGER NOT NULL, progress DOUBLE PRECISION NOT NULL,"
     " stage TEXT NOT NULL, cancel INTEGER NOT NULL, error TEXT NOT NULL, size BIGINT NOT NULL,"
     " pairs TEXT NOT NULL DEFAULT '')",
@@ -238,8 +245,7 @@ class SqlJobStore final : public JobStore {
       if (conn_->shared()) (void)run("ROLLBACK", {}, 0);
       return std::unexpected(r.error());
     }
-    if (conn_->shared())
-      KEET_TRY_VOID(run("COMMIT", {}, 0));
+    if (conn_->shared()) KEET_TRY_VOID(run("COMMIT", {}, 0));
     return {};
   }
 
@@ -247,11 +253,11 @@ class SqlJobStore final : public JobStore {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<void> {
       KEET_TRY(r, run(fmt::format("INSERT INTO keet_jobs ({}) VALUES "
-                               "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
-                               kColumns),
-                   {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline, str(j.created_at),
-                    str(j.size), pairs_text(j.pairs)},
-                   0));
+                                  "($1,$2,$3,$4,$5,$6,$7,$8,0,0,0,'','',0,0,'',0,'',$9,$10)",
+                                  kColumns),
+                      {j.id, std::string(kind_name(j.kind)), "queued", j.name, j.report, j.report2, j.baseline,
+                       str(j.created_at), str(j.size), pairs_text(j.pairs)},
+                      0));
       return {};
     });
   }
@@ -267,7 +273,7 @@ class SqlJobStore final : public JobStore {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::vector<Job>> {
       KEET_TRY(rows, run(fmt::format("SELECT {} FROM keet_jobs ORDER BY created_at DESC, id LIMIT $1", kColumns),
-                      {str(static_cast<int64_t>(limit))}, kColumnCount));
+                         {str(static_cast<int64_t>(limit))}, kColumnCount));
       std::vector<Job> out;
       for (const auto& r : *rows) out.push_back(job_from(r));
       return out;
@@ -287,28 +293,28 @@ class SqlJobStore final : public JobStore {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::optional<Job>> {
       // A job whose workers stopped kMaxAttempts times is not tried again.
-      KEET_TRY(gave_up, run(
-          "UPDATE keet_jobs SET state = 'failed', finished_at = $1, claim = '',"
-          " error = 'the worker running this job stopped (' || attempts || ' attempts)'"
-          " WHERE state = 'running' AND heartbeat_at < $2 AND attempts >= $3",
-          {str(now), str(stale_before), str(kMaxAttempts)}, 0));
-      return one(fmt::format(
-                     "UPDATE keet_jobs SET state = 'running', worker = $1, claim = $2, heartbeat_at = $3, started_at = $3,"
-                     " attempts = attempts + 1, progress = 0, stage = 'starting'"
-                     " WHERE id = (SELECT id FROM keet_jobs WHERE state = 'queued' OR (state = 'running' AND heartbeat_at < $4)"
-                     " ORDER BY created_at, id LIMIT 1{}) RETURNING {}",
-                     conn_->skip_locked(), kColumns),
-                 {worker, token, str(now), str(stale_before)});
+      KEET_TRY(gave_up, run("UPDATE keet_jobs SET state = 'failed', finished_at = $1, claim = '',"
+                            " error = 'the worker running this job stopped (' || attempts || ' attempts)'"
+                            " WHERE state = 'running' AND heartbeat_at < $2 AND attempts >= $3",
+                            {str(now), str(stale_before), str(kMaxAttempts)}, 0));
+      return one(
+          fmt::format(
+              "UPDATE keet_jobs SET state = 'running', worker = $1, claim = $2, heartbeat_at = $3, started_at = $3,"
+              " attempts = attempts + 1, progress = 0, stage = 'starting'"
+              " WHERE id = (SELECT id FROM keet_jobs WHERE state = 'queued' OR (state = 'running' AND heartbeat_at < "
+              "$4)"
+              " ORDER BY created_at, id LIMIT 1{}) RETURNING {}",
+              conn_->skip_locked(), kColumns),
+          {worker, token, str(now), str(stale_before)});
     });
   }
 
   Result<std::optional<bool>> beat(const Job& j, int64_t now, double progress, const std::string& stage) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<std::optional<bool>> {
-      KEET_TRY(rows, run(
-          "UPDATE keet_jobs SET heartbeat_at = $1, progress = $2, stage = $3"
-          " WHERE id = $4 AND claim = $5 AND state = 'running' RETURNING cancel",
-          {str(now), fmt::format("{:.4f}", progress), stage, j.id, j.claim}, 1));
+      KEET_TRY(rows, run("UPDATE keet_jobs SET heartbeat_at = $1, progress = $2, stage = $3"
+                         " WHERE id = $4 AND claim = $5 AND state = 'running' RETURNING cancel",
+                         {str(now), fmt::format("{:.4f}", progress), stage, j.id, j.claim}, 1));
       if (rows->empty()) return std::optional<bool>();
       return std::optional<bool>(to_int((*rows)[0][0]) != 0);
     });
@@ -332,10 +338,11 @@ class SqlJobStore final : public JobStore {
   Result<void> release(const Job& j) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<void> {
-      KEET_TRY(r, run(
-          "UPDATE keet_jobs SET state = 'queued', claim = '', worker = '', attempts = attempts - 1, progress = 0,"
-          " stage = '' WHERE id = $1 AND claim = $2 AND state = 'running'",
-          {j.id, j.claim}, 0));
+      KEET_TRY(
+          r,
+          run("UPDATE keet_jobs SET state = 'queued', claim = '', worker = '', attempts = attempts - 1, progress = 0,"
+              " stage = '' WHERE id = $1 AND claim = $2 AND state = 'running'",
+              {j.id, j.claim}, 0));
       return {};
     });
   }
@@ -343,12 +350,12 @@ class SqlJobStore final : public JobStore {
   Result<bool> cancel(const std::string& id, int64_t now) override {
     std::lock_guard lock(mu_);
     return again_if_lost([&]() -> Result<bool> {
-      KEET_TRY(queued, run(
-          "UPDATE keet_jobs SET state = 'cancelled', finished_at = $1, error = 'cancelled'"
-          " WHERE id = $2 AND state = 'queued' RETURNING id",
-          {str(now), id}, 1));
+      KEET_TRY(queued, run("UPDATE keet_jobs SET state = 'cancelled', finished_at = $1, error = 'cancelled'"
+                           " WHERE id = $2 AND state = 'queued' RETURNING id",
+                           {str(now), id}, 1));
       if (!queued->empty()) return true;
-      KEET_TRY(running, run("UPDATE keet_jobs SET cancel = 1 WHERE id = $1 AND state = 'running' RETURNING id", {id}, 1));
+      KEET_TRY(running,
+               run("UPDATE keet_jobs SET cancel = 1 WHERE id = $1 AND state = 'running' RETURNING id", {id}, 1));
       return !running->empty();
     });
   }
@@ -440,15 +447,15 @@ class SqlJobStore final : public JobStore {
 
   Result<bool> finish_in_transaction(const Job& j, JobState state, const std::string& error, int64_t now,
                                      const std::map<std::string, std::string>& results) {
-    KEET_TRY(rows, run(
-        "UPDATE keet_jobs SET state = $1, error = $2, finished_at = $3, progress = $4, stage = ''"
-        " WHERE id = $5 AND claim = $6 AND state = 'running' RETURNING id",
-        {std::string(state_name(state)), error, str(now), state == JobState::Done ? "1" : fmt::format("{:.4f}", j.progress),
-         j.id, j.claim},
-        1));
+    KEET_TRY(rows, run("UPDATE keet_jobs SET state = $1, error = $2, finished_at = $3, progress = $4, stage = ''"
+                       " WHERE id = $5 AND claim = $6 AND state = 'running' RETURNING id",
+                       {std::string(state_name(state)), error, str(now),
+                        state == JobState::Done ? "1" : fmt::format("{:.4f}", j.progress), j.id, j.claim},
+                       1));
     if (rows->empty()) return false;
     for (const auto& [format, body] : results) {
-      KEET_TRY(r, run("INSERT INTO keet_job_results (job_id, format, body) VALUES ($1, $2, $3)", {j.id, format, body}, 0));
+      KEET_TRY(r,
+               run("INSERT INTO keet_job_results (job_id, format, body) VALUES ($1, $2, $3)", {j.id, format, body}, 0));
     }
     return true;
   }
@@ -497,7 +504,8 @@ Result<std::unique_ptr<SqlConn>> open_pg_conn(const std::string& url) {
     store::pq().finish(conn);
     return fail(ExitCode::Dependency, fmt::format("{}: cannot connect: {}", store::pg_display_url(url), msg));
   }
-  store::pq().set_notice_processor(conn, [](void*, const char*) {}, nullptr);
+  store::pq().set_notice_processor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::make_unique<PgConn>(conn, store::pg_display_url(url));
 }
 

@@ -31,15 +31,15 @@ struct Job {
   std::string id;
   JobKind kind = JobKind::Analyze;
   JobState state = JobState::Queued;
-  std::string name;      // display name (the uploaded file's name, or "A vs B")
-  std::string report;    // content address (sha256) of the report; BEFORE of a diff
-  std::string report2;   // AFTER of a diff
-  std::string baseline;  // history tag to gate against (SARIF result); may be empty
+  std::string name;                        // display name (the uploaded file's name, or "A vs B")
+  std::string report;                      // content address (sha256) of the report; BEFORE of a diff
+  std::string report2;                     // AFTER of a diff
+  std::string baseline;                    // history tag to gate against (SARIF result); may be empty
   std::vector<std::pair<int, int>> pairs;  // a diff's --pair I:J (kernel indices before, after)
   int64_t created_at = 0, started_at = 0, finished_at = 0, heartbeat_at = 0;  // unix ms
   std::string worker;
-  std::string claim;  // token of the current claim
-  int attempts = 0;   // claims so far
+  std::string claim;    // token of the current claim
+  int attempts = 0;     // claims so far
   double progress = 0;  // 0..1
   std::string stage;
   bool cancel_requested = false;
@@ -55,7 +55,7 @@ class JobStore {
   virtual Result<void> add(const Job& job) = 0;
   virtual Result<std::optional<Job>> get(const std::string& id) = 0;
   virtual Result<std::vector<Job>> list(size_t limit) = 0;  // newest first
-  virtual Result<int64_t> waiting() = 0;                     // queued jobs
+  virtual Result<int64_t> waiting() = 0;                    // queued jobs
   // The oldest queued job, or a running one whose heartbeat is older than
   // `stale_before`; jobs that already used kMaxAttempts claims fail instead.
   virtual Result<std::optional<Job>> claim(const std::string& worker, const std::string& token, int64_t now,

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -61,7 +61,8 @@ Message classify(const json& j) {
   if (j.contains("id") && valid_id(j["id"])) m.id = j["id"];
   if (j.value("jsonrpc", json()) != "2.0") return invalid(m, "jsonrpc must be \"2.0\"");
   if (!j.contains("method")) {
-    if (!j.contains("result") && !j.contains("error")) return invalid(m, "neither a request, a notification nor a response");
+    if (!j.contains("result") && !j.contains("error"))
+      return invalid(m, "neither a request, a notification nor a response");
     m.kind = Message::Kind::Response;
     return m;
   }
@@ -78,8 +79,8 @@ Message classify(const json& j) {
 }
 
 struct Session {
-  std::string version;  // negotiated at initialize
-  bool ready = false;   // initialize answered
+  std::string version;                           // negotiated at initialize
+  bool ready = false;                            // initialize answered
   std::chrono::steady_clock::time_point used{};  // the last message that named it
 };
 
@@ -187,7 +188,9 @@ struct McpServer::State {
   json request(Session& s, const Message& m) {
     if (m.method == "initialize") return initialize(s, m);
     if (m.method == "ping") return rpc_result(m.id, json::object());
-    if (!s.ready) return rpc_error(m.id, kInvalidRequest, fmt::format("{}: the session is not initialized (send initialize first)", m.method));
+    if (!s.ready)
+      return rpc_error(m.id, kInvalidRequest,
+                       fmt::format("{}: the session is not initialized (send initialize first)", m.method));
     if (!m.params.is_object()) return rpc_error(m.id, kInvalidParams, m.method + ": params must be an object");
     if (m.method == "tools/list") return rpc_result(m.id, {{"tools", tool_declarations()}});
     if (m.method == "tools/call") return call_tool(m);
@@ -198,10 +201,14 @@ struct McpServer::State {
   std::optional<json> dispatch(Session& s, const json& j) {
     Message m = classify(j);
     switch (m.kind) {
-      case Message::Kind::Invalid: return rpc_error(m.id, kInvalidRequest, "invalid request: " + m.why);
-      case Message::Kind::Response: return std::nullopt;       // this server sends no requests
-      case Message::Kind::Notification: return std::nullopt;  // initialized, cancelled, progress: nothing to do
-      case Message::Kind::Request: break;
+      case Message::Kind::Invalid:
+        return rpc_error(m.id, kInvalidRequest, "invalid request: " + m.why);
+      case Message::Kind::Response:
+        return std::nullopt;  // this server sends no requests
+      case Message::Kind::Notification:
+        return std::nullopt;  // initialized, cancelled, progress: nothing to do
+      case Message::Kind::Request:
+        break;
     }
     try {
       return request(s, m);
@@ -253,9 +260,9 @@ McpServer::~McpServer() = default;
 
 std::optional<std::string> McpServer::handle_message(std::string_view text) {
   if (text.size() > state_->options.max_message_bytes)
-    return json_text(rpc_error(nullptr, kInvalidRequest,
-                               fmt::format("message of {} bytes is over the limit of {}", text.size(),
-                                           state_->options.max_message_bytes)));
+    return json_text(rpc_error(
+        nullptr, kInvalidRequest,
+        fmt::format("message of {} bytes is over the limit of {}", text.size(), state_->options.max_message_bytes)));
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return json_text(rpc_error(nullptr, kParseError, "parse error: not valid JSON"));
   auto reply = state_->dispatch(state_->stdio, j);
@@ -311,9 +318,11 @@ HttpReply McpServer::handle_http(const HttpExchange& ex) {
     if (!fresh.ready) return r;
     auto id = st.add_session(fresh);
     if (!id)
-      return http_error(503, fmt::format("Service Unavailable: all {} MCP sessions are in use; retry later, or end one with DELETE",
-                                         st.options.max_sessions),
-                        {{"Retry-After", "30"}});
+      return http_error(
+          503,
+          fmt::format("Service Unavailable: all {} MCP sessions are in use; retry later, or end one with DELETE",
+                      st.options.max_sessions),
+          {{"Retry-After", "30"}});
     r.headers.emplace_back("Mcp-Session-Id", *id);
     return r;
   }

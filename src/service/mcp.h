@@ -21,9 +21,9 @@
 // fetch, which the official SDK client uses, fails a request sent on a
 // connection the server closes after its fifth.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -64,7 +64,8 @@ struct McpOptions {
   // idle longest, if it has been idle this long; otherwise it is refused
   // (503), so no client can end the sessions other clients are using.
   std::chrono::seconds session_idle{600};
-  std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;  // tests pass their own
+  std::function<std::chrono::steady_clock::time_point()> clock =
+      std::chrono::steady_clock::now;  // tests pass their own
   // Where the server logs (stderr for keet mcp); never stdout. May be empty.
   std::function<void(std::string_view line)> log;
 };

@@ -65,8 +65,9 @@ std::string list_name(const std::string& pointer) { return pointer.substr(pointe
 std::string page_note(const std::string& name, const json& s, size_t shown, bool cut, size_t budget) {
   int64_t offset = s.value("offset", int64_t{0}), total = s.value("total", int64_t{0});
   if (total == 0) return "";  // the summary already says there is nothing
-  std::string note = shown == 0 ? fmt::format("; no {} from {} of {}", name, offset, total)
-                                : fmt::format("; {} {}-{} of {}", name, offset + 1, offset + static_cast<int64_t>(shown), total);
+  std::string note =
+      shown == 0 ? fmt::format("; no {} from {} of {}", name, offset, total)
+                 : fmt::format("; {} {}-{} of {}", name, offset + 1, offset + static_cast<int64_t>(shown), total);
   if (cut) note += fmt::format(" (cut to the {}-byte size budget)", budget);
   if (s.value("truncated", false)) note += fmt::format(", next_offset {}", s["next_offset"].get<int64_t>());
   return note;
@@ -94,8 +95,10 @@ void fit_budget(const Budget& budget, json& structured, std::string& text) {
   while (lo < hi) {
     size_t mid = (lo + hi + 1) / 2;
     show(mid, true);
-    if (result_bytes(text, structured) <= budget.bytes) lo = mid;
-    else hi = mid - 1;
+    if (result_bytes(text, structured) <= budget.bytes)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   show(lo, true);
 }

@@ -27,8 +27,8 @@ void set_page(nlohmann::json& answer, size_t shown, int64_t offset, int64_t tota
 std::string index_ranges(const std::vector<int64_t>& indices);
 
 struct Budget {
-  size_t bytes = 0;      // 0: none
-  std::string list;      // JSON pointer to the paged list in the answer
+  size_t bytes = 0;  // 0: none
+  std::string list;  // JSON pointer to the paged list in the answer
 };
 // The budget a tool declaration states (budget_bytes, page.list).
 Budget budget_of(const nlohmann::json& declaration);

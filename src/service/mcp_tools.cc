@@ -32,7 +32,6 @@ const json& at(const json& j, std::string_view key) {
   return it == j.end() ? kNull : *it;
 }
 
-
 // The $defs a schema names, and those they name in turn.
 void collect_refs(const json& schema, const json& defs, std::set<std::string>& out) {
   if (schema.is_object()) {
@@ -76,7 +75,6 @@ json load_table() {
   return tools;
 }
 
-
 // ------------------------------------------------------- small helpers
 
 json measure(std::string metric, double value, std::string unit) {
@@ -104,8 +102,10 @@ json nonzero_measures_of(const json& map, int64_t& zeros, const std::string& uni
   if (!map.is_object()) return out;
   for (const auto& [name, v] : map.items()) {
     if (!v.is_number()) continue;
-    if (v.get<double>() == 0) ++zeros;
-    else out.push_back(unit.empty() ? metric_measure(name, v.get<double>()) : measure(name, v.get<double>(), unit));
+    if (v.get<double>() == 0)
+      ++zeros;
+    else
+      out.push_back(unit.empty() ? metric_measure(name, v.get<double>()) : measure(name, v.get<double>(), unit));
   }
   return out;
 }
@@ -179,8 +179,10 @@ std::string error_line(const CommandOutput& r) {
   std::string last, last_warning;
   for (auto line : split(r.err, '\n')) {
     line = trim(line);
-    if (line.starts_with("keet: warning: ")) last_warning = line.substr(15);
-    else if (!line.empty()) last = line;
+    if (line.starts_with("keet: warning: "))
+      last_warning = line.substr(15);
+    else if (!line.empty())
+      last = line;
   }
   if (last.starts_with("keet: ")) last = last.substr(6);
   if (last.empty()) last = last_warning;
@@ -239,9 +241,13 @@ void add_names(json& row, const json& launch) {
 // per-kernel folds them); the durations only when the row folds several.
 json folded_row(const json& g) {
   auto indices = indices_of(at(g, "indices"));
-  json row = {{"index", indices.empty() ? 0 : indices.front()}, {"name", short_name(str(g, "name"))},
-              {"device", str(g, "device")},  {"grid", dim3(g, "grid")}, {"block", dim3(g, "block")},
-              {"launches", std::max<int64_t>(1, integer(g, "launches"))}, {"indices", index_ranges(indices)},
+  json row = {{"index", indices.empty() ? 0 : indices.front()},
+              {"name", short_name(str(g, "name"))},
+              {"device", str(g, "device")},
+              {"grid", dim3(g, "grid")},
+              {"block", dim3(g, "block")},
+              {"launches", std::max<int64_t>(1, integer(g, "launches"))},
+              {"indices", index_ranges(indices)},
               {"duration", duration_measure(at(g, "mean_ns"))}};
   if (at(row, "launches").get<int64_t>() > 1) {
     row["total_duration"] = duration_measure(at(g, "total_ns"));
@@ -253,10 +259,14 @@ json folded_row(const json& g) {
 
 // One launch (nvprof: one summary row of `invocations` launches).
 json launch_row(const json& k) {
-  return {{"index", integer(k, "index")},   {"name", short_name(str(k, "name"))}, {"device", str(k, "device")},
-          {"grid", dim3(k, "grid")},         {"block", dim3(k, "block")},
+  return {{"index", integer(k, "index")},
+          {"name", short_name(str(k, "name"))},
+          {"device", str(k, "device")},
+          {"grid", dim3(k, "grid")},
+          {"block", dim3(k, "block")},
           {"launches", std::max<int64_t>(1, integer(k, "invocations"))},
-          {"indices", std::to_string(integer(k, "index"))}, {"duration", duration_measure(at(k, "duration_ns"))}};
+          {"indices", std::to_string(integer(k, "index"))},
+          {"duration", duration_measure(at(k, "duration_ns"))}};
 }
 
 // A row's time: the folded total, or its one launch's duration; -1 untimed.
@@ -297,8 +307,8 @@ Outcome<Answer> list_kernels(const Call& c) {
   auto page = page_args(c, "limit");
   json out = {{"report", *path}, {"launches", launch_count}, {"kernels", slice(rows, page.offset, page.limit)}};
   set_page(out, at(out, "kernels").size(), page.offset, static_cast<int64_t>(rows.size()));
-  std::string text = fmt::format("{} kernel(s){} from {} launch(es) in {}", rows.size(), fold ? " (launches folded)" : "",
-                                 launch_count, *path);
+  std::string text = fmt::format("{} kernel(s){} from {} launch(es) in {}", rows.size(),
+                                 fold ? " (launches folded)" : "", launch_count, *path);
   auto longest = std::ranges::max_element(rows, {}, row_time);
   if (longest != rows.end() && row_time(*longest) >= 0)
     text += fmt::format("; most time: #{} {} x{} ({})", at(*longest, "index").get<int64_t>(),
@@ -325,7 +335,9 @@ json unit_load(const json& u) {
   if (!u.is_object()) return nullptr;
   std::string metric = str(u, "metric");
   if (metric.empty()) metric = str(u, "unit") + "_utilization";
-  return {{"unit", str(u, "unit")}, {"label", str(u, "label")}, {"kind", str(u, "kind")},
+  return {{"unit", str(u, "unit")},
+          {"label", str(u, "label")},
+          {"kind", str(u, "kind")},
           {"utilization", measure(metric, at(u, "pct").get<double>(), "%")}};
 }
 
@@ -338,11 +350,13 @@ json limiter_of(const json& l) {
 json data_quality_of(const json& q) {
   json out = json::object();
   out["outcome"] = str(q, "outcome");
-  for (const char* key : {"sections_present", "sections_missing", "collect", "missing", "below_floor", "problems", "ncu_errors"})
+  for (const char* key :
+       {"sections_present", "sections_missing", "collect", "missing", "below_floor", "problems", "ncu_errors"})
     out[key] = strings(q, key);
   json invalid = json::array();
   for (const auto& i : at(q, "invalid"))
-    invalid.push_back({{"metric", str(i, "metric")}, {"value", at(i, "value").is_number() ? at(i, "value") : json(nullptr)},
+    invalid.push_back({{"metric", str(i, "metric")},
+                       {"value", at(i, "value").is_number() ? at(i, "value") : json(nullptr)},
                        {"why", str(i, "why")}});
   out["invalid"] = std::move(invalid);
   return out;
@@ -353,8 +367,11 @@ json finding_of(const json& f) {
   if (speedup.is_object() && !str(f, "speedup_formula").empty()) speedup["formula"] = str(f, "speedup_formula");
   json source = json::array();
   for (const auto& s : at(f, "source"))
-    source.push_back({{"file", str(s, "file")}, {"line", integer(s, "line")}, {"text", str(s, "text")},
-                      {"offset", integer(s, "offset")}, {"sass", str(s, "sass")},
+    source.push_back({{"file", str(s, "file")},
+                      {"line", integer(s, "line")},
+                      {"text", str(s, "text")},
+                      {"offset", integer(s, "offset")},
+                      {"sass", str(s, "sass")},
                       {"share", measure("finding_cost_share", at(s, "share").get<double>(), "fraction")}});
   return {{"id", str(f, "id")},
           {"severity", str(f, "severity")},
@@ -399,7 +416,8 @@ std::string analysis_text(const json& k) {
                                  at(at(k, "bottleneck"), "class").get<std::string>());
   if (const auto& b = at(at(k, "limiter"), "binding"); b.is_object())
     text += fmt::format(", binding unit {} at {:.1f}% ({})", at(b, "label").get<std::string>(),
-                        at(at(b, "utilization"), "value").get<double>(), at(at(b, "utilization"), "metric").get<std::string>());
+                        at(at(b, "utilization"), "value").get<double>(),
+                        at(at(b, "utilization"), "metric").get<std::string>());
   if (!at(k, "findings").empty()) text += "; first finding: " + at(at(k, "findings")[0], "title").get<std::string>();
   if (at(at(k, "data_quality"), "outcome") != "ok")
     text += fmt::format("; data quality {}", at(at(k, "data_quality"), "outcome").get<std::string>());
@@ -468,10 +486,11 @@ Outcome<Answer> get_metrics(const Call& c) {
   set_page(out, at(out, "metrics").size(), page.offset, static_cast<int64_t>(matched.size()));
   out["zeros_omitted"] = zeros;
   out["missing"] = missing;
-  std::string text = fmt::format("{} metric(s) of #{} {}{}{}", matched.size(), at(kernel, "index").get<int64_t>(),
-                                 at(kernel, "name").get<std::string>(),
-                                 zeros ? fmt::format(" ({} more are 0: zeros: true shows them)", zeros) : "",
-                                 missing.empty() ? "" : fmt::format("; {} asked for but not in the report", missing.size()));
+  std::string text =
+      fmt::format("{} metric(s) of #{} {}{}{}", matched.size(), at(kernel, "index").get<int64_t>(),
+                  at(kernel, "name").get<std::string>(),
+                  zeros ? fmt::format(" ({} more are 0: zeros: true shows them)", zeros) : "",
+                  missing.empty() ? "" : fmt::format("; {} asked for but not in the report", missing.size()));
   return Answer{std::move(out), text};
 }
 
@@ -492,7 +511,8 @@ json hotspot_line(const json& l, const std::string& sorted_by, int64_t& zeros) {
           {"offset", integer(l, "offset")},
           {"text", str(l, "text")},
           {"sass", str(l, "sass")},
-          {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(), "fraction of the kernel's total")},
+          {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(),
+                            "fraction of the kernel's total")},
           {"values", nonzero_measures_of(row_counters(l), zeros)},
           {"stalls", nonzero_measures_of(at(l, "stalls"), zeros, "samples")}};
 }
@@ -511,23 +531,30 @@ Outcome<Answer> source_hotspots(const Call& c) {
   std::string sorted_by = str(*k, "sorted_by");
   int64_t zeros = 0;
   json lines = json::array();
-  for (const auto& l : slice(at((*k), "lines"), page.offset, page.limit)) lines.push_back(hotspot_line(l, sorted_by, zeros));
+  for (const auto& l : slice(at((*k), "lines"), page.offset, page.limit))
+    lines.push_back(hotspot_line(l, sorted_by, zeros));
   json totals = nonzero_measures_of(at((*k), "totals"), zeros);
   json kernel = {{"index", integer(*k, "index")}, {"name", short_name(str(*k, "name"))}};
   std::string text = fmt::format("#{} {}", at(kernel, "index").get<int64_t>(), at(kernel, "name").get<std::string>());
   if (str(*k, "level") != "none")
-    text += fmt::format(": {} {} row(s) by {}", integer(*k, "row_count"), str(*k, "level"), sorted_by.empty() ? "-" : sorted_by);
+    text += fmt::format(": {} {} row(s) by {}", integer(*k, "row_count"), str(*k, "level"),
+                        sorted_by.empty() ? "-" : sorted_by);
   if (!lines.empty() && page.offset == 0) {
     const json& top = lines[0];
     std::string where = integer(top, "line") == 0  // a SASS instruction
-        ? fmt::format("SASS +{:#x}{}", integer(top, "offset"),
-                      str(top, "sass").empty() ? "" : " " + str(top, "sass"))
-        : fmt::format("{}:{}", at(top, "file").get<std::string>(), at(top, "line").get<int64_t>());
+                            ? fmt::format("SASS +{:#x}{}", integer(top, "offset"),
+                                          str(top, "sass").empty() ? "" : " " + str(top, "sass"))
+                            : fmt::format("{}:{}", at(top, "file").get<std::string>(), at(top, "line").get<int64_t>());
     text += fmt::format("; hottest {} ({:.1f}%)", where, 100 * at(at(top, "share"), "value").get<double>());
   }
   for (const auto& n : strings(*k, "notes")) text += "; " + n.get<std::string>();
-  json out = {{"report", *path}, {"kernel", kernel},    {"level", str(*k, "level")}, {"sorted_by", sorted_by},
-              {"notes", strings(*k, "notes")}, {"totals", totals}, {"lines", lines}};
+  json out = {{"report", *path},
+              {"kernel", kernel},
+              {"level", str(*k, "level")},
+              {"sorted_by", sorted_by},
+              {"notes", strings(*k, "notes")},
+              {"totals", totals},
+              {"lines", lines}};
   set_page(out, lines.size(), page.offset, integer(*k, "row_count"));
   out["zeros_omitted"] = zeros;
   return Answer{std::move(out), text};
@@ -540,21 +567,29 @@ Outcome<Answer> explain_term(const Call& c) {
   auto page = page_args(c, "count");
   // "--" first: a term that starts with '-' is a term, not a flag.
   KEET_TRY(doc, run_json(c, {"explain", "--format=json", "-n", std::to_string(page.offset + page.limit + 1), "--",
-                          c.text("term")}));
+                             c.text("term")}));
   json found = json::array();
   for (const auto& e : at((*doc), "entries")) {
     json refs = json::array();
     for (const auto& r : at(e, "references")) refs.push_back({{"title", str(r, "title")}, {"url", str(r, "url")}});
-    found.push_back({{"id", str(e, "id")}, {"kind", str(e, "kind")}, {"title", str(e, "title")},
-                     {"match", str(e, "match")}, {"aliases", strings(e, "aliases")}, {"metrics", strings(e, "metrics")},
-                     {"summary", str(e, "summary")}, {"how_to_read", str(e, "how_to_read")},
-                     {"typical", str(e, "typical")}, {"remedies", strings(e, "remedies")}, {"references", refs},
+    found.push_back({{"id", str(e, "id")},
+                     {"kind", str(e, "kind")},
+                     {"title", str(e, "title")},
+                     {"match", str(e, "match")},
+                     {"aliases", strings(e, "aliases")},
+                     {"metrics", strings(e, "metrics")},
+                     {"summary", str(e, "summary")},
+                     {"how_to_read", str(e, "how_to_read")},
+                     {"typical", str(e, "typical")},
+                     {"remedies", strings(e, "remedies")},
+                     {"references", refs},
                      {"related", strings(e, "related")}});
   }
   json entries = slice(found, page.offset, page.limit);
   std::string text = entries.empty() ? std::string("no entry")
                                      : fmt::format("{} ({}): {}", at(entries[0], "title").get<std::string>(),
-                                                   at(entries[0], "id").get<std::string>(), at(entries[0], "summary").get<std::string>());
+                                                   at(entries[0], "id").get<std::string>(),
+                                                   at(entries[0], "summary").get<std::string>());
   json out = {{"query", str(*doc, "query")}, {"entries", entries}};
   set_page(out, entries.size(), page.offset, static_cast<int64_t>(found.size()));
   return Answer{std::move(out), text};
@@ -566,15 +601,22 @@ Outcome<Answer> explain_term(const Call& c) {
 // and findings (a page of full snapshots holds few kernels).
 json snapshot_of(const json& s, bool detail) {
   if (!s.is_object()) return nullptr;
-  json out = {{"index", integer(s, "index")}, {"name", short_name(str(s, "name"))},
-              {"duration", duration_measure(at(s, "duration_ns"))}, {"bottleneck", optional_string(s, "bottleneck")}};
+  json out = {{"index", integer(s, "index")},
+              {"name", short_name(str(s, "name"))},
+              {"duration", duration_measure(at(s, "duration_ns"))},
+              {"bottleneck", optional_string(s, "bottleneck")}};
   if (!detail) return out;
   json findings = json::array();
   for (const auto& f : at(s, "findings"))
-    findings.push_back({{"id", str(f, "id")}, {"title", str(f, "title")}, {"severity", str(f, "severity")},
+    findings.push_back({{"id", str(f, "id")},
+                        {"title", str(f, "title")},
+                        {"severity", str(f, "severity")},
                         {"estimated_speedup", optional_measure(at(f, "estimated_speedup"), "estimated_speedup", "x")}});
-  out.update({{"device", str(s, "device")}, {"grid", dim3(s, "grid")}, {"block", dim3(s, "block")},
-              {"metrics", measures_of(at(s, "metrics"))}, {"findings", findings}});
+  out.update({{"device", str(s, "device")},
+              {"grid", dim3(s, "grid")},
+              {"block", dim3(s, "block")},
+              {"metrics", measures_of(at(s, "metrics"))},
+              {"findings", findings}});
   return out;
 }
 
@@ -627,7 +669,11 @@ json snapshots_of(const json& list, int64_t limit) {
 Outcome<Answer> diff_reports(const Call& c) {
   KEET_TRY(before, report_path(c, "before"));
   KEET_TRY(after, report_path(c, "after"));
-  std::vector<std::string> args = {"diff", *before, *after, "--format=json", "--threshold=" + c.text("threshold"),
+  std::vector<std::string> args = {"diff",
+                                   *before,
+                                   *after,
+                                   "--format=json",
+                                   "--threshold=" + c.text("threshold"),
                                    "--min-delta=" + c.text("min_delta")};
   // The declaration bounds each pair to two indices of 0..999999999 (what --pair reads).
   if (json forced = c.arg("pairs"); forced.is_array())
@@ -673,9 +719,12 @@ void add_store(const Call& c, std::vector<std::string>& args) {
 
 json history_point(const json& p, bool detail) {
   const json& k = at(p, "kernel");
-  json out = {{"run", integer(p, "run")},           {"tag", str(p, "tag")},
-              {"commit", str(p, "commit")},         {"recorded_at", integer(p, "recorded_at")},
-              {"duration", duration_measure(at(k, "duration_ns"))}, {"bottleneck", optional_string(k, "bottleneck")}};
+  json out = {{"run", integer(p, "run")},
+              {"tag", str(p, "tag")},
+              {"commit", str(p, "commit")},
+              {"recorded_at", integer(p, "recorded_at")},
+              {"duration", duration_measure(at(k, "duration_ns"))},
+              {"bottleneck", optional_string(k, "bottleneck")}};
   if (detail && k.is_object()) out["snapshot"] = snapshot_of(k, true);
   return out;
 }
@@ -711,25 +760,32 @@ int status_rank(const json& k) {
 
 Outcome<Answer> gate(const Call& c) {
   KEET_TRY(path, report_path(c, "report"));
-  std::vector<std::string> args = {"gate", *path, "--format=json", "--baseline=" + c.text("baseline"),
-                                   "--max-slowdown=" + c.text("max_slowdown"), "--min-delta=" + c.text("min_delta")};
+  std::vector<std::string> args = {"gate",
+                                   *path,
+                                   "--format=json",
+                                   "--baseline=" + c.text("baseline"),
+                                   "--max-slowdown=" + c.text("max_slowdown"),
+                                   "--min-delta=" + c.text("min_delta")};
   add_store(c, args);
   add_kernel_selector(c, args);
   KEET_TRY(doc, run_json(c, args, /*also_ok=*/1));
   auto page = page_args(c, "limit");
   bool detail = c.arg("detail") == true;
   json all = at((*doc), "kernels").is_array() ? at((*doc), "kernels") : json::array();
-  std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) { return status_rank(a) < status_rank(b); });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const json& a, const json& b) { return status_rank(a) < status_rank(b); });
   json kernels = json::array();
   for (const auto& k : slice(all, page.offset, page.limit))
-    kernels.push_back({{"status", str(k, "status")}, {"name", short_name(str(k, "name"))},
-                       {"before", snapshot_of(at(k, "before"), detail)}, {"after", snapshot_of(at(k, "after"), detail)},
+    kernels.push_back({{"status", str(k, "status")},
+                       {"name", short_name(str(k, "name"))},
+                       {"before", snapshot_of(at(k, "before"), detail)},
+                       {"after", snapshot_of(at(k, "after"), detail)},
                        {"change", optional_measure(at(k, "change"), "duration_ns", "relative change")},
                        {"message", str(k, "message")}});
   bool passed = at((*doc), "passed") == true;
-  std::string text = fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
-                                 str(*doc, "baseline"), integer(*doc, "regressions"), integer(*doc, "missing"),
-                                 integer(*doc, "new"));
+  std::string text =
+      fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
+                  str(*doc, "baseline"), integer(*doc, "regressions"), integer(*doc, "missing"), integer(*doc, "new"));
   json out = {{"report", *path},
               {"baseline", str(*doc, "baseline")},
               {"passed", passed},
@@ -746,9 +802,10 @@ Outcome<Answer> gate(const Call& c) {
 using Handler = Outcome<Answer> (*)(const Call&);
 const std::map<std::string, Handler, std::less<>>& handlers() {
   static const std::map<std::string, Handler, std::less<>> table = {
-      {"list_kernels", list_kernels}, {"analyze_kernel", analyze_kernel}, {"get_metrics", get_metrics},
-      {"source_hotspots", source_hotspots}, {"explain_term", explain_term}, {"diff_reports", diff_reports},
-      {"history", history}, {"gate", gate}};
+      {"list_kernels", list_kernels}, {"analyze_kernel", analyze_kernel},
+      {"get_metrics", get_metrics},   {"source_hotspots", source_hotspots},
+      {"explain_term", explain_term}, {"diff_reports", diff_reports},
+      {"history", history},           {"gate", gate}};
   return table;
 }
 
@@ -771,7 +828,8 @@ ToolOutcome Tools::call(std::string_view name, const json& arguments) const {
   using Kind = ToolOutcome::Kind;
   const json* declaration = find_tool(name);
   auto handler = handlers().find(name);
-  if (!declaration || handler == handlers().end()) return {Kind::UnknownTool, nullptr, fmt::format("unknown tool: {}", name)};
+  if (!declaration || handler == handlers().end())
+    return {Kind::UnknownTool, nullptr, fmt::format("unknown tool: {}", name)};
   const json& schema = at((*declaration), "inputSchema");
   if (auto bad = schema_violation(schema, arguments, schema))
     return {Kind::BadArguments, nullptr, fmt::format("invalid arguments for {}: {}", name, *bad)};
@@ -785,7 +843,8 @@ ToolOutcome Tools::call(std::string_view name, const json& arguments) const {
     fit_budget(budget_of(*declaration), answer->structured, answer->text);
     const json& out = at((*declaration), "outputSchema");
     if (auto bad = schema_violation(out, answer->structured, out))
-      return {Kind::ToolError, nullptr, fmt::format("{}: internal error: answer does not fit its schema ({})", name, *bad)};
+      return {Kind::ToolError, nullptr,
+              fmt::format("{}: internal error: answer does not fit its schema ({})", name, *bad)};
     return {Kind::Ok, std::move(answer->structured), std::move(answer->text)};
   } catch (const json::exception& e) {  // a command's JSON not shaped as its contract says
     return {Kind::ToolError, nullptr, fmt::format("{}: internal error: {}", name, e.what())};

@@ -51,7 +51,8 @@ Result<std::string> ReportRoots::resolve(std::string_view path, uint64_t max_byt
   auto size = fs::file_size(canonical, ec);
   if (ec) return fail(ExitCode::BadInput, fmt::format("{}: cannot read its size", path));
   if (size > max_bytes)
-    return fail(ExitCode::BadInput, fmt::format("{}: {} bytes, over this server's limit of {} bytes", path, size, max_bytes));
+    return fail(ExitCode::BadInput,
+                fmt::format("{}: {} bytes, over this server's limit of {} bytes", path, size, max_bytes));
   return canonical.string();
 }
 

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <memory>
 
-
 namespace keet::service {
 namespace {
 
@@ -34,14 +33,16 @@ class KeetProcessRunner final : public KeetRunner {
   Result<RunOutcome> run(const std::vector<std::string>& args, const std::string& cwd, std::chrono::milliseconds limit,
                          const std::function<bool()>& keep_going) override {
     std::string base = dir_ + "/run-" + std::to_string(getpid()) + "-" + std::to_string(++counter_);
-    io::SpawnOptions opt{.argv = {exe_}, .cwd = cwd, .stdin_null = true, .stdout_file = base + ".out",
-                         .stderr_file = base + ".err"};
+    io::SpawnOptions opt{
+        .argv = {exe_}, .cwd = cwd, .stdin_null = true, .stdout_file = base + ".out", .stderr_file = base + ".err"};
     opt.argv.insert(opt.argv.end(), args.begin(), args.end());
     auto child = io::spawn(opt);
     if (!child) return fail(ExitCode::Dependency, "cannot start " + exe_ + ": " + child.error().message);
     RunOutcome o;
-    if (auto code = child->wait_for(limit, keep_going, o.timed_out, kPoll)) o.exit_code = *code;
-    else o.stopped = !o.timed_out;
+    if (auto code = child->wait_for(limit, keep_going, o.timed_out, kPoll))
+      o.exit_code = *code;
+    else
+      o.stopped = !o.timed_out;
     o.out = read_bounded(opt.stdout_file, kMaxOutput);
     o.err = read_bounded(opt.stderr_file, 64 * 1024);
     std::error_code ec;

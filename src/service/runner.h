@@ -16,8 +16,8 @@ namespace keet::service {
 
 struct RunOutcome {
   int exit_code = -1;
-  std::string out;   // standard output (bounded)
-  std::string err;   // standard error (bounded)
+  std::string out;  // standard output (bounded)
+  std::string err;  // standard error (bounded)
   bool timed_out = false;
   bool stopped = false;  // keep_going() said stop
 };

@@ -14,9 +14,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 15> kChecked = {
-    "type",  "properties", "required",  "additionalProperties", "items",     "enum",     "const",   "anyOf",
-    "$ref",  "minimum",    "maximum",   "minLength",            "maxLength", "minItems", "maxItems"};
+constexpr std::array<std::string_view, 15> kChecked = {"type",      "properties", "required", "additionalProperties",
+                                                       "items",     "enum",       "const",    "anyOf",
+                                                       "$ref",      "minimum",    "maximum",  "minLength",
+                                                       "maxLength", "minItems",   "maxItems"};
 constexpr std::array<std::string_view, 4> kAnnotations = {"description", "title", "default", "$defs"};
 
 template <size_t N>
@@ -36,7 +37,8 @@ bool has_type(const json& v, std::string_view type) {
   if (type == "boolean") return v.is_boolean();
   if (type == "null") return v.is_null();
   if (type == "number") return v.is_number();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (type == "integer")
+    return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
   return false;
 }
 
@@ -52,14 +54,16 @@ Violation check_ref(const json& schema, const json& v, const json& root, const s
   std::string_view prefix = "#/$defs/";
   if (!ref.is_string() || !ref.get<std::string>().starts_with(prefix)) return at_path(at, "unsupported $ref");
   std::string name = ref.get<std::string>().substr(prefix.size());
-  if (!root.contains("$defs") || !root["$defs"].contains(name)) return at_path(at, "$ref to an unknown definition " + name);
+  if (!root.contains("$defs") || !root["$defs"].contains(name))
+    return at_path(at, "$ref to an unknown definition " + name);
   return check(root["$defs"][name], v, root, at);
 }
 
 Violation check_object(const json& schema, const json& v, const json& root, const std::string& at) {
   if (auto req = schema.find("required"); req != schema.end())
     for (const auto& name : *req)
-      if (!v.contains(name.get<std::string>())) return at_path(at, fmt::format("'{}' is required", name.get<std::string>()));
+      if (!v.contains(name.get<std::string>()))
+        return at_path(at, fmt::format("'{}' is required", name.get<std::string>()));
   static const json kNone = json::object();
   const json& props = schema.contains("properties") ? schema["properties"] : kNone;
   bool closed = schema.value("additionalProperties", true) == false;
@@ -104,8 +108,9 @@ Violation check_scalar(const json& schema, const json& v, const std::string& at)
 
 Violation check_type(const json& schema, const json& v, const std::string& at) {
   const auto& type = schema["type"];
-  bool ok = type.is_string() ? has_type(v, type.get<std::string>())
-                             : std::ranges::any_of(type, [&](const json& t) { return has_type(v, t.get<std::string>()); });
+  bool ok = type.is_string()
+                ? has_type(v, type.get<std::string>())
+                : std::ranges::any_of(type, [&](const json& t) { return has_type(v, t.get<std::string>()); });
   if (ok) return std::nullopt;
   return at_path(at, fmt::format("expected {}", type.is_string() ? type.get<std::string>() : json_text(type)));
 }

@@ -34,8 +34,8 @@ std::string log_line(int64_t now_ms, std::string_view event, std::initializer_li
   time_t secs = static_cast<time_t>(now_ms / 1000);
   struct tm t {};
   gmtime_r(&secs, &t);
-  std::string out = fmt::format("ts={:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z event={}", t.tm_year + 1900, t.tm_mon + 1,
-                                t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, now_ms % 1000, event);
+  std::string out = fmt::format("ts={:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z event={}", t.tm_year + 1900,
+                                t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, now_ms % 1000, event);
   for (const auto& f : fields) out += fmt::format(" {}={}", f.key, log_value(f.value));
   return out;
 }
@@ -76,7 +76,7 @@ Result<std::string> BlobStore::adopt(const std::string& file) {
   std::error_code ec;
   std::filesystem::create_directories(target.parent_path(), ec);
   std::filesystem::rename(file, target, ec);  // atomic: a reader never sees half a file
-  if (ec == std::errc::cross_device_link) {  // a spool folder elsewhere: copy, then rename
+  if (ec == std::errc::cross_device_link) {   // a spool folder elsewhere: copy, then rename
     auto temp = target.string() + ".tmp-" + random_id();
     ec.clear();
     std::filesystem::copy_file(file, temp, ec);
@@ -115,8 +115,8 @@ bool older_than(const std::filesystem::path& p, std::chrono::seconds age) {
 int BlobStore::remove_partial(std::chrono::seconds age) const {
   int removed = 0;
   std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec); !ec && it != std::filesystem::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file(ec) || it->path().filename().string().find(".tmp-") == std::string::npos) continue;
     if (older_than(it->path(), age) && std::filesystem::remove(it->path(), ec)) ++removed;
   }
@@ -284,7 +284,8 @@ void Workers::run_job(Job job) {
     std::filesystem::create_symlink(blobs_.path(address), work + "/" + name, ec);
     return blobs_.has(address);
   };
-  bool present = job.kind == JobKind::Diff ? link(job.report, "before") && link(job.report2, "after") : link(job.report, "report");
+  bool present =
+      job.kind == JobKind::Diff ? link(job.report, "before") && link(job.report2, "after") : link(job.report, "report");
   auto ran_ms = [&] { return std::to_string(std::max<int64_t>(0, clock_() - job.started_at)); };
   auto end = [&](JobState state, const std::string& error, const std::map<std::string, std::string>& results) {
     auto written = finish_durably(job, state, error, results);

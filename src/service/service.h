@@ -25,20 +25,20 @@ namespace keet::service {
 using Log = std::function<void(std::string_view line)>;
 
 struct ServiceOptions {
-  std::string data_dir;              // reports/, work/
-  std::string history_db;            // keet --db for record/history/gate ("": keet's default)
-  std::string llm;                   // --llm SPEC for questions ("": none configured)
-  std::string token;                 // bearer token ("": none; loopback only)
+  std::string data_dir;                      // reports/, work/
+  std::string history_db;                    // keet --db for record/history/gate ("": keet's default)
+  std::string llm;                           // --llm SPEC for questions ("": none configured)
+  std::string token;                         // bearer token ("": none; loopback only)
   std::vector<std::string> allowed_origins;  // CORS
-  bool loopback = true;              // listening on a loopback address only
+  bool loopback = true;                      // listening on a loopback address only
   size_t max_upload = 256u << 20;
-  int64_t max_queue = 64;            // queued jobs; over it uploads get 429
+  int64_t max_queue = 64;  // queued jobs; over it uploads get 429
   std::chrono::milliseconds job_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds lease{std::chrono::seconds(30)};  // a silent worker's job is claimed again after this
   int workers = 2;
-  std::string worker_name;           // host:pid
+  std::string worker_name;  // host:pid
   int retry_after_s = 5;
-  Log log;                           // each job's life, the store's outages (log_line)
+  Log log;  // each job's life, the store's outages (log_line)
 };
 
 // Milliseconds since the epoch (io/clock.h); tests of timing pass their own.
@@ -87,11 +87,12 @@ std::string random_id();
 // Takes jobs from the store and runs them; several per process (--workers).
 class Workers {
  public:
-  Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options, Clock clock = io::system_unix_ms);
+  Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options,
+          Clock clock = io::system_unix_ms);
   ~Workers();
   void start();
-  void stop();    // current jobs are left to be claimed again
-  void wake();    // a job was queued
+  void stop();  // current jobs are left to be claimed again
+  void wake();  // a job was queued
   int64_t completed() const { return completed_; }
 
  private:

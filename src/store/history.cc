@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "util/strings.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace keet::store {
 
@@ -16,8 +16,9 @@ std::string Run::device() const {
 }
 
 std::string default_store_path(const std::string& xdg_data_home, const std::string& home) {
-  std::filesystem::path base = !xdg_data_home.empty() ? std::filesystem::path(xdg_data_home)
-                               : std::filesystem::path(home.empty() ? "." : home) / ".local/share";
+  std::filesystem::path base = !xdg_data_home.empty()
+                                   ? std::filesystem::path(xdg_data_home)
+                                   : std::filesystem::path(home.empty() ? "." : home) / ".local/share";
   return (base / "keet" / "history.sqlite").string();
 }
 

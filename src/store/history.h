@@ -17,10 +17,10 @@ namespace keet::store {
 
 // One `keet record` invocation: the report's kernels, reduced to snapshots.
 struct Run {
-  int64_t id = 0;          // assigned by the store
-  std::string tag;         // --tag (e.g. "main", "v1.2"); may be empty
-  std::string commit;      // --commit SHA; may be empty
-  int64_t recorded_at = 0; // unix seconds
+  int64_t id = 0;           // assigned by the store
+  std::string tag;          // --tag (e.g. "main", "v1.2"); may be empty
+  std::string commit;       // --commit SHA; may be empty
+  int64_t recorded_at = 0;  // unix seconds
   std::string report_path;
   std::vector<compare::KernelSnapshot> kernels;
   // The device of the first kernel that names one ("" if none does).

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "store/libpq.h"
-#include "util/error.h"
 #include "store/sql_store.h"
+#include "util/error.h"
 #include "util/strings.h"
 
 namespace keet::store {
@@ -119,8 +119,8 @@ class PgStore final : public SqlStore<PgStore> {
   PgResult query(const char* sql, const std::vector<std::optional<std::string>>& params) {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-    return PgResult(pq().exec_params(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                                 nullptr, 0));
+    return PgResult(
+        pq().exec_params(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
   }
 
   Result<int64_t> insert_run(const Run& run) {
@@ -135,9 +135,10 @@ class PgStore final : public SqlStore<PgStore> {
       const auto& k = kernels[i];
       std::optional<std::string> duration;
       if (k.duration_ns) duration = fmt::format("{}", *k.duration_ns);
-      auto r = query("INSERT INTO keet_kernels(run_id, ordinal, name, device, duration_ns, payload) "
-                     "VALUES($1,$2,$3,$4,$5,$6)",
-                     {std::to_string(run_id), std::to_string(i), k.display, k.device, duration, kernel_payload(k)});
+      auto r = query(
+          "INSERT INTO keet_kernels(run_id, ordinal, name, device, duration_ns, payload) "
+          "VALUES($1,$2,$3,$4,$5,$6)",
+          {std::to_string(run_id), std::to_string(i), k.display, k.device, duration, kernel_payload(k)});
       if (!r.ok()) return std::unexpected(error("insert kernel"));
     }
     return {};
@@ -145,8 +146,10 @@ class PgStore final : public SqlStore<PgStore> {
 
   Result<void> read_runs(size_t limit, std::vector<Run>& out) {
     std::string lim = limit == 0 ? "ALL" : std::to_string(limit);
-    std::string sql = "SELECT id, tag, commit_sha, recorded_at, report_path FROM keet_runs "
-                      "ORDER BY recorded_at DESC, id DESC LIMIT " + lim;
+    std::string sql =
+        "SELECT id, tag, commit_sha, recorded_at, report_path FROM keet_runs "
+        "ORDER BY recorded_at DESC, id DESC LIMIT " +
+        lim;
     PgResult r(pq().exec(conn_, sql.c_str()));
     if (!r.ok()) return std::unexpected(error("read runs"));
     for (int i = 0; i < r.rows(); ++i)
@@ -168,7 +171,8 @@ class PgStore final : public SqlStore<PgStore> {
     if (!r.ok()) return std::unexpected(error("read kernels"));
     for (int i = 0; i < r.rows(); ++i) {
       auto k = kernel_from_payload(r.text(i, 1));
-      if (!k) return fail(ExitCode::BadInput, fmt::format("{}: run #{} holds a damaged kernel record", url_, r.text(i, 0)));
+      if (!k)
+        return fail(ExitCode::BadInput, fmt::format("{}: run #{} holds a damaged kernel record", url_, r.text(i, 0)));
       by_id[r.integer(i, 0)]->kernels.push_back(std::move(*k));
     }
     return {};
@@ -185,10 +189,11 @@ class PgStore final : public SqlStore<PgStore> {
         if (auto r = exec(kCalibrationSchema); !r) return r;
     }
     for (const auto& p : points) {
-      auto r = query("INSERT INTO keet_calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
-                     "VALUES($1,$2,$3,$4,$5,$6,$7)",
-                     {p.source, p.rule, p.arch, p.kernel, fmt::format("{}", p.predicted), fmt::format("{}", p.measured),
-                      std::to_string(p.recorded_at)});
+      auto r = query(
+          "INSERT INTO keet_calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
+          "VALUES($1,$2,$3,$4,$5,$6,$7)",
+          {p.source, p.rule, p.arch, p.kernel, fmt::format("{}", p.predicted), fmt::format("{}", p.measured),
+           std::to_string(p.recorded_at)});
       if (!r.ok()) return std::unexpected(error("insert calibration"));
     }
     return {};
@@ -197,8 +202,9 @@ class PgStore final : public SqlStore<PgStore> {
   Result<void> read_calibration(std::vector<compare::CalibrationPoint>& out) {
     KEET_TRY(exists, schema_exists("keet_calibration"));
     if (!*exists) return {};
-    PgResult r(pq().exec(conn_, "SELECT source, rule, arch, kernel, predicted, measured, recorded_at "
-                                "FROM keet_calibration ORDER BY id"));
+    PgResult r(pq().exec(conn_,
+                         "SELECT source, rule, arch, kernel, predicted, measured, recorded_at "
+                         "FROM keet_calibration ORDER BY id"));
     if (!r.ok()) return std::unexpected(error("read calibration"));
     for (int i = 0; i < r.rows(); ++i)
       out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3), parse_number(r.text(i, 4)).value_or(0),
@@ -255,7 +261,8 @@ Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& url) {
     return fail(ExitCode::Dependency, fmt::format("{}: cannot connect: {}", redact(conninfo), msg));
   }
   // Notices ("relation already exists, skipping") would go to stderr otherwise.
-  pq().set_notice_processor(conn, [](void*, const char*) {}, nullptr);
+  pq().set_notice_processor(
+      conn, [](void*, const char*) {}, nullptr);
   auto store = std::make_unique<PgStore>(conn, conninfo);
   KEET_TRY_VOID(store->init());
   return store;

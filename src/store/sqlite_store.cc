@@ -47,9 +47,7 @@ class Statement {
   void bind(int i, const std::string& s) { sqlite3_bind_text(stmt_, i, s.c_str(), -1, SQLITE_TRANSIENT); }
   void bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
   void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
-  void bind(int i, std::optional<double> v) {
-    v ? sqlite3_bind_double(stmt_, i, *v) : sqlite3_bind_null(stmt_, i);
-  }
+  void bind(int i, std::optional<double> v) { v ? sqlite3_bind_double(stmt_, i, *v) : sqlite3_bind_null(stmt_, i); }
   int step() { return sqlite3_step(stmt_); }
   void reset() { sqlite3_reset(stmt_); }
   int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
@@ -139,8 +137,9 @@ class SqliteStore final : public SqlStore<SqliteStore> {
   }
 
   Result<void> read_runs(size_t limit, std::vector<Run>& out) {
-    Statement s(db_, "SELECT id, tag, commit_sha, recorded_at, report_path FROM runs "
-                     "ORDER BY recorded_at DESC, id DESC LIMIT ?");
+    Statement s(db_,
+                "SELECT id, tag, commit_sha, recorded_at, report_path FROM runs "
+                "ORDER BY recorded_at DESC, id DESC LIMIT ?");
     if (!s.ok()) return std::unexpected(error("prepare"));
     s.bind(1, limit == 0 ? int64_t{-1} : static_cast<int64_t>(limit));
     int rc;
@@ -169,8 +168,9 @@ class SqliteStore final : public SqlStore<SqliteStore> {
   }
 
   Result<void> insert_calibration(const std::vector<compare::CalibrationPoint>& points) {
-    Statement s(db_, "INSERT INTO calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
-                     "VALUES(?,?,?,?,?,?,?)");
+    Statement s(db_,
+                "INSERT INTO calibration(source, rule, arch, kernel, predicted, measured, recorded_at) "
+                "VALUES(?,?,?,?,?,?,?)");
     if (!s.ok()) return std::unexpected(error("prepare"));
     for (const auto& p : points) {
       s.bind(1, p.source);
@@ -191,7 +191,8 @@ class SqliteStore final : public SqlStore<SqliteStore> {
     Statement exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'calibration'");
     if (!exists.ok()) return std::unexpected(error("prepare"));
     if (exists.step() != SQLITE_ROW) return {};
-    Statement s(db_, "SELECT source, rule, arch, kernel, predicted, measured, recorded_at FROM calibration ORDER BY id");
+    Statement s(db_,
+                "SELECT source, rule, arch, kernel, predicted, measured, recorded_at FROM calibration ORDER BY id");
     if (!s.ok()) return std::unexpected(error("prepare"));
     int rc;
     while ((rc = s.step()) == SQLITE_ROW)

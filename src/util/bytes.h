@@ -25,7 +25,6 @@ constexpr uint64_t any_below(uint64_t w, unsigned char n) { return (w - kOnes * 
 // Nonzero when some byte of `w` has its top bit set (not ASCII).
 constexpr uint64_t any_high(uint64_t w) { return w & kHighs; }
 
-
 // Exact per-byte masks: 0x80 in each byte that passes, 0 elsewhere (no
 // borrow runs between bytes, so they can be combined with & and ~).
 constexpr uint64_t kLows = 0x7F7F7F7F7F7F7F7Full;

@@ -10,12 +10,18 @@ namespace {
 
 const char* kind_name(DataKind k) {
   switch (k) {
-    case DataKind::Null: return "null";
-    case DataKind::Bool: return "boolean";
-    case DataKind::Number: return "number";
-    case DataKind::String: return "string";
-    case DataKind::Array: return "array";
-    case DataKind::Object: return "object";
+    case DataKind::Null:
+      return "null";
+    case DataKind::Bool:
+      return "boolean";
+    case DataKind::Number:
+      return "number";
+    case DataKind::String:
+      return "string";
+    case DataKind::Array:
+      return "array";
+    case DataKind::Object:
+      return "object";
   }
   return "value";
 }
@@ -35,11 +41,17 @@ uint32_t add(const nlohmann::json& j, std::vector<DataNode>& nodes, std::vector<
     return n;
   };
   switch (j.type()) {
-    case nlohmann::json::value_t::boolean: nodes[id] = {DataKind::Bool, j.get<bool>() ? 1u : 0u, 0, 0}; break;
+    case nlohmann::json::value_t::boolean:
+      nodes[id] = {DataKind::Bool, j.get<bool>() ? 1u : 0u, 0, 0};
+      break;
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float: nodes[id] = {DataKind::Number, 0, 0, j.get<double>()}; break;
-    case nlohmann::json::value_t::string: nodes[id] = string_node(j.get_ref<const std::string&>()); break;
+    case nlohmann::json::value_t::number_float:
+      nodes[id] = {DataKind::Number, 0, 0, j.get<double>()};
+      break;
+    case nlohmann::json::value_t::string:
+      nodes[id] = string_node(j.get_ref<const std::string&>());
+      break;
     case nlohmann::json::value_t::array: {
       std::vector<uint32_t> ids;
       for (const auto& e : j) ids.push_back(add(e, nodes, kids, chars));
@@ -59,7 +71,8 @@ uint32_t add(const nlohmann::json& j, std::vector<DataNode>& nodes, std::vector<
       kids.insert(kids.end(), ids.begin(), ids.end());
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return id;
 }
@@ -90,8 +103,10 @@ std::optional<DataValue> DataValue::find(std::string_view k) const {
     size_t mid = (lo + hi) / 2;
     auto name = key(mid);
     if (name == k) return (*this)[mid];
-    if (name < k) lo = mid + 1;
-    else hi = mid;
+    if (name < k)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return std::nullopt;
 }

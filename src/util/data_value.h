@@ -75,8 +75,8 @@ class DataValue {
 
   std::string_view view() const;  // throws std::domain_error unless a string
   std::string str() const { return std::string(view()); }
-  double number() const;          // throws unless a number
-  bool boolean() const;           // throws unless a bool
+  double number() const;  // throws unless a number
+  bool boolean() const;   // throws unless a bool
   int integer() const { return static_cast<int>(number()); }
   std::vector<std::string> strings() const;  // an array of strings
 
@@ -135,11 +135,16 @@ template <typename T>
 T member_or(DataValue j, std::string_view key, T fallback) {
   auto v = j.find(key);
   if (!v || v->is_null()) return fallback;
-  if constexpr (std::is_same_v<T, std::string>) return v->str();
-  else if constexpr (std::is_same_v<T, bool>) return v->boolean();
-  else if constexpr (std::is_same_v<T, int>) return v->integer();
-  else if constexpr (std::is_same_v<T, double>) return v->number();
-  else if constexpr (std::is_same_v<T, std::vector<std::string>>) return v->strings();
+  if constexpr (std::is_same_v<T, std::string>)
+    return v->str();
+  else if constexpr (std::is_same_v<T, bool>)
+    return v->boolean();
+  else if constexpr (std::is_same_v<T, int>)
+    return v->integer();
+  else if constexpr (std::is_same_v<T, double>)
+    return v->number();
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+    return v->strings();
   else if constexpr (std::is_same_v<T, std::vector<int>>) {
     std::vector<int> out;
     for (auto e : *v) out.push_back(e.integer());

@@ -34,9 +34,9 @@ inline std::unexpected<Error> fail(ExitCode code, std::string message) {
 // error from the enclosing function when it failed; KEET_TRY_VOID(f()) does the
 // same for a result that is not kept. Both work for any std::expected whose
 // error the enclosing function's result can hold.
-#define KEET_TRY(var, ...)    \
-  auto var = (__VA_ARGS__);  \
+#define KEET_TRY(var, ...)  \
+  auto var = (__VA_ARGS__); \
   if (!var) return std::unexpected(std::move(var).error())
-#define KEET_TRY_VOID(...)                                     \
+#define KEET_TRY_VOID(...)                                      \
   if (auto keet_try_result_ = (__VA_ARGS__); !keet_try_result_) \
   return std::unexpected(std::move(keet_try_result_).error())

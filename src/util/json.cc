@@ -46,8 +46,10 @@ void JsonArrayStream::add(const std::function<void(JsonWriter&)>& write) {
 }
 
 void JsonArrayStream::close() {
-  if (count_ == 0) out_ << "[]";
-  else out_ << newline_and_pad(indent_, depth_) << "]";
+  if (count_ == 0)
+    out_ << "[]";
+  else
+    out_ << newline_and_pad(indent_, depth_) << "]";
 }
 
 void JsonObjectStream::key(std::string_view k) {
@@ -66,8 +68,10 @@ JsonArrayStream JsonObjectStream::array_member(std::string_view k) {
 }
 
 void JsonObjectStream::close() {
-  if (count_ == 0) out_ << "{}";
-  else out_ << newline_and_pad(indent_, 0) << "}";
+  if (count_ == 0)
+    out_ << "{}";
+  else
+    out_ << newline_and_pad(indent_, 0) << "}";
   out_ << "\n";
 }
 

@@ -87,10 +87,11 @@ class JsonWriter {
   JsonWriter& value(double d);
   JsonWriter& value(bool b);
   template <class Int>
-    requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>)
-  JsonWriter& value(Int i) {
-    if constexpr (std::is_signed_v<Int>) return integer(static_cast<int64_t>(i), false);
-    else return integer(static_cast<int64_t>(i), true);
+  requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>) JsonWriter& value(Int i) {
+    if constexpr (std::is_signed_v<Int>)
+      return integer(static_cast<int64_t>(i), false);
+    else
+      return integer(static_cast<int64_t>(i), true);
   }
   JsonWriter& value(const std::optional<double>& d) { return d ? value(*d) : null(); }
   JsonWriter& value(const std::vector<std::string>& list);

@@ -159,8 +159,10 @@ std::optional<std::string> collapse_templates(std::string_view name, int keep) {
       }
     if (c == 0) continue;
     if (c == '<') {
-      if (depth < keep) out += c;
-      else if (depth == keep) out += "<...";
+      if (depth < keep)
+        out += c;
+      else if (depth == keep)
+        out += "<...";
       ++depth;
     } else if (c == '>') {
       if (--depth < 0) return std::nullopt;

@@ -223,8 +223,8 @@ Result<std::string> apply_patch(std::string_view original, const FilePatch& patc
     long expected = (old.empty() ? h.old_start : h.old_start - 1) + delta;
     auto pos = locate(file, old, expected, done, max_offset);
     if (!pos)
-      return fail(ExitCode::BadInput, fmt::format("{}: hunk {} (@@ -{},{}) does not match the file", patch.path(), n + 1,
-                                                  h.old_start, h.old_count));
+      return fail(ExitCode::BadInput, fmt::format("{}: hunk {} (@@ -{},{}) does not match the file", patch.path(),
+                                                  n + 1, h.old_start, h.old_count));
     delta += static_cast<long>(*pos) - expected;
     for (; done < *pos; ++done) result.emplace_back(file[done]);
     for (const auto& l : h.lines)

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -74,11 +74,14 @@ void check_consistency(const json& k, const std::string& where) {
   for (const auto& f : findings) {
     std::string formula = f["speedup_formula"], text = f["explanation"];
     bool no_gain = formula.starts_with("no gain");  // caps of a withdrawn estimate say nothing
-    if (!no_gain && (formula.find("bound_pct / next_pct") != std::string::npos || formula.find("dram_headroom") != std::string::npos))
-      EXPECT_NE(text.find("capped at"), std::string::npos) << where << " " << f["id"] << ": a cap the text does not state";
+    if (!no_gain && (formula.find("bound_pct / next_pct") != std::string::npos ||
+                     formula.find("dram_headroom") != std::string::npos))
+      EXPECT_NE(text.find("capped at"), std::string::npos)
+          << where << " " << f["id"] << ": a cap the text does not state";
     if (has_prefix(f["id"], {"occupancy.registers", "occupancy.shared_memory", "occupancy.block_size"})) {
       EXPECT_EQ(cls, "latency") << where;
-      double grid = evidence_value(f, "derived:blocks_per_sm_grid", 1e9), limit = evidence_value(f, "derived:blocks_per_sm_limit", 0);
+      double grid = evidence_value(f, "derived:blocks_per_sm_grid", 1e9),
+             limit = evidence_value(f, "derived:blocks_per_sm_limit", 0);
       EXPECT_GT(grid, limit) << where << ": occupancy finding although the grid places only " << grid << " CTAs per SM";
     }
   }
@@ -130,8 +133,7 @@ std::string placeholder_word(const std::string& text) {
 std::string scenario_report() {
   ReportWriter w;
   ReportWriter::Block b;
-  auto k = w.kernel("strided_copy", 8192, 256,
-                    scenario_metrics(120000));
+  auto k = w.kernel("strided_copy", 8192, 256, scenario_metrics(120000));
   w.flush_strings(b);
   b.results.push_back(k.SerializeAsString());
   w.add(b);
@@ -218,10 +220,13 @@ TEST(AnalyzeE2E, PlantedBrokenValuesAreReportedNotAnalysed) {
   ReportWriter::Block b;
   auto nan = std::nan("");
   auto k0 = w.kernel("interrupted", 0, 0,
-                     {{"gpu__time_duration.sum", nan}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
+                     {{"gpu__time_duration.sum", nan},
+                      {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
                       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 30}});
   auto k1 = w.kernel("implausible", 4096, 256,
-                     {{"gpu__time_duration.sum", 50000}, {"launch__grid_size", 4096}, {"launch__sm_count", 80},
+                     {{"gpu__time_duration.sum", 50000},
+                      {"launch__grid_size", 4096},
+                      {"launch__sm_count", 80},
                       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 350},
                       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", -3},
                       {"dram__bytes_read.sum", std::numeric_limits<double>::infinity()}});
@@ -254,7 +259,8 @@ TEST(AnalyzeE2E, PlantedBrokenValuesAreReportedNotAnalysed) {
     EXPECT_NE(t.out.find("cannot support a diagnosis"), std::string::npos) << t.out;
     for (size_t at = t.out.find("0.0%"); at != std::string::npos; at = t.out.find("0.0%", at + 1))
       EXPECT_TRUE(at > 0 && std::isdigit(static_cast<unsigned char>(t.out[at - 1])))
-          << "an absent value printed as zero:\n" << t.out;
+          << "an absent value printed as zero:\n"
+          << t.out;
   }
 }
 
@@ -265,7 +271,9 @@ TEST(AnalyzeE2E, DoctorFailsOnDataADiagnosisCannotRestOn) {
   ReportWriter::Block b;
   auto bad = w.kernel("interrupted", 0, 0, {{"gpu__time_duration.sum", std::nan("")}});
   auto good = w.kernel("healthy", 4096, 256,
-                       {{"gpu__time_duration.sum", 50000}, {"launch__grid_size", 4096}, {"launch__sm_count", 80},
+                       {{"gpu__time_duration.sum", 50000},
+                        {"launch__grid_size", 4096},
+                        {"launch__sm_count", 80},
                         {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40},
                         {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 30}});
   w.flush_strings(b);
@@ -304,7 +312,8 @@ TEST(AnalyzeE2E, EveryRuleHasAGoldenCase) {
   auto findings = json::parse(read_file(source_dir() + "/data/rules/findings.json"));
   for (const auto& r : findings["rules"]) EXPECT_TRUE(listed.count(r["id"].get<std::string>())) << r["id"];
   auto stalls = json::parse(read_file(source_dir() + "/data/rules/stalls.json"));
-  for (const auto& [reason, _] : stalls["reasons"].items()) EXPECT_TRUE(listed.count("latency.stall." + reason)) << reason;
+  for (const auto& [reason, _] : stalls["reasons"].items())
+    EXPECT_TRUE(listed.count("latency.stall." + reason)) << reason;
   KEET_REQUIRE_SHARED();
   std::string root = *shared_dir() + "/fixtures/public/";
   auto kernel_of = [&](const json& where) {
@@ -327,13 +336,17 @@ std::set<std::string> spellings_of(const json& catalogue, const std::string& qua
   std::set<std::string> out;
   for (const auto& q : catalogue["quantities"])
     if (q["name"] == quantity) {
-      for (const auto& s : q.value("spellings", json::array())) out.insert(s.is_string() ? s.get<std::string>() : s["metric"].get<std::string>());
-      for (const auto& s : q.value("nvprof", json::array())) out.insert(s.is_string() ? s.get<std::string>() : s["metric"].get<std::string>());
+      for (const auto& s : q.value("spellings", json::array()))
+        out.insert(s.is_string() ? s.get<std::string>() : s["metric"].get<std::string>());
+      for (const auto& s : q.value("nvprof", json::array()))
+        out.insert(s.is_string() ? s.get<std::string>() : s["metric"].get<std::string>());
     }
   return out;
 }
 
-bool plausible(const json& value) { return value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() >= 0; }
+bool plausible(const json& value) {
+  return value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() >= 0;
+}
 
 // Whatever ncu version or tool wrote the file (2019 reports, basic-set reports,
 // nvprof CSVs): when it holds a kernel's duration, issue activity or stall

@@ -132,9 +132,10 @@ TEST(CiPairing, ARenamedKernelIsMissingPlusNewInEveryFormatNeverOk) {
   EXPECT_NE(gh.find("::notice title=keet gate%3A new kernel%2C not gated%3A newName()::"), std::string::npos) << gh;
 
   // The gate suggests the pair that would gate the renamed kernel, and --pair does.
-  EXPECT_NE(text.out.find("hint: the gate pairs kernels by name only; if a NEW kernel is a MISSING one renamed, gate it "
-                          "with --pair BASELINE:REPORT, e.g. --pair 0:0\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find("hint: the gate pairs kernels by name only; if a NEW kernel is a MISSING one renamed, gate it "
+                    "with --pair BASELINE:REPORT, e.g. --pair 0:0\n"),
+      std::string::npos)
       << text.out;
   auto forced = run_keet("gate " + renamed + " --baseline main --pair 0:0" + db);
   EXPECT_EQ(forced.rc, 1) << "5x slower once paired: " << forced.out;
@@ -366,7 +367,7 @@ TEST(CiSchemas, FixtureReportsGiveValidSarifAndJunit) {
     std::string args = rep + " --pair 0:1 --pair 1:0 --max-slowdown 0.1% --baseline latest" + db;
     std::string sarif = temp_path("ci_fixture.sarif"), junit = temp_path("ci_fixture.xml");
     auto s = run_keet("gate --format sarif -o " + shell_quote(sarif) + " " + args);
-    if (s.rc == 2) continue;  // fewer than two kernels
+    if (s.rc == 2) continue;                                             // fewer than two kernels
     EXPECT_TRUE(s.rc == 0 || s.rc == 1) << reports[i] << ": " << s.err;  // 0 when the two take the same time
     EXPECT_EQ(sarif_errors(*dir, sarif), "") << reports[i];
     auto j = run_keet("gate --format junit -o " + shell_quote(junit) + " " + args);

@@ -96,7 +96,8 @@ TEST(Contracts, WriterReportOutputsConform) {
 
 TEST(Contracts, ReportFreeOutputsConform) {
   for (std::string cc : {"7.0", "8.6", "9.0"})
-    expect_conforms("occupancy", run_keet("occupancy --format json --cc " + cc + " --threads 256 --regs 64 --smem 16384"));
+    expect_conforms("occupancy",
+                    run_keet("occupancy --format json --cc " + cc + " --threads 256 --regs 64 --smem 16384"));
   for (std::string q : {"long_scoreboard", "memory.uncoalesced_global", "dram__throughput", "'why are my loads slow'"})
     expect_conforms("explain", run_keet("explain --format json " + q));
 }
@@ -104,11 +105,12 @@ TEST(Contracts, ReportFreeOutputsConform) {
 TEST(Contracts, LlmOutputsConform) {
   FakeLlmServer server;
   // The narrative of analyze --llm (a structured answer with a suggestion), then ask's reply.
-  json narrative = {{"summary", "DRAM throughput is 81% of peak; the kernel is memory-bound."},
-                    {"reasoning", "The engine classifies the kernel as memory-bound."},
-                    {"suggestions", json::array({{{"text", "Coalesce the loads."}, {"finding", "memory.dram_bandwidth"}}})},
-                    {"questions", json::array()},
-                    {"confidence", 0.8}};
+  json narrative = {
+      {"summary", "DRAM throughput is 81% of peak; the kernel is memory-bound."},
+      {"reasoning", "The engine classifies the kernel as memory-bound."},
+      {"suggestions", json::array({{{"text", "Coalesce the loads."}, {"finding", "memory.dram_bandwidth"}}})},
+      {"questions", json::array()},
+      {"confidence", 0.8}};
   server.script({200, openai_text_reply(narrative.dump())});
   server.script({200, openai_text_reply("DRAM throughput is 81% of peak.")});
   std::string env = "XDG_CACHE_HOME=" + shell_quote(temp_path("contract-cache")) +
@@ -133,7 +135,8 @@ TEST(Contracts, MutatedOutputFails) {
   ASSERT_FALSE(good["kernels"][0]["findings"].empty()) << "the writer report must give a finding";
   ASSERT_EQ(validate("analysis", good.dump()).rc, 0);
   std::vector<std::pair<std::string, std::function<void(json&)>>> mutations = {
-      {"renamed class", [](json& j) {
+      {"renamed class",
+       [](json& j) {
          auto& b = j["kernels"][0]["bottleneck"];
          b["kind"] = b["class"];
          b.erase("class");
@@ -170,7 +173,8 @@ TEST(Contracts, MutatedOutputFails) {
 }
 
 // One validator run per command over every fixture's output.
-void expect_fixture_outputs_conform(const std::string& schema, const std::function<std::string(const std::string&)>& args) {
+void expect_fixture_outputs_conform(const std::string& schema,
+                                    const std::function<std::string(const std::string&)>& args) {
   std::vector<std::string> files;
   auto reports = fixture_reports();
   for (size_t i = 0; i < reports.size(); ++i) {

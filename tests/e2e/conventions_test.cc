@@ -106,8 +106,9 @@ TEST(Units, TextAndHtmlShowCountsAndSizesTheSameWay) {
 }
 
 TEST(Units, MetricsTableFitsTheTerminal) {
-  std::string long_name = "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued_with_a_very_long_suffix"
-                          ".sum.pct_of_peak_sustained_elapsed.per_second";
+  std::string long_name =
+      "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued_with_a_very_long_suffix"
+      ".sum.pct_of_peak_sustained_elapsed.per_second";
   auto r = one_kernel("wide.ncu-rep", "k", {{long_name, 1.5}, {"gpu__time_duration.sum", 1000}});
   for (auto [env, width] : {std::pair<std::string, size_t>{"env -u COLUMNS ", 100}, {"COLUMNS=60 ", 60}}) {
     auto out = run_command(env + shell_quote(keet_binary()) + " metrics " + shell_quote(r));
@@ -130,7 +131,8 @@ TEST(Units, MetricsTableFitsTheTerminal) {
 
 TEST(PrintUnits, AutoScalesColumnsAndMetricsAsNcu) {
   auto r = shell_quote(one_kernel("auto_units.ncu-rep", "k",
-                                  {{"gpu__time_duration.sum", 10776576}, {"dram__bytes_read.sum.per_second", 7.84e11},
+                                  {{"gpu__time_duration.sum", 10776576},
+                                   {"dram__bytes_read.sum.per_second", 7.84e11},
                                    {"launch__block_size", 256}}));
   auto csv = run_keet("export --format csv --print-units auto " + r);
   ASSERT_EQ(csv.rc, 0) << csv.err;
@@ -171,8 +173,10 @@ TEST(PrintUnits, AutoPageIsNcusOnTheFixtures) {
     auto want = run_command(shell_quote(ncu) + " --import " + q + " --page raw --csv --print-units auto");
     auto got = run_keet("export --format csv --print-units auto " + q);
     ++compared;
-    if (got.out == want.out) ++identical;
-    else differ.push_back(report);
+    if (got.out == want.out)
+      ++identical;
+    else
+      differ.push_back(report);
     if (compared >= 6) break;  // bounded: two oracle runs per report
   }
   ASSERT_GT(compared, 0u);

@@ -49,7 +49,8 @@ void expect_same_kernels(const model::Report& rep, const model::Report& csv, boo
       const auto* c = b.find(m.name);
       if (c == nullptr || m.value.empty()) continue;  // hidden or value-less metrics
       SCOPED_TRACE(m.name);
-      if (m.value.kind == model::Value::Kind::String) EXPECT_EQ(m.value.text, c->value.text);
+      if (m.value.kind == model::Value::Kind::String)
+        EXPECT_EQ(m.value.text, c->value.text);
       else if (auto want = m.value.as_number(); want && c->value.is_number()) {
         // Auto units print 2 decimals of a value scaled into [1, 1000): 0.5% at worst.
         double scale = auto_units ? std::max(1.0, std::fabs(*want)) : 1.0;

@@ -90,7 +90,8 @@ TEST(DiffRenamed, NvidiaUncoalescedSamplePairsItsOnlyKernels) {
   KEET_REQUIRE_SHARED();
   auto dir = oracle_examples();
   if (!dir) GTEST_SKIP() << "ncu-oracle examples unavailable";
-  std::string reports = shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " + shell_quote(*dir + "/addConstDouble.ncu-rep");
+  std::string reports =
+      shell_quote(*dir + "/addConstDouble3.ncu-rep") + " " + shell_quote(*dir + "/addConstDouble.ncu-rep");
   expect_every_format_says(reports,
                            "position, the only kernel of each report: the kernel names differ "
                            "(addConstDouble3 -> addConstDouble)",
@@ -130,8 +131,8 @@ TEST(DiffRenamed, NvidiaBankConflictSamplePairsItsOnlyKernels) {
 TEST(DiffRenamed, OneKernelRenamedIsPairedAndSaidSo) {
   std::string reports = report("renamed-old.ncu-rep", {{"oldName", 64, 256, 2000}}) + " " +
                         report("renamed-new.ncu-rep", {{"newName", 128, 256, 1000}});
-  expect_every_format_says(reports, "position, the only kernel of each report: the kernel names differ (oldName -> newName)",
-                           "only_kernel");
+  expect_every_format_says(
+      reports, "position, the only kernel of each report: the kernel names differ (oldName -> newName)", "only_kernel");
   auto text = diff(reports).out;
   EXPECT_NE(text.find("oldName() -> newName()\n"), std::string::npos) << text;
   EXPECT_NE(text.find("launch:                grid (64, 1, 1) block (256, 1, 1) -> grid (128, 1, 1) block (256, 1, 1)"),
@@ -139,20 +140,19 @@ TEST(DiffRenamed, OneKernelRenamedIsPairedAndSaidSo) {
       << text;
   // A forced pair says it was forced, and still that the names differ.
   auto forced = diff("--pair 0:0 " + reports).out;
-  EXPECT_NE(forced.find("paired by:             --pair 0:0: the kernel names differ (oldName -> newName)"), std::string::npos)
+  EXPECT_NE(forced.find("paired by:             --pair 0:0: the kernel names differ (oldName -> newName)"),
+            std::string::npos)
       << forced;
 }
 
 // Before: prep, scale_v1, reduce_old. After: warmup (new), prep, scale_v2 (the
 // same launch as scale_v1), reduce_new (another grid than reduce_old).
 TEST(DiffRenamed, SeveralKernelsPairByNameThenLaunchConfigurationAndTheRestAreListed) {
-  std::string before = report("several-before.ncu-rep", {{"prep", 64, 256, 1000},
-                                                         {"scale_v1", 128, 256, 2000},
-                                                         {"reduce_old", 32, 128, 3000}});
-  std::string after = report("several-after.ncu-rep", {{"warmup", 8, 32, 100},
-                                                       {"prep", 64, 256, 1000},
-                                                       {"scale_v2", 128, 256, 1000},
-                                                       {"reduce_new", 64, 128, 2000}});
+  std::string before = report("several-before.ncu-rep",
+                              {{"prep", 64, 256, 1000}, {"scale_v1", 128, 256, 2000}, {"reduce_old", 32, 128, 3000}});
+  std::string after = report(
+      "several-after.ncu-rep",
+      {{"warmup", 8, 32, 100}, {"prep", 64, 256, 1000}, {"scale_v2", 128, 256, 1000}, {"reduce_new", 64, 128, 2000}});
   auto j = diff("--format json " + before + " " + after);
   ASSERT_EQ(j.rc, 0) << j.err;
   expect_conforms(j.out);
@@ -174,11 +174,15 @@ TEST(DiffRenamed, SeveralKernelsPairByNameThenLaunchConfigurationAndTheRestAreLi
                       "and order of appearance: the kernel names differ (scale_v1 -> scale_v2)\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("missing (only in before): #2 reduce_old() (grid (32, 1, 1) block (128, 1, 1))\n"), std::string::npos)
+  EXPECT_NE(text.find("missing (only in before): #2 reduce_old() (grid (32, 1, 1) block (128, 1, 1))\n"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("new (only in after): #0 warmup() (grid (8, 1, 1) block (32, 1, 1))\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("new (only in after): #3 reduce_new() (grid (64, 1, 1) block (128, 1, 1))\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("hint: 1 kernel(s) only in before and 2 only in after have no partner; if a kernel here is another one renamed, "
+  EXPECT_NE(text.find("new (only in after): #0 warmup() (grid (8, 1, 1) block (32, 1, 1))\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("new (only in after): #3 reduce_new() (grid (64, 1, 1) block (128, 1, 1))\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("hint: 1 kernel(s) only in before and 2 only in after have no partner; if a kernel here is "
+                      "another one renamed, "
                       "pair them by index (BEFORE:AFTER), e.g. --pair 2:3\n"),
             std::string::npos)
       << text;

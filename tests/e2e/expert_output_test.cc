@@ -53,7 +53,8 @@ std::string repeated_launches_report(int launches) {
     auto k = w.kernel("train_step", 8192, 256, kernel_metrics(100000 + (i % 5) * 500));
     b.results.push_back(k.SerializeAsString());
   }
-  for (int i = 0; i < 3; ++i) b.results.push_back(w.kernel("reduce", 8192, 256, kernel_metrics(50000)).SerializeAsString());
+  for (int i = 0; i < 3; ++i)
+    b.results.push_back(w.kernel("reduce", 8192, 256, kernel_metrics(50000)).SerializeAsString());
   w.flush_strings(b);
   // Results reference names flushed with this block: the writer interns them
   // first, so the table is complete before any result is read.
@@ -75,8 +76,7 @@ TEST(ExpertOutput, IdenticalLaunchesFoldIntoOneDiagnosis) {
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_EQ(count_of(text.out, "] train_step()"), 1u) << text.out.substr(0, 3000);
   EXPECT_NE(text.out.find("train_step()  x105 launches"), std::string::npos) << text.out.substr(0, 3000);
-  EXPECT_NE(text.out.find("105 launches: median 101.00 us (100.00"), std::string::npos)
-      << text.out.substr(0, 3000);
+  EXPECT_NE(text.out.find("105 launches: median 101.00 us (100.00"), std::string::npos) << text.out.substr(0, 3000);
   EXPECT_NE(text.out.find("Launches #0-#104 fold into this diagnosis"), std::string::npos);
   EXPECT_EQ(count_of(text.out, "] reduce()"), 1u);
   EXPECT_LT(std::count(text.out.begin(), text.out.end(), '\n'), 200) << "two diagnoses, not 108";
@@ -195,27 +195,38 @@ std::vector<std::string> all_reports() {
 }
 
 std::vector<Strike> strikes_in(const json& doc, const std::string& report) {
-  static const Pattern tensor = Pattern::compile(R"(tensor core|\bWMMA\b|mma\.sync|\bHMMA\b)", {.case_insensitive = true}).value();
+  static const Pattern tensor =
+      Pattern::compile(R"(tensor core|\bWMMA\b|mma\.sync|\bHMMA\b)", {.case_insensitive = true}).value();
   static const Pattern no_tensor_chip =
-      Pattern::compile(R"(GTX 16\d\d|\bMX ?\d{3}\b|\bT(400|600|1000|1200)\b|GTX 10\d\d|Tesla P|Quadro P)", {.case_insensitive = true}).value();
+      Pattern::compile(R"(GTX 16\d\d|\bMX ?\d{3}\b|\bT(400|600|1000|1200)\b|GTX 10\d\d|Tesla P|Quadro P)",
+                       {.case_insensitive = true})
+          .value();
   static const Pattern slow = Pattern::compile(R"(__[fd](mul|add|sub)_r[nzud]\b)").value();
   static const Pattern compute_words =
-      Pattern::compile(R"(^compute-bound|limited by the instructions it issues|not by memory)", {.case_insensitive = true}).value();
-  static const Pattern memory_words = Pattern::compile(R"(^memory-bound|not by (the )?instructions)", {.case_insensitive = true}).value();
+      Pattern::compile(R"(^compute-bound|limited by the instructions it issues|not by memory)",
+                       {.case_insensitive = true})
+          .value();
+  static const Pattern memory_words =
+      Pattern::compile(R"(^memory-bound|not by (the )?instructions)", {.case_insensitive = true}).value();
   std::vector<Strike> out;
   for (const auto& k : doc["kernels"]) {
     std::string where = report + " #" + std::to_string(k["index"].get<int>());
     std::string cls = k["bottleneck"]["class"];
     double cc = 0;
-    try { cc = std::stod(k["device"]["compute_capability"].get<std::string>()); } catch (...) {}
+    try {
+      cc = std::stod(k["device"]["compute_capability"].get<std::string>());
+    } catch (...) {
+    }
     std::string device = k["device"]["name"];
     for (const auto& f : k["findings"]) {
       std::string id = f["id"], title = f["title"], text = title + " " + f["explanation"].get<std::string>();
       std::string advice;
       for (const auto& a : f["advice"]) advice += a.get<std::string>() + "\n";
-      if (cls == "memory" && (compute_words.search(title) || (!id.starts_with("memory.") && compute_words.search(text))))
+      if (cls == "memory" &&
+          (compute_words.search(title) || (!id.starts_with("memory.") && compute_words.search(text))))
         out.push_back({"contradicts the memory verdict: " + title, where});
-      if (cls == "compute" && (memory_words.search(title) || (!id.starts_with("compute.") && memory_words.search(text))))
+      if (cls == "compute" &&
+          (memory_words.search(title) || (!id.starts_with("compute.") && memory_words.search(text))))
         out.push_back({"contradicts the compute verdict: " + title, where});
       if (tensor.search(advice) && cc > 0 && (cc < 7.0 || no_tensor_chip.search(device)))
         out.push_back({id + " advises tensor cores on " + device, where});
@@ -259,8 +270,11 @@ TEST(ExpertOutput, NoFixtureRepeatsADiagnosis) {
       auto close = lines[i].find("] ");
       if (close == std::string::npos) continue;
       auto launch = lines[i + 1].find("grid (");
-      std::string key = lines[i].substr(close + 2, lines[i].find("  x") - close - 2) +
-                        (launch == std::string::npos ? "" : lines[i + 1].substr(launch, lines[i + 1].find(')', lines[i + 1].find("block (")) - launch));
+      std::string key =
+          lines[i].substr(close + 2, lines[i].find("  x") - close - 2) +
+          (launch == std::string::npos
+               ? ""
+               : lines[i + 1].substr(launch, lines[i + 1].find(')', lines[i + 1].find("block (")) - launch));
       ++heads[key];
     }
     for (const auto& [key, n] : heads) EXPECT_LE(n, 3) << r << ": " << key << " diagnosed " << n << " times";

@@ -23,7 +23,8 @@ TEST(KbExplain, MetricAliasInText) {
 }
 
 TEST(KbExplain, StallReasonSpellingsAsJson) {
-  for (std::string term : {"long_scoreboard", "stall_long_scoreboard", "smsp__pcsamp_warps_issue_stalled_long_scoreboard"}) {
+  for (std::string term :
+       {"long_scoreboard", "stall_long_scoreboard", "smsp__pcsamp_warps_issue_stalled_long_scoreboard"}) {
     auto r = run_keet("explain --format json " + term);
     ASSERT_EQ(r.rc, 0) << term << ": " << r.err;
     auto j = nlohmann::json::parse(r.out);

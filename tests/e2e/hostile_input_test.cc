@@ -1,8 +1,8 @@
 // End-to-end: hostile input and faults (issue 13) never cost a crash, a hang,
 // a leaked secret or a silent wrong answer. Each test rebuilds its reproducer.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -21,9 +21,9 @@ namespace fs = std::filesystem;
 // A one-kernel report named `kernel` (any bytes), with a device name.
 std::string named_report(const std::string& file, const std::string& kernel, double ns = 1000) {
   std::string path = temp_path(file);
-  write_file(path, one_kernel_report(kernel, 64, 256,
-                                     {{"gpu__time_duration.sum", ns},
-                                      {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40}}));
+  write_file(path, one_kernel_report(
+                       kernel, 64, 256,
+                       {{"gpu__time_duration.sum", ns}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 40}}));
   return path;
 }
 
@@ -201,13 +201,16 @@ TEST(HostileOutput, ControlCharactersNeverReachTheTerminal) {
   std::string db = fresh_db("evil.sqlite");
   ASSERT_EQ(run_keet("record " + rep + " --tag main " + db).rc, 0);
   std::vector<std::pair<std::string, int>> runs = {
-      {"list " + rep, 0},          {"analyze " + rep, 0},
+      {"list " + rep, 0},
+      {"analyze " + rep, 0},
       {"analyze --format markdown " + rep, 0},
-      {"metrics " + rep, 0},       {"source " + rep, 0},
+      {"metrics " + rep, 0},
+      {"source " + rep, 0},
       {"diff " + rep + " " + other, 0},
       {"gate " + other + " --baseline main " + db, 1},
       {"gate " + other + " --baseline main --format junit " + db, 1},
-      {"history " + db, 0},        {"list -k nosuch" + shell_quote(kEvilName) + " " + rep, 2},
+      {"history " + db, 0},
+      {"list -k nosuch" + shell_quote(kEvilName) + " " + rep, 2},
   };
   for (const auto& [cmd, rc] : runs) {
     auto r = run_keet(cmd);
@@ -235,7 +238,7 @@ TEST(HostileOutput, JunitStaysValidXmlAndMarkdownCarriesNoHtml) {
     return u < 0x20 && c != '\n' && c != '\t' && c != '\r';
   });
   EXPECT_TRUE(xml_chars_only) << xml;
-  EXPECT_EQ(xml.find("\xff"), std::string::npos);                   // nor invalid UTF-8
+  EXPECT_EQ(xml.find("\xff"), std::string::npos);  // nor invalid UTF-8
   EXPECT_EQ(xml.find("<script>"), std::string::npos) << xml;
   if (run_command("command -v xmllint").rc == 0) {
     auto lint = run_command("xmllint --noout " + shell_quote(junit));
@@ -291,7 +294,8 @@ std::string recorded_db(const std::string& name, int n) {
   std::string db = "--db " + shell_quote("sqlite:" + file);
   auto rep = shell_quote(named_report(name + ".ncu-rep", std::string(600, 'k')));
   std::string script;
-  for (int i = 0; i < n; ++i) script += keet_binary() + " record " + rep + " --tag t" + std::to_string(i) + " " + db + " >/dev/null && ";
+  for (int i = 0; i < n; ++i)
+    script += keet_binary() + " record " + rep + " --tag t" + std::to_string(i) + " " + db + " >/dev/null && ";
   EXPECT_EQ(run_command(script + "true").rc, 0);
   return file;
 }
@@ -308,8 +312,8 @@ TEST(HostileFaults, ReadOnlyHistoryServesReading) {
   auto h = run_command(as_reader + keet_binary() + " history --format json --limit 0 " + db);
   EXPECT_EQ(h.rc, 0) << h.err;
   if (h.rc == 0) EXPECT_EQ(nlohmann::json::parse(h.out)["kernels"][0]["points"].size(), 2u) << h.out;
-  auto rec = run_command(as_reader + keet_binary() + " record " +
-                         shell_quote(named_report("ro_more.ncu-rep", "k")) + " " + db);
+  auto rec = run_command(as_reader + keet_binary() + " record " + shell_quote(named_report("ro_more.ncu-rep", "k")) +
+                         " " + db);
   EXPECT_NE(rec.rc, 0);  // writing still fails, clearly
   EXPECT_NE(rec.err.find("readonly"), std::string::npos) << rec.err;
   run_command("chmod 0644 " + shell_quote(file));

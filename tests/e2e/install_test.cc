@@ -41,8 +41,8 @@ class Installed : public ::testing::Test {
   static void SetUpTestSuite() {
     prefix_ = new std::string(temp_path("install-prefix"));
     fs::remove_all(*prefix_);
-    install_ = new ProcessResult(run_command("cmake --install " + shell_quote(build_dir()) + " --prefix " +
-                                             shell_quote(*prefix_)));
+    install_ = new ProcessResult(
+        run_command("cmake --install " + shell_quote(build_dir()) + " --prefix " + shell_quote(*prefix_)));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*prefix_);
@@ -122,9 +122,9 @@ TEST_F(Installed, ManPageRendersEveryCommand) {
 
 // COMP_WORDS as bash fills them for `keet <words>` with the cursor on the last one.
 std::string complete_bash(const std::string& script, const std::string& words, int cword) {
-  auto r = run_command("bash -c " + shell_quote("source " + shell_quote(script) + "; COMP_WORDS=(keet " + words +
-                                                "); COMP_CWORD=" + std::to_string(cword) +
-                                                "; _keet; echo \"${COMPREPLY[@]}\""));
+  auto r = run_command("bash -c " +
+                       shell_quote("source " + shell_quote(script) + "; COMP_WORDS=(keet " + words +
+                                   "); COMP_CWORD=" + std::to_string(cword) + "; _keet; echo \"${COMPREPLY[@]}\""));
   EXPECT_EQ(r.rc, 0) << r.err;
   return r.out;
 }

@@ -58,9 +58,7 @@ std::vector<std::pair<uint64_t, uint64_t>> oracle_launch(const std::string& repo
   auto rows = csv_rows(r.out);
   std::vector<std::pair<uint64_t, uint64_t>> out;
   if (rows.size() < 3) return out;
-  auto col = [&](const std::string& name) {
-    return std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin();
-  };
+  auto col = [&](const std::string& name) { return std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin(); };
   auto g = col("launch__grid_size"), b = col("launch__block_size");
   for (size_t i = 2; i < rows.size(); ++i) out.emplace_back(std::stoull(rows[i][g]), std::stoull(rows[i][b]));
   return out;
@@ -72,8 +70,8 @@ uint64_t product(const nlohmann::json& d) { return d[0].get<uint64_t>() * d[1].g
 // and export (JSON) agree with ncu's own block and thread counts.
 TEST(LaunchGeometry, OldReportsShowBlocksInListAnalyzeAndExport) {
   KEET_REQUIRE_SHARED();
-  for (std::string name : {"BrennenTaylor__Twisty/profile.nsight-cuprof-report",
-                           "strrules105__PhysiCell/profile.nsight-cuprof-report"}) {
+  for (std::string name :
+       {"BrennenTaylor__Twisty/profile.nsight-cuprof-report", "strrules105__PhysiCell/profile.nsight-cuprof-report"}) {
     std::string path = *shared_dir() + "/fixtures/public/" + name;
     SCOPED_TRACE(path);
     auto want = oracle_launch(path);
@@ -123,9 +121,9 @@ nlohmann::json list_json(const std::string& path) {
 TEST(LaunchGeometry, NcuRawCsvShowsTheBinaryReportsGeometry) {
   KEET_REQUIRE_SHARED();
   std::string dir = *shared_dir() + "/fixtures/public/";
-  for (std::string name : {"BrennenTaylor__Twisty/profile.nsight-cuprof-report",
-                           "Lashi0812__CudaProgramming/profiling/profiles/smemTranspose.ncu-rep",
-                           "ZSL98__bitwise_spgemm/sgemm.ncu-rep"}) {
+  for (std::string name :
+       {"BrennenTaylor__Twisty/profile.nsight-cuprof-report",
+        "Lashi0812__CudaProgramming/profiling/profiles/smemTranspose.ncu-rep", "ZSL98__bitwise_spgemm/sgemm.ncu-rep"}) {
     std::string path = dir + name;
     for (std::string oracle : {"ncu-oracle", "ncu-oracle-2024.1"}) {
       SCOPED_TRACE(path + " via " + oracle);
@@ -159,7 +157,8 @@ TEST(LaunchGeometry, NvprofTablesGiveInvocations) {
   auto k = list_json(*shared_dir() + "/fixtures/public/pssrawat__IEEE2017/dsl-float/j2d5pt/jacobi-orig.profile");
   ASSERT_FALSE(k.empty());
   for (const auto& kernel : k) EXPECT_EQ(kernel["invocations"], 3);  // the file's "Invocations" column
-  auto text = run_keet("list " + shell_quote(*shared_dir() + "/fixtures/public/pssrawat__IEEE2017/dsl-float/cheby/untiled.csv"));
+  auto text = run_keet("list " +
+                       shell_quote(*shared_dir() + "/fixtures/public/pssrawat__IEEE2017/dsl-float/cheby/untiled.csv"));
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_NE(text.out.find("calls"), std::string::npos);
 }

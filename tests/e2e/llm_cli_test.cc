@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/fake_llm_server.h"
 #include "support/http_proxy.h"
@@ -24,9 +24,10 @@ using nlohmann::json;
 std::string report_path() {
   ReportWriter w;
   ReportWriter::Block b;
-  auto k = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120},
-                                        {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5},
-                                        {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 10.25}});
+  auto k = w.kernel("vecAdd", 64, 256,
+                    {{"gpu__time_duration.sum", 5120},
+                     {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5},
+                     {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 10.25}});
   w.flush_strings(b);
   b.results.push_back(k.SerializeAsString());
   w.add(b);
@@ -39,10 +40,10 @@ std::string report_path() {
 std::string two_kernel_report_path() {
   ReportWriter w;
   ReportWriter::Block b;
-  auto k0 = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120},
-                                         {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5}});
-  auto k1 = w.kernel("matMul", 128, 256, {{"gpu__time_duration.sum", 9000},
-                                          {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 91.0}});
+  auto k0 = w.kernel("vecAdd", 64, 256,
+                     {{"gpu__time_duration.sum", 5120}, {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 88.5}});
+  auto k1 = w.kernel("matMul", 128, 256,
+                     {{"gpu__time_duration.sum", 9000}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 91.0}});
   w.flush_strings(b);
   b.results.push_back(k0.SerializeAsString());
   b.results.push_back(k1.SerializeAsString());
@@ -57,8 +58,8 @@ const std::string kNoProxies =
 
 std::string env_for(const std::string& provider, const FakeLlmServer& s) {
   // Proxy variables of the machine running the tests are cleared: the fake server is reached directly.
-  std::string cache = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " +
-                      kNoProxies;
+  std::string cache =
+      "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " + kNoProxies;
   if (provider == "openai") return cache + "OPENAI_API_KEY=sk-e2e-key OPENAI_BASE_URL=" + s.url() + "/v1 ";
   if (provider == "anthropic") return cache + "ANTHROPIC_API_KEY=sk-e2e-key ANTHROPIC_BASE_URL=" + s.url() + " ";
   return cache + "OLLAMA_HOST=" + s.url() + " ";
@@ -79,8 +80,9 @@ class LlmCli : public ::testing::TestWithParam<std::string> {};
 TEST_P(LlmCli, AskVerifiedJson) {
   FakeLlmServer server;
   server.script({200, text_reply(GetParam(), "DRAM throughput is 88.5% of peak over 5.12 us.")});
-  auto r = keet_with(env_for(GetParam(), server),
-                     "ask " + shell_quote(report_path()) + " 'why is it slow?' --no-cache --format json --llm " + GetParam() + ":m");
+  auto r = keet_with(
+      env_for(GetParam(), server),
+      "ask " + shell_quote(report_path()) + " 'why is it slow?' --no-cache --format json --llm " + GetParam() + ":m");
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["llm"]["status"], "verified") << r.out;
@@ -118,8 +120,8 @@ TEST(LlmCliExit, UnavailableExitsThreeOnlyWhenRequired) {
 
 TEST(LlmCliExit, DryRunPrintsRedactedRequest) {
   FakeLlmServer server;
-  auto r = keet_with(env_for("anthropic", server),
-                     "ask " + shell_quote(report_path()) + " why --dry-run --llm anthropic:m");
+  auto r =
+      keet_with(env_for("anthropic", server), "ask " + shell_quote(report_path()) + " why --dry-run --llm anthropic:m");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(server.received().empty());
   // The requests go to stderr so that stdout (e.g. --format json) stays clean.
@@ -158,9 +160,10 @@ TEST(LlmCliParams, LlmParamOverridesTheBody) {
   FakeLlmServer server;
   server.script({200, openai_text_reply("DRAM throughput is 88.5% of peak.")});
   // The report path after the flags: each --llm-param takes one value.
-  auto r = keet_with(env_for("openai", server), "ask --no-cache --llm openai:my-new-model --llm-param max_completion_tokens=333 "
-                                                "--llm-param temperature= --llm-param reasoning_effort=low " +
-                                                    shell_quote(report_path()) + " why");
+  auto r = keet_with(env_for("openai", server),
+                     "ask --no-cache --llm openai:my-new-model --llm-param max_completion_tokens=333 "
+                     "--llm-param temperature= --llm-param reasoning_effort=low " +
+                         shell_quote(report_path()) + " why");
   ASSERT_EQ(r.rc, 0) << r.err;
   ASSERT_EQ(server.received().size(), 1u);
   json body = server.received()[0].json();
@@ -168,7 +171,8 @@ TEST(LlmCliParams, LlmParamOverridesTheBody) {
   EXPECT_FALSE(body.contains("max_tokens"));
   EXPECT_FALSE(body.contains("temperature"));
   EXPECT_EQ(body["reasoning_effort"], "low");
-  auto bad = keet_with(env_for("openai", server), "ask --llm openai:m --llm-param messages=[] " + shell_quote(report_path()) + " why");
+  auto bad = keet_with(env_for("openai", server),
+                       "ask --llm openai:m --llm-param messages=[] " + shell_quote(report_path()) + " why");
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.err.find("--llm-param messages"), std::string::npos) << bad.err;
 }
@@ -181,9 +185,9 @@ TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
   std::string cache =
       "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache")) + " XDG_CONFIG_HOME=/nonexistent " + kNoProxies;
   // The base URL names a host that never resolves: only the proxy reaches it.
-  std::string through = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=http://llm.keet-test.invalid:" +
-                        std::to_string(server.port()) + "/v1 HTTP_PROXY=http://carol:pr0xypass@127.0.0.1:" +
-                        std::to_string(proxy.port()) + " NO_PROXY=example.org ";
+  std::string through =
+      cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=http://llm.keet-test.invalid:" + std::to_string(server.port()) +
+      "/v1 HTTP_PROXY=http://carol:pr0xypass@127.0.0.1:" + std::to_string(proxy.port()) + " NO_PROXY=example.org ";
   std::string args = "ask " + shell_quote(report_path()) + " why --no-cache --llm openai:m";
   auto r = keet_with(through, args);
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -192,8 +196,8 @@ TEST(LlmCliProxy, HttpProxyVariableIsHonouredAndNoProxyBypassesIt) {
   EXPECT_FALSE(proxy.requests()[0].proxy_authorization.empty());
   EXPECT_EQ(server.received().size(), 1u);
   // NO_PROXY names the server: the request goes straight to it.
-  std::string direct = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=" + server.url() + "/v1 HTTP_PROXY=" +
-                       proxy.url() + " NO_PROXY=example.org,127.0.0.1 ";
+  std::string direct = cache + "OPENAI_API_KEY=k OPENAI_BASE_URL=" + server.url() + "/v1 HTTP_PROXY=" + proxy.url() +
+                       " NO_PROXY=example.org,127.0.0.1 ";
   auto d = keet_with(direct, args);
   ASSERT_EQ(d.rc, 0) << d.err;
   EXPECT_EQ(proxy.requests().size(), 1u);
@@ -282,7 +286,8 @@ class LlmAnalyze : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlmAnalyze, JsonCarriesAVerifiedNarrative) {
   FakeLlmServer server;
-  server.script({200, structured(GetParam(), explanation("DRAM throughput is 88.5% of peak; the kernel is memory-bound."))});
+  server.script(
+      {200, structured(GetParam(), explanation("DRAM throughput is 88.5% of peak; the kernel is memory-bound."))});
   auto r = keet_with(env_for(GetParam(), server),
                      "analyze --format json --no-cache --llm " + GetParam() + ":m " + shell_quote(report_path()));
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -300,9 +305,10 @@ TEST_P(LlmAnalyze, JsonCarriesAVerifiedNarrative) {
 TEST_P(LlmAnalyze, UnreachableLlmKeepsTheAnalysis) {
   // Nothing listens on this port: the narrative is unavailable, the analysis
   // is printed, and only --llm-required turns that into exit 3.
-  std::string env = "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache2")) +
-                    " XDG_CONFIG_HOME=/nonexistent OPENAI_BASE_URL=http://127.0.0.1:9/v1 "
-                    "ANTHROPIC_BASE_URL=http://127.0.0.1:9 OLLAMA_HOST=http://127.0.0.1:9 OPENAI_API_KEY=k ANTHROPIC_API_KEY=k ";
+  std::string env =
+      "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache2")) +
+      " XDG_CONFIG_HOME=/nonexistent OPENAI_BASE_URL=http://127.0.0.1:9/v1 "
+      "ANTHROPIC_BASE_URL=http://127.0.0.1:9 OLLAMA_HOST=http://127.0.0.1:9 OPENAI_API_KEY=k ANTHROPIC_API_KEY=k ";
   std::string args = "analyze --no-cache --llm-timeout 2 --llm " + GetParam() + ":m " + shell_quote(report_path());
   auto r = keet_with(env, args);
   EXPECT_EQ(r.rc, 0) << r.err;
@@ -341,9 +347,9 @@ TEST(LlmCliOrder, EngineAnswerIsWrittenBeforeAnyLlmWait) {
   std::string out = temp_path("llm-order.txt"), done = temp_path("llm-order.rc");
   std::remove(out.c_str());
   std::remove(done.c_str());
-  std::string cmd = "(" + env_for("openai", server) + keet_binary() + " analyze --no-cache --llm-timeout 30 --llm openai:m " +
-                    shell_quote(two_kernel_report_path()) + " >" + shell_quote(out) + " 2>/dev/null; echo $? >" +
-                    shell_quote(done) + ") &";
+  std::string cmd = "(" + env_for("openai", server) + keet_binary() +
+                    " analyze --no-cache --llm-timeout 30 --llm openai:m " + shell_quote(two_kernel_report_path()) +
+                    " >" + shell_quote(out) + " 2>/dev/null; echo $? >" + shell_quote(done) + ") &";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto read = [](const std::string& path) {
     std::ifstream in(path);
@@ -406,8 +412,8 @@ TEST(LlmCliTools, ModelSuppliedPatternIsBounded) {
   server.script({200, openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "(a|,)*>"}}, "c1")});
   server.script({200, openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "(.*)*(.*)*zq"}}, "c2")});
   server.script({200, openai_text_reply("It takes 1000 ns.")});
-  auto r = run_command("timeout 60 env " + env_for("openai", server) + keet_binary() + " ask " +
-                       shell_quote(path) + " 'which metrics?' --no-cache --llm openai:m");
+  auto r = run_command("timeout 60 env " + env_for("openai", server) + keet_binary() + " ask " + shell_quote(path) +
+                       " 'which metrics?' --no-cache --llm openai:m");
   ASSERT_EQ(r.rc, 0) << r.err;  // 124 would be the timeout
   ASSERT_EQ(server.received().size(), 3u);
   EXPECT_NE(r.out.find("1000 ns"), std::string::npos) << r.out;
@@ -429,8 +435,8 @@ TEST(LlmCliRetry, ATerminalSeesTheRetriesAPipeDoesNot) {
     FakeLlmServer server;
     server.script({503, R"({"error":{"message":"overloaded"}})", {{"Retry-After", "0.1"}}});
     server.script({200, openai_text_reply("vecAdd takes 5120 ns.")});
-    std::string cmd = env_for("openai", server) + keet_binary() + " ask " +
-                      shell_quote(two_kernel_report_path()) + " 'how long?' --no-cache --llm openai:m";
+    std::string cmd = env_for("openai", server) + keet_binary() + " ask " + shell_quote(two_kernel_report_path()) +
+                      " 'how long?' --no-cache --llm openai:m";
     return tty ? run_command("script -qec " + shell_quote(cmd) + " /dev/null") : run_command(cmd);
   };
   auto on_tty = ask(true);

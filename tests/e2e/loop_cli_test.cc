@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
 
 #include "support/report_writer.h"
@@ -49,7 +49,8 @@ TEST(LoopCliDiff, OwnReportsJsonTextAndHtml) {
   auto same = run_keet("diff --threshold 60% " + shell_quote(after) + " " + shell_quote(before));
   EXPECT_NE(same.out.find("unchanged"), std::string::npos) << same.out;
   std::string html = temp_path("diff.html");
-  auto h = run_keet("diff --format html -o " + shell_quote(html) + " " + shell_quote(before) + " " + shell_quote(after));
+  auto h =
+      run_keet("diff --format html -o " + shell_quote(html) + " " + shell_quote(before) + " " + shell_quote(after));
   ASSERT_EQ(h.rc, 0) << h.err;
   std::ifstream in(html);
   std::string page((std::istreambuf_iterator<char>(in)), {});
@@ -118,7 +119,8 @@ TEST(LoopCliGate, RecordThenGateFailsOnRegressionAndPassesOtherwise) {
   EXPECT_EQ(bad.rc, 1) << bad.err;
   EXPECT_NE(bad.out.find("REGRESSION k()"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("+30.0%"), std::string::npos) << bad.out;
-  EXPECT_NE(bad.out.find("global load sectors"), std::string::npos) << "cause should name the moved metric: " << bad.out;
+  EXPECT_NE(bad.out.find("global load sectors"), std::string::npos)
+      << "cause should name the moved metric: " << bad.out;
 
   auto good = run_keet("gate " + shell_quote(ok) + " --baseline main --max-slowdown 5% " + db);
   EXPECT_EQ(good.rc, 0) << good.out << good.err;
@@ -175,15 +177,18 @@ std::string fake_ncu(const std::string& name, const std::string& body) {
 
 TEST(LoopCliProfile, RunsNcuWithFullCollectionThenAnalyses) {
   auto src = report("p_src.ncu-rep", "profiledKernel", 4096);
-  auto ncu = fake_ncu("ncu-ok", "echo \"$@\" > \"$0.args\"\n"
-                                "case \" $* \" in *' --set full '*) ;; *) echo 'missing --set full' >&2; exit 9;; esac\n"
-                                "case \" $* \" in *' --import-source yes '*) ;; *) exit 9;; esac\n"
-                                "case \" $* \" in *' --section SourceCounters '*) ;; *) exit 9;; esac\n"
-                                "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
-                                "cp " + shell_quote(src) + " \"$out\"\n");
+  auto ncu = fake_ncu("ncu-ok",
+                      "echo \"$@\" > \"$0.args\"\n"
+                      "case \" $* \" in *' --set full '*) ;; *) echo 'missing --set full' >&2; exit 9;; esac\n"
+                      "case \" $* \" in *' --import-source yes '*) ;; *) exit 9;; esac\n"
+                      "case \" $* \" in *' --section SourceCounters '*) ;; *) exit 9;; esac\n"
+                      "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                      "cp " +
+                          shell_quote(src) + " \"$out\"\n");
   std::string out = temp_path("p_out.ncu-rep");
   fs::remove(out);
-  auto r = run_keet("profile --ncu " + shell_quote(ncu) + " -k regex:prof -o " + shell_quote(out) + " -- ./myapp --size 3");
+  auto r =
+      run_keet("profile --ncu " + shell_quote(ncu) + " -k regex:prof -o " + shell_quote(out) + " -- ./myapp --size 3");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(fs::exists(out));
   EXPECT_NE(r.out.find("profiledKernel"), std::string::npos) << r.out;
@@ -198,9 +203,11 @@ TEST(LoopCliProfile, ReadsTheFileNcuWritesNotAStaleOne) {
   auto fresh = report("p_fresh.ncu-rep", "freshKernel", 4096);
   auto stale = report("p_stale.ncu-rep", "staleKernel", 4096);
   // Like ncu: -o NAME writes NAME.ncu-rep unless NAME already ends with it.
-  auto ncu = fake_ncu("ncu-naming", "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
-                                    "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep;; esac\n"
-                                    "cp " + shell_quote(fresh) + " \"$out\"\n");
+  auto ncu = fake_ncu("ncu-naming",
+                      "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                      "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep;; esac\n"
+                      "cp " +
+                          shell_quote(fresh) + " \"$out\"\n");
   std::string out = temp_path("p_named");
   fs::copy_file(stale, out, fs::copy_options::overwrite_existing);
   fs::remove(out + ".ncu-rep");
@@ -218,10 +225,12 @@ TEST(LoopCliProfile, ReadsTheFileNcuWritesNotAStaleOne) {
 // A stand-in ncu that records its argv, one word a line, and copies `src` to
 // the file ncu would write for -o.
 std::string recording_ncu(const std::string& name, const std::string& src) {
-  return fake_ncu(name, "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$0.args\"\n"
-                        "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
-                        "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep;; esac\n"
-                        "cp " + shell_quote(src) + " \"$out\"\n");
+  return fake_ncu(name,
+                  "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$0.args\"\n"
+                  "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then out=$2; fi; shift; done\n"
+                  "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep;; esac\n"
+                  "cp " +
+                      shell_quote(src) + " \"$out\"\n");
 }
 
 std::vector<std::string> recorded_args(const std::string& ncu) {
@@ -248,22 +257,24 @@ TEST(LoopCliProfile, NoSilentOverwriteOfAnExistingReport) {
   EXPECT_FALSE(fs::exists(ncu + ".args"));  // ncu never ran
   auto kept = run_keet("list " + shell_quote(out + ".ncu-rep"));
   EXPECT_NE(kept.out.find("oldKernel"), std::string::npos);
-  auto forced = run_keet("profile --ncu " + shell_quote(ncu) + " --force-overwrite -o " + shell_quote(out) + " -- ./myapp");
+  auto forced =
+      run_keet("profile --ncu " + shell_quote(ncu) + " --force-overwrite -o " + shell_quote(out) + " -- ./myapp");
   ASSERT_EQ(forced.rc, 0) << forced.err;
   EXPECT_NE(forced.out.find("newKernel"), std::string::npos) << forced.out;
   EXPECT_TRUE(has_run(recorded_args(ncu), {"--force-overwrite"}));
 }
 
 TEST(LoopCliProfile, NcuFlagsPassThroughAndAnalysisFlagsAsAnalyze) {
-  auto src = report("p_flags_src.ncu-rep", "flagKernel", 4096,
-                    {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 10}});
+  auto src =
+      report("p_flags_src.ncu-rep", "flagKernel", 4096, {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 10}});
   auto ncu = recording_ncu("ncu-flags", src);
   std::string out = temp_path("p_flags"), analysis = temp_path("p_flags.json");
   fs::remove(out + ".ncu-rep");
   fs::remove(analysis);
   auto r = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(out) +
                     " --set detailed --section Occupancy --section LaunchStats -k regex:flag --kernel-name-base "
-                    "demangled -s 2 -c 3 --format json --top 1 --analysis-output " + shell_quote(analysis) +
+                    "demangled -s 2 -c 3 --format json --top 1 --analysis-output " +
+                    shell_quote(analysis) +
                     " -- --nvtx --nvtx-include 'Train step/' --replay-mode application ./myapp --set 7");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "");  // the analysis went to its file
@@ -273,8 +284,8 @@ TEST(LoopCliProfile, NcuFlagsPassThroughAndAnalysisFlagsAsAnalyze) {
   EXPECT_TRUE(has_run(a, {"-o", out}));
   EXPECT_TRUE(has_run(a, {"--kernel-name-base", "demangled", "--kernel-name", "regex:flag"}));
   EXPECT_TRUE(has_run(a, {"--launch-skip", "2", "--launch-count", "3"}));
-  EXPECT_TRUE(has_run(a, {"--nvtx", "--nvtx-include", "Train step/", "--replay-mode", "application", "./myapp",
-                          "--set", "7"}));
+  EXPECT_TRUE(
+      has_run(a, {"--nvtx", "--nvtx-include", "Train step/", "--replay-mode", "application", "./myapp", "--set", "7"}));
   ASSERT_GE(a.size(), 2u);
   EXPECT_EQ(a[a.size() - 3], "./myapp");  // the application and its own arguments last
   std::ifstream in(analysis);
@@ -291,15 +302,18 @@ TEST(LoopCliProfile, NcuFlagsPassThroughAndAnalysisFlagsAsAnalyze) {
 TEST(LoopCliProfile, TimeoutStopsAHungNcu) {
   auto ncu = fake_ncu("ncu-hung", "sleep 60\n");
   auto started = std::chrono::steady_clock::now();
-  auto r = run_keet("profile --timeout 1 --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("hung")) + " -- ./app");
+  auto r =
+      run_keet("profile --timeout 1 --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("hung")) + " -- ./app");
   EXPECT_EQ(r.rc, 3);
   EXPECT_NE(r.err.find("ran longer than 1 s"), std::string::npos) << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
 }
 
 TEST(LoopCliProfile, CounterPermissionAndMissingNcuExitThree) {
-  auto ncu = fake_ncu("ncu-perm", "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission' >&2\nexit 1\n");
-  auto perm = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("none.ncu-rep")) + " -- ./app");
+  auto ncu =
+      fake_ncu("ncu-perm", "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission' >&2\nexit 1\n");
+  auto perm =
+      run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(temp_path("none.ncu-rep")) + " -- ./app");
   EXPECT_EQ(perm.rc, 3);
   EXPECT_NE(perm.err.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << perm.err;
   auto missing = run_command("env -i PATH=/nonexistent " + keet_binary() + " profile -- ./app");

@@ -34,11 +34,16 @@ std::string to_html(const std::string& markdown, bool tables = false) {
 std::string html_text(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -52,8 +57,7 @@ size_t count(const std::string& hay, const std::string& needle) {
 std::string hostile_report(const std::string& file, double duration_ns) {
   ReportWriter w;
   ReportWriter::Block b;
-  auto k = w.kernel(kHostileName, 8192, 256,
-                    scenario_metrics(duration_ns));
+  auto k = w.kernel(kHostileName, 8192, 256, scenario_metrics(duration_ns));
   auto other = w.kernel("tiny_<b>bold</b>", 1, 32, {{"gpu__time_duration.sum", 1500}});
   w.flush_strings(b);
   b.results.push_back(k.SerializeAsString());
@@ -72,8 +76,9 @@ void expect_structure(const json& analysis, const std::string& html, const std::
     for (const auto& f : k["findings"]) {
       ++findings;
       std::string expl = f["explanation"];
-      if (!expl.empty()) EXPECT_NE(html.find("<p>" + html_text(expl) + "</p>"), std::string::npos)
-          << where << ": explanation of " << f["id"] << " is not a paragraph of its own";
+      if (!expl.empty())
+        EXPECT_NE(html.find("<p>" + html_text(expl) + "</p>"), std::string::npos)
+            << where << ": explanation of " << f["id"] << " is not a paragraph of its own";
       if (!f["evidence"].empty()) {  // a list of labelled values, the label as the reader's words
         std::string first = f["evidence"][0].value("label", f["evidence"][0]["metric"].get<std::string>());
         EXPECT_NE(html.find("<p>Evidence:</p>\n<ul>\n<li>" + html_text(first) + ": "), std::string::npos)

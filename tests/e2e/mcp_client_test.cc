@@ -44,9 +44,9 @@ std::optional<std::string> client_dir(std::string& why) {
   return dir;
 }
 
-#define REQUIRE_CLIENT(dir)                        \
-  std::string why_;                                \
-  auto dir = client_dir(why_);                     \
+#define REQUIRE_CLIENT(dir)    \
+  std::string why_;            \
+  auto dir = client_dir(why_); \
   if (!dir) GTEST_SKIP() << why_;
 
 json run_client(const std::string& dir, const json& plan, const std::string& name) {
@@ -111,23 +111,24 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
   std::string store = "sqlite:" + root + "/history.sqlite";
   auto rec = run_keet("record " + shell_quote(root + "/before.ncu-rep") + " --tag main --db " + shell_quote(store));
   ASSERT_EQ(rec.rc, 0) << rec.err;
-  json plan = {{"transport", "stdio"},
-               {"command", keet_binary()},
-               {"args", {"mcp", "--root", root, "--db", store}},
-               {"calls",
-                {tool_call("list_kernels", {{"report", "after.ncu-rep"}}),
-                 tool_call("analyze_kernel", {{"report", "after.ncu-rep"}, {"kernel", "strided_copy"}}),
-                 tool_call("get_metrics", {{"report", "after.ncu-rep"}, {"pattern", "^dram__|^gpu__"}}),
-                 tool_call("source_hotspots", {{"report", "after.ncu-rep"}}),
-                 tool_call("explain_term", {{"term", "long_scoreboard"}}),
-                 tool_call("diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}}),
-                 tool_call("history", json::object()),
-                 tool_call("gate", {{"report", "after.ncu-rep"}, {"baseline", "main"}}),
-                 tool_call("analyze_kernel", {{"report", "broken.ncu-rep"}}),
-                 tool_call("list_kernels", {{"report", "/etc/passwd"}}),
-                 tool_call("list_kernels", {{"report", "after.ncu-rep"}, {"limit", "many"}}),
-                 tool_call("diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"},
-                                            {"pairs", json::parse("[[1, 0], [0, 1]]")}})}}};
+  json plan = {
+      {"transport", "stdio"},
+      {"command", keet_binary()},
+      {"args", {"mcp", "--root", root, "--db", store}},
+      {"calls",
+       {tool_call("list_kernels", {{"report", "after.ncu-rep"}}),
+        tool_call("analyze_kernel", {{"report", "after.ncu-rep"}, {"kernel", "strided_copy"}}),
+        tool_call("get_metrics", {{"report", "after.ncu-rep"}, {"pattern", "^dram__|^gpu__"}}),
+        tool_call("source_hotspots", {{"report", "after.ncu-rep"}}),
+        tool_call("explain_term", {{"term", "long_scoreboard"}}),
+        tool_call("diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}}),
+        tool_call("history", json::object()), tool_call("gate", {{"report", "after.ncu-rep"}, {"baseline", "main"}}),
+        tool_call("analyze_kernel", {{"report", "broken.ncu-rep"}}),
+        tool_call("list_kernels", {{"report", "/etc/passwd"}}),
+        tool_call("list_kernels", {{"report", "after.ncu-rep"}, {"limit", "many"}}),
+        tool_call(
+            "diff_reports",
+            {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}, {"pairs", json::parse("[[1, 0], [0, 1]]")}})}}};
   auto out = run_client(*dir, plan, "stdio-writer");
   expect_session(out);
   for (size_t i = 0; i < 8; ++i) expect_valid(find_call(out, i));
@@ -186,7 +187,8 @@ TEST(McpClientE2E, StdioOnAFixtureReport) {
 // (http://127.0.0.1:PORT/mcp), KEET_MCP_HTTP_REPORT a report it may read.
 TEST(McpClientE2E, StreamableHttpAgainstKeetServe) {
   const char* url = std::getenv("KEET_MCP_HTTP_URL");
-  if (!url || !*url) GTEST_SKIP() << "KEET_MCP_HTTP_URL is unset: no keet serve to reach (set it to http://127.0.0.1:PORT/mcp)";
+  if (!url || !*url)
+    GTEST_SKIP() << "KEET_MCP_HTTP_URL is unset: no keet serve to reach (set it to http://127.0.0.1:PORT/mcp)";
   REQUIRE_CLIENT(dir);
   json calls = {tool_call("explain_term", {{"term", "dram__throughput"}})};
   const char* report = std::getenv("KEET_MCP_HTTP_REPORT");
@@ -218,8 +220,10 @@ class LoopbackMount {
       res.status = reply.status;
       std::string type;
       for (const auto& [k, v] : reply.headers)
-        if (k == "Content-Type") type = v;
-        else res.set_header(k, v);
+        if (k == "Content-Type")
+          type = v;
+        else
+          res.set_header(k, v);
       if (!reply.body.empty()) res.set_content(reply.body, type.c_str());
     };
     server_.Post("/mcp", handle);

@@ -11,13 +11,13 @@
 // ../shared (keeps the run inside CI's 2-core budget) plus, always, a report
 // from the tests' writer and keet's own CSV export of it, so the test still
 // runs (with fewer mutants) without ../shared.
+#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -41,8 +41,8 @@ namespace {
 using namespace keet::testing;
 namespace fs = std::filesystem;
 
-constexpr uint64_t kSeed = 13;               // the issue's number; change it and the mutants change
-constexpr int kMutantsPerSeed = 180;         // 12 seeds with ../shared: about 2,100 mutants
+constexpr uint64_t kSeed = 13;        // the issue's number; change it and the mutants change
+constexpr int kMutantsPerSeed = 180;  // 12 seeds with ../shared: about 2,100 mutants
 constexpr auto kWallLimit = std::chrono::seconds(10);
 constexpr rlim_t kMemoryLimit = rlim_t{1} << 30;  // 1 GiB of address space per run
 
@@ -115,7 +115,8 @@ std::string truncate(Rng& rng, std::string s) {
 }
 
 std::string flip_bytes(Rng& rng, std::string s) {
-  for (int n = 1 + static_cast<int>(pick(rng, 8)); n > 0 && !s.empty(); --n) s[pick(rng, s.size())] ^= 1 << pick(rng, 8);
+  for (int n = 1 + static_cast<int>(pick(rng, 8)); n > 0 && !s.empty(); --n)
+    s[pick(rng, s.size())] ^= 1 << pick(rng, 8);
   return s;
 }
 
@@ -139,7 +140,12 @@ std::string poison_text(Rng& rng, std::string s, bool control) {
 // offset, counts, string index) or bytes of its sections and DWARF.
 std::string damage_elf(Rng& rng, std::string s) {
   std::vector<size_t> elfs;
-  for (size_t at = s.find("\x7f" "ELF"); at != std::string::npos; at = s.find("\x7f" "ELF", at + 1)) elfs.push_back(at);
+  for (size_t at = s.find("\x7f"
+                          "ELF");
+       at != std::string::npos; at = s.find("\x7f"
+                                            "ELF",
+                                            at + 1))
+    elfs.push_back(at);
   if (elfs.empty()) return flip_bytes(rng, s);
   size_t base = elfs[pick(rng, elfs.size())];
   static const size_t fields[] = {0x04, 0x20, 0x28, 0x34, 0x36, 0x38, 0x3a, 0x3c, 0x3e};
@@ -189,8 +195,10 @@ std::string mutate_header(Rng& rng, RawReport raw, int kind) {
   static const uint32_t huge[] = {1000000, 0xffffffffu, 0x7fffffff, 65536};
   switch (kind) {
     case 0:  // huge counts: the header claims more items than the bytes hold
-      if (pick(rng, 2)) h.set_num_results(huge[pick(rng, std::size(huge))]);
-      else h.set_num_sources(huge[pick(rng, std::size(huge))]);
+      if (pick(rng, 2))
+        h.set_num_results(huge[pick(rng, std::size(huge))]);
+      else
+        h.set_num_sources(huge[pick(rng, std::size(huge))]);
       if (pick(rng, 3) == 0) h.set_payload_size(uint64_t{1} << (32 + pick(rng, 30)));
       break;
     case 1: {  // zero-length items: many results of no bytes at all
@@ -233,22 +241,42 @@ std::string csv_chaos(Rng& rng, std::string s) {
   if (lines.empty()) lines.emplace_back();
   auto& line = lines[pick(rng, lines.size())];
   switch (pick(rng, 12)) {
-    case 0: line.insert(pick(rng, line.size() + 1), "\""); break;                 // unbalanced quote
-    case 1: line.insert(pick(rng, line.size() + 1), ",,,"); break;                 // extra separators
-    case 2: line.insert(pick(rng, line.size() + 1), std::string(1 << (10 + pick(rng, 11)), 'x')); break;  // huge field
-    case 3: line.insert(pick(rng, line.size() + 1), "\"a\nb\""); break;            // newline inside quotes
-    case 4: lines.erase(lines.begin()); break;                                      // header lost
-    case 5: for (int i = 0; i < 200; ++i) lines.push_back(lines.back()); break;    // many duplicated rows
-    case 6: line = std::string(line.size() / 2 + 1, ','); break;                    // only separators
+    case 0:
+      line.insert(pick(rng, line.size() + 1), "\"");
+      break;  // unbalanced quote
+    case 1:
+      line.insert(pick(rng, line.size() + 1), ",,,");
+      break;  // extra separators
+    case 2:
+      line.insert(pick(rng, line.size() + 1), std::string(1 << (10 + pick(rng, 11)), 'x'));
+      break;  // huge field
+    case 3:
+      line.insert(pick(rng, line.size() + 1), "\"a\nb\"");
+      break;  // newline inside quotes
+    case 4:
+      lines.erase(lines.begin());
+      break;  // header lost
+    case 5:
+      for (int i = 0; i < 200; ++i) lines.push_back(lines.back());
+      break;  // many duplicated rows
+    case 6:
+      line = std::string(line.size() / 2 + 1, ',');
+      break;   // only separators
     case 7: {  // numbers replaced by junk a parser must reject or read
       static const char* junk[] = {"nan", "1e999", "-", "inf", "0x10", "1,5", "\"\"", "-1e-999"};
       size_t q = line.find("\",\"");
       if (q != std::string::npos) line.insert(q + 3, junk[pick(rng, std::size(junk))]);
       break;
     }
-    case 8: line += std::string(500, ';') + "\t\t"; break;                         // other separators
-    case 9: lines.front().insert(0, "\xef\xbb\xbf"); break;                          // BOM
-    case 10: line = poison_text(rng, line, pick(rng, 2)); break;                    // bad UTF-8 / control chars
+    case 8:
+      line += std::string(500, ';') + "\t\t";
+      break;  // other separators
+    case 9:
+      lines.front().insert(0, "\xef\xbb\xbf");
+      break;  // BOM
+    case 10:
+      line = poison_text(rng, line, pick(rng, 2));
+      break;    // bad UTF-8 / control chars
     default: {  // a thousand columns
       std::string wide;
       for (int i = 0; i < 1000; ++i) wide += "\"c" + std::to_string(i) + "\",";
@@ -263,31 +291,45 @@ std::string csv_chaos(Rng& rng, std::string s) {
 std::string mutate(const std::string& seed, const Framed& framed, bool csv, Rng& rng) {
   if (csv) {
     switch (pick(rng, 4)) {
-      case 0: return truncate(rng, seed);
-      case 1: return flip_bytes(rng, seed);
-      default: return csv_chaos(rng, seed);
+      case 0:
+        return truncate(rng, seed);
+      case 1:
+        return flip_bytes(rng, seed);
+      default:
+        return csv_chaos(rng, seed);
     }
   }
   size_t kinds = framed.ok ? 11 : 5;
   switch (pick(rng, kinds)) {
-    case 0: return truncate(rng, seed);
-    case 1: return flip_bytes(rng, seed);
-    case 2: return poison_text(rng, seed, false);
-    case 3: return poison_text(rng, seed, true);
-    case 4: return damage_elf(rng, seed);
-    case 5: return flip_length(rng, framed.raw);
-    case 6: return mutate_header(rng, framed.raw, 0);
-    case 7: return mutate_header(rng, framed.raw, 1);
-    case 8: return mutate_header(rng, framed.raw, 2);
-    case 9: return bad_string_ids(rng, framed.raw);
-    default: return damage_elf(rng, seed);
+    case 0:
+      return truncate(rng, seed);
+    case 1:
+      return flip_bytes(rng, seed);
+    case 2:
+      return poison_text(rng, seed, false);
+    case 3:
+      return poison_text(rng, seed, true);
+    case 4:
+      return damage_elf(rng, seed);
+    case 5:
+      return flip_length(rng, framed.raw);
+    case 6:
+      return mutate_header(rng, framed.raw, 0);
+    case 7:
+      return mutate_header(rng, framed.raw, 1);
+    case 8:
+      return mutate_header(rng, framed.raw, 2);
+    case 9:
+      return bad_string_ids(rng, framed.raw);
+    default:
+      return damage_elf(rng, seed);
   }
 }
 
 // ------------------------------------------------------------------ runner --
 
 struct RunResult {
-  int rc = -1;         // exit status, or -signal, or -1000 on timeout
+  int rc = -1;  // exit status, or -signal, or -1000 on timeout
   double seconds = 0;
   long max_rss_kb = 0;
   std::string out;
@@ -351,9 +393,12 @@ RunResult run_limited(const std::vector<std::string>& args, const std::string& o
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.max_rss_kb = usage.ru_maxrss;
-  if (timed_out) r.rc = -1000;
-  else if (WIFSIGNALED(status)) r.rc = -WTERMSIG(status);
-  else r.rc = WEXITSTATUS(status);
+  if (timed_out)
+    r.rc = -1000;
+  else if (WIFSIGNALED(status))
+    r.rc = -WTERMSIG(status);
+  else
+    r.rc = WEXITSTATUS(status);
   r.out = read_file(out_path);
   return r;
 }
@@ -415,15 +460,19 @@ std::vector<Seed> seeds() {
     for (const auto& e : fs::recursive_directory_iterator(*shared + "/fixtures/public")) {
       if (!e.is_regular_file()) continue;
       auto ext = e.path().extension();
-      if (ext == ".csv") csvs.emplace_back(e.file_size(), e.path());
-      else if (ext == ".ncu-rep" || ext == ".nsight-cuprof-report") reports.emplace_back(e.file_size(), e.path());
+      if (ext == ".csv")
+        csvs.emplace_back(e.file_size(), e.path());
+      else if (ext == ".ncu-rep" || ext == ".nsight-cuprof-report")
+        reports.emplace_back(e.file_size(), e.path());
     }
     std::sort(reports.begin(), reports.end());
     std::sort(csvs.begin(), csvs.end());
     for (size_t i = 0; i < std::min<size_t>(6, reports.size()); ++i)
-      out.push_back(make_seed(reports[i].second.lexically_relative(*shared + "/fixtures/public"), read_file(reports[i].second)));
+      out.push_back(
+          make_seed(reports[i].second.lexically_relative(*shared + "/fixtures/public"), read_file(reports[i].second)));
     for (size_t i = 0; i < std::min<size_t>(4, csvs.size()); ++i)
-      out.push_back(make_seed(csvs[i].second.lexically_relative(*shared + "/fixtures/public"), read_file(csvs[i].second)));
+      out.push_back(
+          make_seed(csvs[i].second.lexically_relative(*shared + "/fixtures/public"), read_file(csvs[i].second)));
   }
   return out;
 }
@@ -471,8 +520,9 @@ TEST(MutationE2E, EveryMutantEndsWithADocumentedExitCodeInBoundedTimeAndMemory) 
         if (r.seconds > worst_seconds) worst_seconds = r.seconds, worst_seconds_what = what;
         if (r.max_rss_kb > worst_rss_kb) worst_rss_kb = r.max_rss_kb, worst_rss_what = what;
         if (r.rc != 0 && r.rc != 2)
-          failures.push_back(what + (r.rc == -1000 ? ": timed out" : r.rc < 0 ? ": signal " + std::to_string(-r.rc)
-                                                                              : ": exit " + std::to_string(r.rc)));
+          failures.push_back(what + (r.rc == -1000 ? ": timed out"
+                                     : r.rc < 0    ? ": signal " + std::to_string(-r.rc)
+                                                   : ": exit " + std::to_string(r.rc)));
         else if (r.rc == 0 && c[1] == "analyze" && !nlohmann::json::accept(r.out))
           failures.push_back(what + ": exit 0 with invalid JSON");
       }
@@ -484,8 +534,8 @@ TEST(MutationE2E, EveryMutantEndsWithADocumentedExitCodeInBoundedTimeAndMemory) 
 
   std::cout << "[ mutation ] " << total << " mutants of " << all.size() << " seeds (" << framed_mutants
             << " of framed binary reports), " << commands << " commands (" << refused
-            << " refused with exit 2); worst time " << worst_seconds << " s ("
-            << worst_seconds_what << "), worst max RSS " << worst_rss_kb / 1024 << " MiB (" << worst_rss_what << ")\n";
+            << " refused with exit 2); worst time " << worst_seconds << " s (" << worst_seconds_what
+            << "), worst max RSS " << worst_rss_kb / 1024 << " MiB (" << worst_rss_what << ")\n";
   std::string listed;
   for (size_t i = 0; i < std::min<size_t>(failures.size(), 10); ++i) listed += "\n  " + failures[i];
   EXPECT_TRUE(failures.empty()) << failures.size() << " failing runs (mutants rebuild from seed " << kSeed

@@ -45,9 +45,10 @@ std::string run_on(const std::string& args, const std::string& path) {
 std::vector<std::string> some_fixtures() {
   std::vector<std::string> out;
   std::string dir = *shared_dir() + "/fixtures/public/";
-  for (std::string name : {"BrennenTaylor__Twisty/profile.nsight-cuprof-report",
-                           "Lashi0812__CudaProgramming/profiling/profiles/smemTranspose.ncu-rep",
-                           "piragi__fuzigrad/output.ncu-rep", "jestes15__EE384_FinalProject/83e15df/profile_output.ncu-rep"})
+  for (std::string name :
+       {"BrennenTaylor__Twisty/profile.nsight-cuprof-report",
+        "Lashi0812__CudaProgramming/profiling/profiles/smemTranspose.ncu-rep", "piragi__fuzigrad/output.ncu-rep",
+        "jestes15__EE384_FinalProject/83e15df/profile_output.ncu-rep"})
     out.push_back(dir + name);
   if (auto ex = oracle_examples()) out.push_back(*ex + "/addConstDouble3.ncu-rep");
   return out;
@@ -81,8 +82,8 @@ TEST(NcuRepz, BrokenContainersExitTwoWithOneLine) {
   std::string zs(ZSTD_compressBound(start.size()), '\0');
   zs.resize(ZSTD_compress(zs.data(), zs.size(), start.data(), start.size(), 3));
   std::ofstream(cut, std::ios::binary) << zs.substr(0, zs.size() - 4);
-  for (const auto& [path, expect] : {std::pair{not_report, "unsupported compressed report"},
-                                     std::pair{cut, "truncated compressed report"}}) {
+  for (const auto& [path, expect] :
+       {std::pair{not_report, "unsupported compressed report"}, std::pair{cut, "truncated compressed report"}}) {
     for (std::string cmd : {"list", "analyze", "export --format csv"}) {
       auto r = run_keet(cmd + " " + shell_quote(path));
       EXPECT_EQ(r.rc, 2) << cmd << " " << path;

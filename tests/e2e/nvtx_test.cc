@@ -23,8 +23,8 @@ constexpr uint64_t kThread = 4242, kDefaultDomain = 0, kLoopDomain = 7;
 
 struct Launch {
   std::string name;
-  std::vector<std::string> stack;  // default domain, bottom first
-  bool in_epoch = false;           // start/end range "Epoch" of domain "Loop" open
+  std::vector<std::string> stack;               // default domain, bottom first
+  bool in_epoch = false;                        // start/end range "Epoch" of domain "Loop" open
   std::vector<std::string> other_thread_stack;  // another thread's stack (must not count)
 };
 
@@ -92,7 +92,8 @@ std::string plain_report() {
 std::vector<int> listed(const std::string& filters) {
   auto r = run_keet("list --format json " + filters + " " + shell_quote(nvtx_report()));
   std::vector<int> out;
-  if (r.rc == 2 && r.err.find("no kernel matches") != std::string::npos) return out;  // as -k: an empty selection is exit 2
+  if (r.rc == 2 && r.err.find("no kernel matches") != std::string::npos)
+    return out;  // as -k: an empty selection is exit 2
   EXPECT_EQ(r.rc, 0) << filters << ": " << r.err;
   if (r.rc != 0) return out;
   const auto doc = json::parse(r.out);  // named: a range over a temporary's member dangles (GCC 12)
@@ -106,8 +107,8 @@ TEST(NvtxFilter, PushPopExpressionsAsNcu) {
   EXPECT_EQ(listed("--nvtx-include Train/"), (V{1, 2, 3}));  // anywhere on the launching thread's stack
   EXPECT_EQ(listed("--nvtx-include Train/Backward/"), (V{2, 3}));
   EXPECT_EQ(listed("--nvtx-include 'Train/*/Reduce'"), (V{3}));
-  EXPECT_EQ(listed("--nvtx-include 'Backward]'"), (V{2}));   // at the top of the stack
-  EXPECT_EQ(listed("--nvtx-include '[Backward/'"), (V{}));   // never at the bottom
+  EXPECT_EQ(listed("--nvtx-include 'Backward]'"), (V{2}));        // at the top of the stack
+  EXPECT_EQ(listed("--nvtx-include '[Backward/'"), (V{}));        // never at the bottom
   EXPECT_EQ(listed("--nvtx-include '[Train/Forward]'"), (V{1}));  // the whole stack
   EXPECT_EQ(listed("--nvtx-exclude Train/"), (V{0, 4}));
   EXPECT_EQ(listed("--nvtx-include Train/ --nvtx-exclude Reduce/"), (V{1, 2}));

@@ -5,13 +5,13 @@
 // oracle cannot import.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <iostream>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -126,16 +126,21 @@ struct Comparison {
 void compare_units(const Row& head, const Row& want, const Row& got, Comparison& c) {
   for (size_t i = 0; i < head.size() && i < got.size(); ++i) {
     if (want[i] == got[i]) continue;
-    if (head[i].starts_with("derived__")) ++c.unit_diffs;
-    else c.problems.push_back("unit of " + head[i] + ": oracle '" + want[i] + "', keet '" + got[i] + "'");
+    if (head[i].starts_with("derived__"))
+      ++c.unit_diffs;
+    else
+      c.problems.push_back("unit of " + head[i] + ": oracle '" + want[i] + "', keet '" + got[i] + "'");
   }
 }
 
 void compare_cells(const Row& head, const Row& want, const Row& got, Comparison& c) {
   for (size_t i = 0; i < head.size() && i < got.size(); ++i) {
-    if (want[i] == got[i]) ++c.exact_cells;
-    else if (numerically_close(want[i], got[i])) ++c.close_cells;
-    else c.problems.push_back(head[i] + ": oracle '" + want[i] + "', keet '" + got[i] + "'");
+    if (want[i] == got[i])
+      ++c.exact_cells;
+    else if (numerically_close(want[i], got[i]))
+      ++c.close_cells;
+    else
+      c.problems.push_back(head[i] + ": oracle '" + want[i] + "', keet '" + got[i] + "'");
   }
 }
 
@@ -171,8 +176,10 @@ TEST(CsvOracleExport, EveryImportableReportMatchesNcuRawCsv) {
     auto c = compare(want, got.out);
     EXPECT_TRUE(c.problems.empty()) << c.problems.size() << " differences, first: " << c.problems.front();
     // Byte-identical, except the documented derived__* unit differences.
-    if (want == got.out) ++identical;
-    else EXPECT_GT(c.unit_diffs, 0) << "differs from the oracle's bytes with no documented reason";
+    if (want == got.out)
+      ++identical;
+    else
+      EXPECT_GT(c.unit_diffs, 0) << "differs from the oracle's bytes with no documented reason";
     EXPECT_EQ(c.close_cells, 0) << "values should print exactly as ncu prints them";
   }
   EXPECT_GE(identical, static_cast<int>(reports.size()) - 1);
@@ -217,11 +224,12 @@ struct Compared24 {
   std::set<std::string> new_metric_unit_gaps;  // metric: 2024.1 unit vs KEET's
 };
 
-void compare_2024(const std::string& path, const std::string& oracle, const std::string& keet,
-                  bool checked_by_2022, const UnitSets& units_2022, Compared24& c) {
+void compare_2024(const std::string& path, const std::string& oracle, const std::string& keet, bool checked_by_2022,
+                  const UnitSets& units_2022, Compared24& c) {
   auto want = parse_csv(oracle), got = parse_csv(keet);
   if (want.size() != got.size() || want.size() < 2) {
-    c.problems.push_back(path + ": row count: oracle " + std::to_string(want.size()) + ", keet " + std::to_string(got.size()));
+    c.problems.push_back(path + ": row count: oracle " + std::to_string(want.size()) + ", keet " +
+                         std::to_string(got.size()));
     return;
   }
   ++c.reports;
@@ -240,14 +248,18 @@ void compare_2024(const std::string& path, const std::string& oracle, const std:
     // checked against 2022.3's page of it.
     if (unit != keet_unit && !name.starts_with("derived__") && !checked_by_2022) {
       auto old = units_2022.find(name);
-      if (old == units_2022.end()) c.new_metric_unit_gaps.insert(name + ": 2024.1 '" + unit + "', keet '" + keet_unit + "'");
+      if (old == units_2022.end())
+        c.new_metric_unit_gaps.insert(name + ": 2024.1 '" + unit + "', keet '" + keet_unit + "'");
       else if (!old->second.contains(keet_unit))
         c.problems.push_back(path + ": unit of " + name + ": keet '" + keet_unit + "', neither 2024.1's '" + unit +
                              "' nor one 2022.3 prints");
     }
     for (size_t r = 2; r < want.size(); ++r) {
-      if (want[r][i] == got[r][at->second]) ++c.values;
-      else c.problems.push_back(path + ": " + name + " row " + std::to_string(r) + ": oracle '" + want[r][i] + "', keet '" + got[r][at->second] + "'");
+      if (want[r][i] == got[r][at->second])
+        ++c.values;
+      else
+        c.problems.push_back(path + ": " + name + " row " + std::to_string(r) + ": oracle '" + want[r][i] +
+                             "', keet '" + got[r][at->second] + "'");
     }
   }
 }

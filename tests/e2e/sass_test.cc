@@ -55,7 +55,8 @@ while [ "$i" -lt "$n" ]; do printf '        /*%04x*/                   STAND_IN.
 // keet with PATH = `path` (plus the system's folders, for the stand-in's
 // shell tools) and no CUDA_HOME or CUDA_PATH.
 ProcessResult keet_with_path(const std::string& path, const std::string& args) {
-  return run_command("env -u CUDA_HOME -u CUDA_PATH PATH=" + shell_quote(path) + " " + shell_quote(keet_binary()) + " " + args);
+  return run_command("env -u CUDA_HOME -u CUDA_PATH PATH=" + shell_quote(path) + " " + shell_quote(keet_binary()) +
+                     " " + args);
 }
 
 bool toolkit_has_a_disassembler() {
@@ -93,7 +94,8 @@ TEST(Sass, StandInInstructionsInEveryFormat) {
   auto html = keet_with_path(path, "analyze --format html " + report);
   ASSERT_EQ(html.rc, 0) << html.err;
   EXPECT_NE(html.out.find("<td><code>SASS +0x20</code></td><td class='num'>66.7%</td><td><pre>STAND_IN.SM86 R32</pre>"),
-            std::string::npos) << html.out;
+            std::string::npos)
+      << html.out;
   EXPECT_NE(html.out.find("<td><code>SASS +0x40</code>"), std::string::npos);  // its own row, not merged
   EXPECT_EQ(html.out.find("<code>:0</code>"), std::string::npos);
 
@@ -121,8 +123,7 @@ TEST(Sass, StandInInstructionsInEveryFormat) {
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   auto lines = nlohmann::json::parse(srcj.out)["kernels"][0]["lines"];
   ASSERT_FALSE(lines.empty());
-  for (const auto& l : lines)
-    EXPECT_EQ(l["sass"], "STAND_IN.SM86 R" + std::to_string(l["offset"].get<int>()));
+  for (const auto& l : lines) EXPECT_EQ(l["sass"], "STAND_IN.SM86 R" + std::to_string(l["offset"].get<int>()));
 }
 
 TEST(Sass, NoDisassemblerIsSaidOncePerKernel) {
@@ -163,7 +164,8 @@ TEST(Sass, RealNvdisasmOnAFixture) {
   auto text = keet_with_path(path, "analyze " + report);
   ASSERT_EQ(text.rc, 0) << text.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(text.out, m, std::regex(R"(Where: SASS \+0x([0-9a-f]+) \(\d+%\)  `([^`]+)`)"))) << text.out;
+  ASSERT_TRUE(std::regex_search(text.out, m, std::regex(R"(Where: SASS \+0x([0-9a-f]+) \(\d+%\)  `([^`]+)`)")))
+      << text.out;
   EXPECT_EQ(text.out.find("SASS instructions not shown"), std::string::npos);
   auto src = keet_with_path(path, "source --format json --top 0 " + report);
   ASSERT_EQ(src.rc, 0) << src.err;

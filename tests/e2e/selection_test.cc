@@ -20,9 +20,10 @@ std::string launches_report() {
   ReportWriter::Block b;
   int i = 0;
   for (std::string name : {"kern_a", "kern_a", "kern_b", "kern_a", "kern_b", "kern_a", "kern_a"})
-    b.results.push_back(
-        w.kernel(name, 64, 256, {{"gpu__time_duration.sum", 1000.0 + 100 * i++}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}})
-            .SerializeAsString());
+    b.results.push_back(w.kernel(name, 64, 256,
+                                 {{"gpu__time_duration.sum", 1000.0 + 100 * i++},
+                                  {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}})
+                            .SerializeAsString());
   w.flush_strings(b);
   w.add(b);
   std::string path = temp_path("selection.ncu-rep");
@@ -39,8 +40,8 @@ std::vector<int> indices(const std::string& json_text) {
 
 TEST(Selection, SkipAndCountApplyToTheKernelsKSelects) {
   std::string r = launches_report();
-  for (std::string cmd : {"list --format json", "analyze --format json", "metrics --format json", "export --format json",
-                          "source --format json"}) {
+  for (std::string cmd : {"list --format json", "analyze --format json", "metrics --format json",
+                          "export --format json", "source --format json"}) {
     auto out = run_keet(cmd + " -k kern_a -s 1 -c 2 " + r);
     ASSERT_EQ(out.rc, 0) << cmd << out.err;
     EXPECT_EQ(indices(out.out), (std::vector<int>{1, 3})) << cmd;
@@ -110,7 +111,8 @@ TEST(Selection, PerKernelSummaryFoldsRepeatedLaunches) {
   auto text = run_keet("analyze --print-summary per-kernel " + r);
   ASSERT_EQ(text.rc, 0);
   EXPECT_NE(text.out.find("x5 launches"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("5 launches: median 1.30 us (1.00 us to 1.60 us), total 6.50 us"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("5 launches: median 1.30 us (1.00 us to 1.60 us), total 6.50 us"), std::string::npos)
+      << text.out;
   EXPECT_EQ(text.out.find("[0] "), std::string::npos);  // launch 0 is folded into launch 3
   auto list = run_keet("list --format json --print-summary per-kernel " + r);
   ASSERT_EQ(list.rc, 0);
@@ -151,7 +153,8 @@ namespace {
 // "-" reads the report from standard input, for every pass a command makes.
 TEST(Selection, DashReadsTheReportFromStandardInput) {
   std::string r = launches_report();
-  for (std::string cmd : {"analyze --format json", "export --format csv", "doctor --format json", "list --format json"}) {
+  for (std::string cmd :
+       {"analyze --format json", "export --format csv", "doctor --format json", "list --format json"}) {
     auto piped = run_command("(cat " + r + " | " + keet_binary() + " " + cmd + " -)");
     auto direct = run_keet(cmd + " " + r);
     EXPECT_EQ(piped.rc, direct.rc) << cmd << piped.err;

@@ -29,7 +29,8 @@ namespace {
 
 using nlohmann::json;
 
-void expect_each_ended_once(const std::vector<std::string>& ids, const std::map<std::string, json>& ended, int max_attempts) {
+void expect_each_ended_once(const std::vector<std::string>& ids, const std::map<std::string, json>& ended,
+                            int max_attempts) {
   EXPECT_EQ(ended.size(), ids.size()) << "every accepted job ends";
   for (const auto& id : ids) {
     auto it = ended.find(id);
@@ -106,7 +107,8 @@ TEST(ServeLoad, AJobWhoseWorkerIsKilledIsTakenByAnotherWorker) {
   ASSERT_TRUE(res && res->status == 202);
   std::string id = json::parse(res->body)["id"];
   std::string store = "sqlite:" + dir + "/jobs.sqlite";
-  auto worker = std::make_unique<KeetProcess>("worker", std::vector<std::string>{"--data-dir", dir, "--workers", "1", "--lease", "1"});
+  auto worker = std::make_unique<KeetProcess>(
+      "worker", std::vector<std::string>{"--data-dir", dir, "--workers", "1", "--lease", "1"});
   json job;
   for (int i = 0; i < 500; ++i) {
     job = serve_get_json(server.url(), "/api/v1/jobs/" + id);
@@ -122,7 +124,7 @@ TEST(ServeLoad, AJobWhoseWorkerIsKilledIsTakenByAnotherWorker) {
   EXPECT_EQ(ended[id]["state"], "done") << ended[id].dump();
   EXPECT_EQ(ended[id]["attempts"], 2) << "claimed again after the first worker died";
   EXPECT_EQ(c.Get("/api/v1/info")->status, 200);
-  EXPECT_EQ(second.stop() , 0) << second.log();
+  EXPECT_EQ(second.stop(), 0) << second.log();
   EXPECT_EQ(server.stop(), 0);
   std::filesystem::remove_all(dir);
 }
@@ -144,8 +146,10 @@ TEST(ServeLoad, UploadsOfAnyContentTypeAndChunkedOnesWork) {
   EXPECT_EQ(form->status, 202) << form->body;
   auto chunked_body = [](std::string bytes) {
     return [bytes](size_t offset, httplib::DataSink& sink) {
-      if (offset < bytes.size()) sink.write(bytes.data() + offset, std::min<size_t>(4096, bytes.size() - offset));
-      else sink.done();
+      if (offset < bytes.size())
+        sink.write(bytes.data() + offset, std::min<size_t>(4096, bytes.size() - offset));
+      else
+        sink.done();
       return true;
     };
   };
@@ -153,10 +157,12 @@ TEST(ServeLoad, UploadsOfAnyContentTypeAndChunkedOnesWork) {
   ASSERT_TRUE(chunked);
   EXPECT_EQ(chunked->status, 202) << chunked->body;
   httplib::Client big(server.url());
-  auto too_big = big.Post("/api/v1/jobs?name=big.ncu-rep", chunked_body(std::string(1u << 20, 'x')), "application/octet-stream");
+  auto too_big =
+      big.Post("/api/v1/jobs?name=big.ncu-rep", chunked_body(std::string(1u << 20, 'x')), "application/octet-stream");
   if (too_big) {  // the server may close the connection before the client has sent it all
     EXPECT_EQ(too_big->status, 413);
-    EXPECT_NE(json::parse(too_big->body, nullptr, false).value("error", "").find("limit of"), std::string::npos) << too_big->body;
+    EXPECT_NE(json::parse(too_big->body, nullptr, false).value("error", "").find("limit of"), std::string::npos)
+        << too_big->body;
   }
   auto too_long = c.Post("/api/v1/jobs?name=long.ncu-rep", std::string(1u << 20, 'x'), "application/octet-stream");
   ASSERT_TRUE(too_long);
@@ -207,7 +213,8 @@ TEST(ServeLoad, BadRequestsGetJsonErrorsAndHostileHeadersAreBounded) {
            "PUT /api/v1/info HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
            "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
            "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000000000\r\n\r\n",
-           "POST /api/v1/jobs/x/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\n{no}"}) {
+           "POST /api/v1/jobs/x/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nConnection: "
+           "close\r\n\r\n{no}"}) {
     std::string answer = raw_exchange(server.port(), bad, false);
     auto head_end = answer.find("\r\n\r\n");
     ASSERT_NE(head_end, std::string::npos) << answer.substr(0, 200);
@@ -262,8 +269,10 @@ TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
   {
     std::string chunked = body('b');
     auto provide = [&](size_t offset, httplib::DataSink& sink) {
-      if (offset < chunked.size()) sink.write(chunked.data() + offset, std::min<size_t>(1u << 20, chunked.size() - offset));
-      else sink.done();
+      if (offset < chunked.size())
+        sink.write(chunked.data() + offset, std::min<size_t>(1u << 20, chunked.size() - offset));
+      else
+        sink.done();
       return true;
     };
     auto r = c.Post("/api/v1/jobs?name=chunked.ncu-rep", provide, "application/octet-stream");
@@ -301,12 +310,15 @@ TEST(ServeLoad, BodiesWithoutATokenAreRefusedOnTheirHeadersAndNeverKept) {
   std::string dir = serve_test_dir("no_token");
   KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--token", "tok-load", "--max-upload", "1G"}));
   ASSERT_TRUE(server.ok()) << server.log();
-  std::string expect = "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-                       "Content-Length: 1073741824\r\nExpect: 100-continue\r\n\r\n";
+  std::string expect =
+      "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+      "Content-Length: 1073741824\r\nExpect: 100-continue\r\n\r\n";
   std::string refused = raw_exchange(server.port(), expect, false);
   EXPECT_EQ(refused.substr(0, 12), "HTTP/1.1 401") << refused;
-  EXPECT_NE(refused.find("Connection: close"), std::string::npos) << "so that the client does not send the body anyway: " << refused;
-  EXPECT_NE(refused.find("Content-Length: "), std::string::npos) << "else the client reads until the connection closes: " << refused;
+  EXPECT_NE(refused.find("Connection: close"), std::string::npos)
+      << "so that the client does not send the body anyway: " << refused;
+  EXPECT_NE(refused.find("Content-Length: "), std::string::npos)
+      << "else the client reads until the connection closes: " << refused;
   std::string with_token = expect;
   with_token.insert(with_token.find("Content-Type"), "Authorization: Bearer tok-load\r\n");
   EXPECT_EQ(status_before_body(server.port(), with_token).substr(0, 12), "HTTP/1.1 100") << "with the token, go on";

@@ -100,7 +100,8 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
   auto doc = json::parse(analysis->body);
   EXPECT_EQ(doc["schema"], "keet.analysis/1");
   ASSERT_EQ(doc["kernels"].size(), 1u);
-  EXPECT_NE(doc["kernels"][0]["demangled"].get<std::string>().find("strided_copy"), std::string::npos) << doc["kernels"][0].dump();
+  EXPECT_NE(doc["kernels"][0]["demangled"].get<std::string>().find("strided_copy"), std::string::npos)
+      << doc["kernels"][0].dump();
   EXPECT_EQ(doc["kernels"][0]["bottleneck"]["class"], "memory");
   EXPECT_EQ(doc["report"]["path"], "report") << "no server path in a result";
   EXPECT_EQ(analysis->body.find(dir_), std::string::npos);
@@ -123,7 +124,8 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
 
 TEST_F(Serve, MultipartUploadAndServerSentEvents) {
   ASSERT_NO_FATAL_FAILURE(start());
-  httplib::MultipartFormDataItems items = {{"report", scenario_report(80000), "my kernel.ncu-rep", "application/octet-stream"}};
+  httplib::MultipartFormDataItems items = {
+      {"report", scenario_report(80000), "my kernel.ncu-rep", "application/octet-stream"}};
   auto res = client_->Post("/api/v1/jobs", items);
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 202) << res->body;
@@ -242,7 +244,8 @@ TEST_F(Serve, ADiffWithPairsSaysHowEachPairWasMade) {
   EXPECT_EQ(j["pairs"][0]["after"]["name"], "newName()");
   EXPECT_TRUE(j["unmatched_before"].empty() && j["unmatched_after"].empty());
   auto md = result(forced["id"], "markdown")->body;
-  EXPECT_NE(md.find("- **paired by**: --pair 1:0: the kernel names differ (oldName -\\> newName)"), std::string::npos) << md;
+  EXPECT_NE(md.find("- **paired by**: --pair 1:0: the kernel names differ (oldName -\\> newName)"), std::string::npos)
+      << md;
   EXPECT_NE(result(forced["id"], "html")->body.find("<th>paired by</th><td>--pair 1:0: the kernel names differ"),
             std::string::npos);
 
@@ -303,9 +306,11 @@ TEST_F(Serve, RecordHistoryGateAndSarif) {
 TEST_F(Serve, AQuestionIsAnsweredThroughTheLlmAndTheKeyNeverShows) {
   FakeLlmServer llm;
   llm.script({200, openai_text_reply("The kernel is memory-bound: its loads are not coalesced.")});
-  ASSERT_NO_FATAL_FAILURE(start({"--llm", "openai:gpt-4o-mini"},
-        {"OPENAI_API_KEY=sk-serve-secret-key", "OPENAI_BASE_URL=" + llm.url() + "/v1", "XDG_CACHE_HOME=" + temp_path("serve-llm-cache"),
-         "XDG_CONFIG_HOME=/nonexistent", "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=", "all_proxy="}));
+  ASSERT_NO_FATAL_FAILURE(
+      start({"--llm", "openai:gpt-4o-mini"},
+            {"OPENAI_API_KEY=sk-serve-secret-key", "OPENAI_BASE_URL=" + llm.url() + "/v1",
+             "XDG_CACHE_HOME=" + temp_path("serve-llm-cache"), "XDG_CONFIG_HOME=/nonexistent",
+             "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=", "all_proxy="}));
   auto info = json::parse(client_->Get("/api/v1/info")->body);
   EXPECT_EQ(info["llm"], true);
   std::string id = upload(scenario_report(120000))["id"];
@@ -347,9 +352,11 @@ TEST(ServeSecurity, ASecondServerOnAUsedPortExitsTwo) {
   std::string dir = fresh_dir("used_port");
   KeetProcess first("serve", {"--port", "0", "--data-dir", dir + "/a", "--workers", "0"});
   ASSERT_TRUE(first.ok()) << first.log();
-  auto second = run_keet("serve --workers 0 --port " + std::to_string(first.port()) + " --data-dir " + shell_quote(dir + "/b"));
+  auto second =
+      run_keet("serve --workers 0 --port " + std::to_string(first.port()) + " --data-dir " + shell_quote(dir + "/b"));
   EXPECT_EQ(second.rc, 2) << second.err;
-  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos)
+      << second.err;
   EXPECT_EQ(first.stop(), 0) << first.log();
   std::filesystem::remove_all(dir);
 }

@@ -2,10 +2,10 @@
 // a report, and streaming never changes an answer (a report may store its
 // session and modules after its kernels; the analysis still sees them).
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -48,7 +48,8 @@ std::string many_kernels(const std::string& name, int n) {
       {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1e6},
       {"launch__registers_per_thread", 32},
       {"launch__waves_per_multiprocessor", 4}};
-  for (int m = 0; m < 400; ++m) metrics.push_back({"test__filler_counter_number_" + std::to_string(m) + ".sum", m * 1.5});
+  for (int m = 0; m < 400; ++m)
+    metrics.push_back({"test__filler_counter_number_" + std::to_string(m) + ".sum", m * 1.5});
   for (int b = 0; b < n / 100; ++b) {
     ReportWriter::Block block;
     for (int i = 0; i < 100; ++i)
@@ -67,10 +68,18 @@ std::string many_kernels(const std::string& name, int n) {
 TEST(Streaming, MemoryDoesNotGrowWithTheNumberOfKernels) {
   std::string small = shell_quote(many_kernels("stream-small.ncu-rep", 200));
   std::string large = shell_quote(many_kernels("stream-large.ncu-rep", 4000));
-  const std::vector<std::string> commands = {
-      "analyze",          "analyze --format markdown", "analyze --format json", "analyze --format html",
-      "metrics",          "metrics --format json",     "metrics --format csv",  "export --format json",
-      "export --format csv", "source",                 "source --format json",  "doctor --format json"};
+  const std::vector<std::string> commands = {"analyze",
+                                             "analyze --format markdown",
+                                             "analyze --format json",
+                                             "analyze --format html",
+                                             "metrics",
+                                             "metrics --format json",
+                                             "metrics --format csv",
+                                             "export --format json",
+                                             "export --format csv",
+                                             "source",
+                                             "source --format json",
+                                             "doctor --format json"};
   for (const auto& c : commands) {
     long base = peak_rss_kb(c + " " + small);
     long big = peak_rss_kb(c + " " + large);
@@ -93,12 +102,9 @@ TEST(Streaming, PerKernelStateOfSnapshotCommandsIsBounded) {
     return "--db " + shell_quote("sqlite:" + path);
   };
   const std::vector<std::pair<std::string, std::string>> commands = {
-      {"diff", "diff %s %s"},
-      {"diff --format json", "diff --format json %s %s"},
-      {"coverage", "coverage %s"},
-      {"doctor", "doctor %s"},
-      {"list", "list %s"},
-      {"record", "record %s --tag t "},
+      {"diff", "diff %s %s"},      {"diff --format json", "diff --format json %s %s"},
+      {"coverage", "coverage %s"}, {"doctor", "doctor %s"},
+      {"list", "list %s"},         {"record", "record %s --tag t "},
   };
   for (const auto& [label, pattern] : commands) {
     auto command_for = [&](const std::string& report, const std::string& tag) {
@@ -109,7 +115,8 @@ TEST(Streaming, PerKernelStateOfSnapshotCommandsIsBounded) {
     };
     long base = peak_rss_kb(command_for(small, "small"));
     long big = peak_rss_kb(command_for(large, "large"));
-    EXPECT_LT((big - base) / 3800.0, 12.0) << label << ": " << base << " KiB at 200 kernels, " << big << " KiB at 4,000";
+    EXPECT_LT((big - base) / 3800.0, 12.0)
+        << label << ": " << base << " KiB at 200 kernels, " << big << " KiB at 4,000";
   }
   // gate: each report against a baseline of itself.
   std::string small_db = db("snap-gate-s.sqlite"), large_db = db("snap-gate-l.sqlite");

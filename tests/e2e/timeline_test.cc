@@ -90,8 +90,8 @@ std::string oracle_export(const std::string& report, std::string* refused) {
   std::string out = (cache / (key + ".sqlite")).string();
   if (fs::exists(out)) return out;
   std::string partial = out + ".partial.sqlite";
-  auto r = run_command(shell_quote(oracle()) + " export --type sqlite --force-overwrite true -o " + shell_quote(partial) +
-                       " " + shell_quote(report));
+  auto r = run_command(shell_quote(oracle()) + " export --type sqlite --force-overwrite true -o " +
+                       shell_quote(partial) + " " + shell_quote(report));
   std::string said = r.out + r.err;  // nsys writes its refusal on stderr
   if (said.find("newer than your current version") != std::string::npos) {
     *refused = said;
@@ -195,7 +195,8 @@ TEST(TimelineCli, OldSchemaExportReadsAsWritten) {
 TEST(TimelineCli, WithoutNsysTheErrorNamesTheCommand) {
   auto report = temp_path("new.nsys-rep");
   std::ofstream(report) << "NVIDIA Tegra Profiler Report 2026@1@3@425-261338342291v0.\n\x0b" << std::string(64, 'x');
-  auto r = run_command("env -u NSYS PATH=/nonexistent " + shell_quote(keet_binary()) + " timeline " + shell_quote(report));
+  auto r =
+      run_command("env -u NSYS PATH=/nonexistent " + shell_quote(keet_binary()) + " timeline " + shell_quote(report));
   EXPECT_EQ(r.rc, 3) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("nsys 2026.1.3.425"), std::string::npos) << r.err;
@@ -232,7 +233,8 @@ TEST(TimelineCli, DamagedExportsExitTwoWithOneLine) {
 
 TEST(TimelineCli, TextAndHtmlShowTheRun) {
   TimelineWriter w;
-  for (int i = 0; i < 20; ++i) w.kernel({"step(float *)", "step", i * 1000, i * 1000 + 400 + 20 * i, 0, 7, 64, 128, i * 1000 - 100});
+  for (int i = 0; i < 20; ++i)
+    w.kernel({"step(float *)", "step", i * 1000, i * 1000 + 400 + 20 * i, 0, 7, 64, 128, i * 1000 - 100});
   w.memcpy(1, 0, 10, 1 << 20);
   w.nvtx("epoch", 0, 20'000);
   auto path = temp_path("show.sqlite");
@@ -242,7 +244,8 @@ TEST(TimelineCli, TextAndHtmlShowTheRun) {
   EXPECT_NE(text.out.find("step(float *)"), std::string::npos);
   EXPECT_NE(text.out.find("Host-to-Device: 1 operations"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("epoch: 1 ranges"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Launch latency (runtime API call to kernel start, 20 launches)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Launch latency (runtime API call to kernel start, 20 launches)"), std::string::npos)
+      << text.out;
   EXPECT_NE(text.out.find("step(float *): 20 launches, first quarter mean"), std::string::npos) << text.out;  // drifts
   auto html = run_keet("timeline --format html " + shell_quote(path));
   ASSERT_EQ(html.rc, 0);
@@ -260,7 +263,8 @@ ProcessResult validate(const std::string& schema, const std::string& text, const
 TEST(TimelineContracts, TimelineJsonConforms) {
   auto path = temp_path("contract.sqlite");
   TimelineWriter w;
-  for (int i = 0; i < 12; ++i) w.kernel({"a(int)", "a", i * 100, i * 100 + 40, 0, 7, static_cast<uint64_t>(1 + i % 2), 32, i * 100 - 10});
+  for (int i = 0; i < 12; ++i)
+    w.kernel({"a(int)", "a", i * 100, i * 100 + 40, 0, 7, static_cast<uint64_t>(1 + i % 2), 32, i * 100 - 10});
   w.memset(0, 5, 64);
   w.nvtx("r", 0, 10);
   w.write(path);
@@ -365,9 +369,13 @@ TEST(TimelineJoinCli, Lianhang666BothReportKinds) {
 void write_stand_ins(const fs::path& dir) {
   fs::create_directories(dir);
   std::string fix = nsys_fixtures() + "/Lianhang666__gpu3/";
-  std::ofstream(dir / "nsys") << "#!/bin/sh\nsub=$1; out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-                                 "case $sub in\n  profile) cp " << shell_quote(fix + "report1.nsys-rep") << " \"$out.nsys-rep\" ;;\n"
-                                 "  export) cp " << shell_quote(fix + "report2.sqlite") << " \"$out\" ;;\nesac\n";
+  std::ofstream(dir / "nsys")
+      << "#!/bin/sh\nsub=$1; out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+         "case $sub in\n  profile) cp "
+      << shell_quote(fix + "report1.nsys-rep")
+      << " \"$out.nsys-rep\" ;;\n"
+         "  export) cp "
+      << shell_quote(fix + "report2.sqlite") << " \"$out\" ;;\nesac\n";
   std::ofstream(dir / "ncu") << "#!/bin/sh\necho \"$@\" > " << shell_quote((dir / "ncu.args").string())
                              << "\nout=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
                                 "case $out in *.ncu-rep) ;; *) out=$out.ncu-rep ;; esac\ncp "
@@ -386,7 +394,8 @@ TEST(TimelineProfile, NsysThenNcuOnTheHotKernelsThenTheJoinedAnalysis) {
   ASSERT_EQ(r.rc, 0) << r.err;
   std::ifstream args(dir / "ncu.args");
   std::string ncu_args((std::istreambuf_iterator<char>(args)), std::istreambuf_iterator<char>());
-  EXPECT_NE(ncu_args.find("--kernel-name-base function --kernel-name regex:^(histogram_kernel)$ --launch-count 1 ./app --n 3"),
+  EXPECT_NE(ncu_args.find(
+                "--kernel-name-base function --kernel-name regex:^(histogram_kernel)$ --launch-count 1 ./app --n 3"),
             std::string::npos)
       << ncu_args;
   EXPECT_TRUE(fs::exists(dir / "app-timeline.nsys-rep"));

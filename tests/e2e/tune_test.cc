@@ -104,8 +104,8 @@ std::string unified(const std::string& before, const std::string& after, const s
   write(a, before);
   write(b, after);
   // In braces: run_command's redirections then apply to the whole pipeline.
-  auto r = run_command("{ diff -u " + shell_quote(a.string()) + " " + shell_quote(b.string()) + " | sed '1s|^--- .*|--- a/" +
-                       path + "|;2s|^+++ .*|+++ b/" + path + "|'; }");
+  auto r = run_command("{ diff -u " + shell_quote(a.string()) + " " + shell_quote(b.string()) +
+                       " | sed '1s|^--- .*|--- a/" + path + "|;2s|^+++ .*|+++ b/" + path + "|'; }");
   return r.out;
 }
 
@@ -116,7 +116,8 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
-ReportWriter::Block one_kernel(ReportWriter& w, const std::string& name, std::vector<std::pair<std::string, double>> m) {
+ReportWriter::Block one_kernel(ReportWriter& w, const std::string& name,
+                               std::vector<std::pair<std::string, double>> m) {
   ReportWriter::Block b;
   auto k = w.kernel(name, 8192, 256, m);
   w.flush_strings(b);
@@ -173,15 +174,15 @@ Project make_project(const std::string& name, bool nvidia_reports = true) {
 
 std::string llm_env(const FakeLlmServer& s, const std::string& name) {
   return "http_proxy= https_proxy= HTTP_PROXY= HTTPS_PROXY= NO_PROXY= no_proxy= XDG_CONFIG_HOME=/nonexistent "
-         "XDG_CACHE_HOME=" + shell_quote(temp_path("tune-cache-" + name)) + " OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" +
-         s.url() + "/v1 ";
+         "XDG_CACHE_HOME=" +
+         shell_quote(temp_path("tune-cache-" + name)) + " OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" + s.url() + "/v1 ";
 }
 
 std::string tune_args(const Project& p, const std::string& db, const std::string& extra,
                       const std::string& build = "sh build.sh", const std::string& run = "./app") {
-  return " tune --llm openai:gpt-4o-mini --no-cache --root " + shell_quote(p.root.string()) + " --file add_const.cu --build " +
-         shell_quote(build) + " --run " + shell_quote(run) + " --ncu " + shell_quote(p.ncu.string()) + " -o " +
-         shell_quote(p.out.string()) + " --db " + shell_quote(db) + " " + extra;
+  return " tune --llm openai:gpt-4o-mini --no-cache --root " + shell_quote(p.root.string()) +
+         " --file add_const.cu --build " + shell_quote(build) + " --run " + shell_quote(run) + " --ncu " +
+         shell_quote(p.ncu.string()) + " -o " + shell_quote(p.out.string()) + " --db " + shell_quote(db) + " " + extra;
 }
 
 ProcessResult tune(const FakeLlmServer& s, const Project& p, const std::string& name, const std::string& extra,
@@ -193,7 +194,8 @@ ProcessResult tune(const FakeLlmServer& s, const Project& p, const std::string& 
 
 // The top finding of the baseline report, as the real engine names it.
 std::string top_finding(const Project& p) {
-  auto r = run_keet("analyze --format json " + shell_quote((p.ncu.parent_path() / "reports/addConstDouble3.ncu-rep").string()));
+  auto r = run_keet("analyze --format json " +
+                    shell_quote((p.ncu.parent_path() / "reports/addConstDouble3.ncu-rep").string()));
   auto j = json::parse(r.out, nullptr, false);
   if (j.is_discarded() || j["kernels"].empty() || j["kernels"][0]["findings"].empty()) return "";
   return j["kernels"][0]["findings"][0]["id"];
@@ -217,7 +219,8 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
   std::string answer =
       "Seven candidates.\n\n" +
       fence(finding, unified(src, read(example("uncoalesced/add_const_fixed.cu")), "add_const.cu")) +  // the fix
-      fence(finding, unified(src, replaced(src, "    out[i] = v;\n  }\n", "    out[i] = v;\n"), "add_const.cu")) +  // no '}'
+      fence(finding,
+            unified(src, replaced(src, "    out[i] = v;\n  }\n", "    out[i] = v;\n"), "add_const.cu")) +  // no '}'
       fence(finding, unified(src, replaced(src, "const double k = 10.0;", "const double k = 1.0;"), "add_const.cu")) +
       fence(finding, unified(src, replaced(src, "int main() {\n", "int main() {\n  for (;;) {}\n"), "add_const.cu")) +
       fence(finding, unified(read(p.root / "build.sh"), read(p.root / "build.sh") + "echo pwned\n", "build.sh")) +
@@ -233,9 +236,9 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
   // the fix predicted a gain that did not come, and keet keeps nothing. The
   // writer's reports (no ../shared) make the fix 2.5x faster.
   std::string fix_outcome = p.real_reports ? "unchanged" : "faster";
-  std::map<std::string, std::string> want = {{"r1-c1", fix_outcome},   {"r1-c2", "build_failed"}, {"r1-c3", "wrong_result"},
-                                             {"r1-c4", "timeout"},  {"r1-c5", "rejected"},     {"r1-c6", "rejected"},
-                                             {"r1-c7", "unchanged"}};
+  std::map<std::string, std::string> want = {
+      {"r1-c1", fix_outcome}, {"r1-c2", "build_failed"}, {"r1-c3", "wrong_result"}, {"r1-c4", "timeout"},
+      {"r1-c5", "rejected"},  {"r1-c6", "rejected"},     {"r1-c7", "unchanged"}};
   for (const auto& [id, outcome] : want) {
     const auto* c = candidate(doc, id);
     ASSERT_NE(c, nullptr) << id;
@@ -250,7 +253,8 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
   } else {
     EXPECT_GT(fix["measured_speedup"].get<double>(), 1.02);
     EXPECT_EQ(doc["winner"]["id"], "r1-c1");
-    EXPECT_NE(doc["winner"]["diff"].get<std::string>().find("+__global__ void addConstDouble(int n"), std::string::npos);
+    EXPECT_NE(doc["winner"]["diff"].get<std::string>().find("+__global__ void addConstDouble(int n"),
+              std::string::npos);
     EXPECT_TRUE(fs::exists(p.out / "winner.diff"));
   }
   EXPECT_NE((*candidate(doc, "r1-c5"))["reason"].get<std::string>().find("build.sh"), std::string::npos);
@@ -265,7 +269,9 @@ TEST(TuneE2E, EveryKindOfCandidateIsJudgedOnMeasuredData) {
   EXPECT_NE(read(p.out / "r1-c2/build.log").find("error: expected '}'"), std::string::npos);
   EXPECT_TRUE(fs::exists(p.out / "r1-c1/diff.json"));
   EXPECT_FALSE(fs::exists(p.out / "scratch"));
-  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " + shell_quote(source_dir() + "/schemas/tune.schema.json") + " " + shell_quote((p.out / "tune.json").string()));
+  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " +
+                       shell_quote(source_dir() + "/schemas/tune.schema.json") + " " +
+                       shell_quote((p.out / "tune.json").string()));
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   // Source was shared, as asked: the request holds the file.
   auto sent = server.received();
@@ -278,7 +284,9 @@ TEST(TuneE2E, ApplyWritesTheWinnerAndTheNextRoundStartsFromIt) {
   std::string fixed = read(example("uncoalesced/add_const_fixed.cu"));
   FakeLlmServer server;
   server.script({200, openai_text_reply(fence("x", unified(p.source, fixed, "add_const.cu")))});
-  server.script({200, openai_text_reply(fence("x", unified(fixed, replaced(fixed, "// KEET example,", "// KEET example (v2),"), "add_const.cu")))});
+  server.script(
+      {200, openai_text_reply(fence(
+                "x", unified(fixed, replaced(fixed, "// KEET example,", "// KEET example (v2),"), "add_const.cu")))});
   auto r = tune(server, p, "apply", "--share-source --candidates 1 --rounds 2 --apply");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("winner: r1-c1"), std::string::npos) << r.out;
@@ -325,7 +333,8 @@ TEST(TuneE2E, CtrlCStopsTheLoopAndLeavesTheTreeIntact) {
   auto p = make_project("interrupt");
   FakeLlmServer server;
   std::string db = temp_path("tune-interrupt.sqlite");
-  std::string cmd = llm_env(server, "interrupt") + keet_binary() + tune_args(p, db, "--share-source --apply", "sh build.sh", "sleep 30");
+  std::string cmd = llm_env(server, "interrupt") + keet_binary() +
+                    tune_args(p, db, "--share-source --apply", "sh build.sh", "sleep 30");
   auto r = run_command("{ " + cmd + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?; }");
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
@@ -340,13 +349,14 @@ TEST(TuneE2E, SweepRanksBlockSizesByMeasuredTime) {
   write(base / "project/scale.cu", read(example("block_size/scale.cu")));
   write(base / "project/build.sh", kStandInSweepBuild, true);
   write(base / "tools/ncu", kStandInNcu, true);
-  for (auto [block, ns] : std::vector<std::pair<int, double>>{{32, 90000}, {64, 60000}, {128, 40000}, {256, 41000}, {512, 70000}})
+  for (auto [block, ns] :
+       std::vector<std::pair<int, double>>{{32, 90000}, {64, 60000}, {128, 40000}, {256, 41000}, {512, 70000}})
     writer_report(base / "tools/reports" / ("scale-" + std::to_string(block) + ".ncu-rep"), "scale", ns, false);
   std::string db = temp_path("tune-sweep.sqlite");
   auto r = run_keet("tune --root " + shell_quote((base / "project").string()) +
                     " --file scale.cu --build 'sh build.sh {defines}' --run ./app --ncu " +
-                    shell_quote((base / "tools/ncu").string()) + " -o " + shell_quote((base / "out").string()) + " --db " +
-                    shell_quote(db) + " --sweep BLOCK_SIZE=64,128,256,512 --format json");
+                    shell_quote((base / "tools/ncu").string()) + " -o " + shell_quote((base / "out").string()) +
+                    " --db " + shell_quote(db) + " --sweep BLOCK_SIZE=64,128,256,512 --format json");
   ASSERT_EQ(r.rc, 0) << r.err;
   auto doc = json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out;
@@ -359,7 +369,9 @@ TEST(TuneE2E, SweepRanksBlockSizesByMeasuredTime) {
   EXPECT_EQ(doc["winner"]["defines"], "-DBLOCK_SIZE=128");
   EXPECT_DOUBLE_EQ(doc["winner"]["total_speedup"].get<double>(), 90000.0 / 40000.0);
   EXPECT_EQ((*candidate(doc, "BLOCK_SIZE=512"))["outcome"], "faster");  // 70 us beats the 90 us baseline too
-  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " + shell_quote(source_dir() + "/schemas/tune.schema.json") + " " + shell_quote((base / "out/tune.json").string()));
+  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " +
+                       shell_quote(source_dir() + "/schemas/tune.schema.json") + " " +
+                       shell_quote((base / "out/tune.json").string()));
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   auto bad = run_keet("tune --root " + shell_quote((base / "project").string()) +
                       " --file scale.cu --build 'sh build.sh' --run ./app --sweep BLOCK_SIZE=64 --ncu " +
@@ -410,8 +422,8 @@ TEST(CalibrationE2E, NvidiaSamplePairsThroughDiffAndCalibrate) {
       {"sharedBankConflicts/transposeCoalesced", "sharedBankConflicts/transposeNoBankConflicts"},
       {"uncoalescedGlobalAccesses/addConstDouble3", "uncoalescedGlobalAccesses/addConstDouble"}};
   for (const auto& [before, after] : pairs) {
-    auto r = run_keet("diff --pair 0:0 --db " + shell_quote(db) + " " + shell_quote(*dir + "/" + before + ".ncu-rep") + " " +
-                      shell_quote(*dir + "/" + after + ".ncu-rep"));
+    auto r = run_keet("diff --pair 0:0 --db " + shell_quote(db) + " " + shell_quote(*dir + "/" + before + ".ncu-rep") +
+                      " " + shell_quote(*dir + "/" + after + ".ncu-rep"));
     ASSERT_EQ(r.rc, 0) << r.err;
   }
   auto j = run_keet("calibrate --format json --db " + shell_quote(db));
@@ -428,7 +440,8 @@ TEST(CalibrationE2E, NvidiaSamplePairsThroughDiffAndCalibrate) {
   }
   std::string saved = temp_path("calibration-e2e.json");
   write(saved, j.out);
-  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " + shell_quote(source_dir() + "/schemas/calibration.schema.json") + " " + shell_quote(saved));
+  auto v = run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " +
+                       shell_quote(source_dir() + "/schemas/calibration.schema.json") + " " + shell_quote(saved));
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
   auto text = run_keet("calibrate --db " + shell_quote(db));
   EXPECT_NE(text.out.find("ratio"), std::string::npos) << text.out;
@@ -436,11 +449,14 @@ TEST(CalibrationE2E, NvidiaSamplePairsThroughDiffAndCalibrate) {
   std::string rule = doc["rows"][0]["rule"], shown;
   for (const auto& pair : pairs)
     shown += run_keet("analyze --calibrated --top 0 --db " + shell_quote(db) + " " +
-                      shell_quote(*dir + "/" + pair.first + ".ncu-rep")).out;
+                      shell_quote(*dir + "/" + pair.first + ".ncu-rep"))
+                 .out;
   EXPECT_NE(shown.find("calibrated estimates (from the history"), std::string::npos) << shown;
   EXPECT_NE(shown.find(rule + ": formula"), std::string::npos) << shown;
   EXPECT_EQ(run_keet("analyze --calibrated --format json --db " + shell_quote(db) + " " +
-                     shell_quote(*dir + "/" + pairs[0].first + ".ncu-rep")).rc, 2);
+                     shell_quote(*dir + "/" + pairs[0].first + ".ncu-rep"))
+                .rc,
+            2);
 }
 
 // keet record: the previous run of the tag and this one are a pair too.
@@ -464,7 +480,7 @@ TEST(CalibrationE2E, RecordStoresPointsAgainstThePreviousRun) {
   for (const auto& row : doc["rows"]) {
     uncoalesced |= row["rule"] == "memory.uncoalesced_global";
     EXPECT_DOUBLE_EQ(row["median_measured"].get<double>(), 2.5);  // 100 us -> 40 us
-    EXPECT_EQ(row["arch"], "unknown");  // the writer's report names no device
+    EXPECT_EQ(row["arch"], "unknown");                            // the writer's report names no device
   }
   EXPECT_TRUE(uncoalesced) << j.out;
 }
@@ -484,7 +500,8 @@ TEST(ExamplesE2E, EveryExampleCompilesWithNvcc) {
   cmd += "; for p in $pids; do wait $p; done";
   auto r = run_command(cmd);
   EXPECT_EQ(r.rc, 0) << r.err;
-  for (size_t i = 0; i < sources.size(); ++i) EXPECT_TRUE(fs::exists(temp_path("example-" + std::to_string(i)))) << sources[i];
+  for (size_t i = 0; i < sources.size(); ++i)
+    EXPECT_TRUE(fs::exists(temp_path("example-" + std::to_string(i)))) << sources[i];
 }
 
 }  // namespace

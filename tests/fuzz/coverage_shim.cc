@@ -24,8 +24,7 @@ __attribute__((constructor, no_sanitize_coverage)) void register_counters() {
 
 }  // namespace
 
-extern "C" __attribute__((no_sanitize_coverage, no_sanitize("address", "undefined"))) void
-__sanitizer_cov_trace_pc() {
+extern "C" __attribute__((no_sanitize_coverage, no_sanitize("address", "undefined"))) void __sanitizer_cov_trace_pc() {
   auto pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   ++counters[(pc ^ (pc >> 16)) & (kSlots - 1)];
 }

@@ -32,11 +32,13 @@ std::optional<std::string> openai_parameter_error(const std::string& path, const
   json j = json::parse(body, nullptr, false);
   if (!j.is_object() || !openai_reasoning_model(j.value("model", ""))) return std::nullopt;
   auto error = [](const std::string& message, const std::string& param, const std::string& code) {
-    return json{{"error", {{"message", message}, {"type", "invalid_request_error"}, {"param", param}, {"code", code}}}}.dump();
+    return json{{"error", {{"message", message}, {"type", "invalid_request_error"}, {"param", param}, {"code", code}}}}
+        .dump();
   };
   if (j.contains("max_tokens"))
-    return error("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
-                 "max_tokens", "unsupported_parameter");
+    return error(
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        "max_tokens", "unsupported_parameter");
   if (j.contains("temperature") && j["temperature"] != 1)
     return error("Unsupported value: 'temperature' does not support " + j["temperature"].dump() +
                      " with this model. Only the default (1) value is supported.",
@@ -107,43 +109,64 @@ std::vector<ReceivedRequest> FakeLlmServer::received() const {
 std::string openai_text_reply(const std::string& content, int prompt_tokens, int completion_tokens) {
   return json{{"id", "chatcmpl-1"},
               {"object", "chat.completion"},
-              {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", "stop"}}}},
-              {"usage", {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}}}}
+              {"choices",
+               {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", "stop"}}}},
+              {"usage",
+               {{"prompt_tokens", prompt_tokens},
+                {"completion_tokens", completion_tokens},
+                {"total_tokens", prompt_tokens + completion_tokens}}}}
       .dump();
 }
 
 std::string openai_tool_reply(const std::string& name, const json& args, const std::string& id) {
   json call = {{"id", id}, {"type", "function"}, {"function", {{"name", name}, {"arguments", args.dump()}}}};
   return json{{"id", "chatcmpl-2"},
-              {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", {call}}}}, {"finish_reason", "tool_calls"}}}},
+              {"choices",
+               {{{"index", 0},
+                 {"message", {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", {call}}}},
+                 {"finish_reason", "tool_calls"}}}},
               {"usage", {{"prompt_tokens", 80}, {"completion_tokens", 10}}}}
       .dump();
 }
 
 std::string anthropic_text_reply(const std::string& text) {
-  return json{{"id", "msg_1"}, {"type", "message"}, {"role", "assistant"},
-              {"content", {{{"type", "text"}, {"text", text}}}}, {"stop_reason", "end_turn"},
+  return json{{"id", "msg_1"},
+              {"type", "message"},
+              {"role", "assistant"},
+              {"content", {{{"type", "text"}, {"text", text}}}},
+              {"stop_reason", "end_turn"},
               {"usage", {{"input_tokens", 120}, {"output_tokens", 60}}}}
       .dump();
 }
 
 std::string anthropic_tool_reply(const std::string& name, const json& input, const std::string& id) {
-  return json{{"id", "msg_2"}, {"type", "message"}, {"role", "assistant"},
+  return json{{"id", "msg_2"},
+              {"type", "message"},
+              {"role", "assistant"},
               {"content", {{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}}},
-              {"stop_reason", "tool_use"}, {"usage", {{"input_tokens", 90}, {"output_tokens", 20}}}}
+              {"stop_reason", "tool_use"},
+              {"usage", {{"input_tokens", 90}, {"output_tokens", 20}}}}
       .dump();
 }
 
 std::string ollama_text_reply(const std::string& content) {
-  return json{{"model", "m"}, {"message", {{"role", "assistant"}, {"content", content}}}, {"done", true},
-              {"prompt_eval_count", 110}, {"eval_count", 40}}
+  return json{{"model", "m"},
+              {"message", {{"role", "assistant"}, {"content", content}}},
+              {"done", true},
+              {"prompt_eval_count", 110},
+              {"eval_count", 40}}
       .dump();
 }
 
 std::string ollama_tool_reply(const std::string& name, const json& args) {
   return json{{"model", "m"},
-              {"message", {{"role", "assistant"}, {"content", ""}, {"tool_calls", {{{"function", {{"name", name}, {"arguments", args}}}}}}}},
-              {"done", true}, {"prompt_eval_count", 70}, {"eval_count", 15}}
+              {"message",
+               {{"role", "assistant"},
+                {"content", ""},
+                {"tool_calls", {{{"function", {{"name", name}, {"arguments", args}}}}}}}},
+              {"done", true},
+              {"prompt_eval_count", 70},
+              {"eval_count", 15}}
       .dump();
 }
 

@@ -25,7 +25,7 @@ struct ScriptedReply {
   int status = 200;
   std::string body;
   std::map<std::string, std::string> headers;
-  int delay_ms = 0;  // answer late (timeout tests)
+  int delay_ms = 0;      // answer late (timeout tests)
   int trickle_ms = 0;    // send the body one byte at a time, this far apart
   size_t pad_bytes = 0;  // then this many spaces (a huge body, never held in memory here)
 };
@@ -62,7 +62,8 @@ class FakeLlmServer {
 std::string openai_text_reply(const std::string& content, int prompt_tokens = 100, int completion_tokens = 50);
 std::string openai_tool_reply(const std::string& name, const nlohmann::json& args, const std::string& id = "call_1");
 std::string anthropic_text_reply(const std::string& text);
-std::string anthropic_tool_reply(const std::string& name, const nlohmann::json& input, const std::string& id = "toolu_1");
+std::string anthropic_tool_reply(const std::string& name, const nlohmann::json& input,
+                                 const std::string& id = "toolu_1");
 std::string ollama_text_reply(const std::string& content);
 std::string ollama_tool_reply(const std::string& name, const nlohmann::json& args);
 

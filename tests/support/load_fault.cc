@@ -177,9 +177,12 @@ LoadFaultCheck burst(const LoadFaultPlan& p) {
                              "application/octet-stream");
         std::lock_guard lock(mu);
         latency_ms.push_back(ms_since(t));
-        if (!r) errors.push_back(httplib::to_string(r.error()));
-        else if (r->status != 202) errors.push_back(fmt::format("{} {}", r->status, r->body));
-        else (corrupt(i) ? corrupt_ids : ids).push_back(json::parse(r->body, nullptr, false).value("id", ""));
+        if (!r)
+          errors.push_back(httplib::to_string(r.error()));
+        else if (r->status != 202)
+          errors.push_back(fmt::format("{} {}", r->status, r->body));
+        else
+          (corrupt(i) ? corrupt_ids : ids).push_back(json::parse(r->body, nullptr, false).value("id", ""));
       }
     });
   for (auto& t : clients) t.join();
@@ -196,15 +199,20 @@ LoadFaultCheck burst(const LoadFaultPlan& p) {
   long peak = server.peak_rss_kib();
   LoadFaultCheck check{"burst", false, false, "", ""};
   check.figures = fmt::format(
-      "{} clients, {} uploads in {:.1f} s: {} failed (reset, refused or timed out); upload p50 {:.0f} ms, p99 {:.0f} ms; "
-      "{} jobs ended in {:.1f} s ({:.1f} jobs/s), {} lost, {} not done, {} run twice, {} of {} corrupt uploads failed with "
+      "{} clients, {} uploads in {:.1f} s: {} failed (reset, refused or timed out); upload p50 {:.0f} ms, p99 {:.0f} "
+      "ms; "
+      "{} jobs ended in {:.1f} s ({:.1f} jobs/s), {} lost, {} not done, {} run twice, {} of {} corrupt uploads failed "
+      "with "
       "a reason; server peak {} MiB",
-      p.clients, p.reports, upload_s, errors.size(), percentile(latency_ms, 0.5), percentile(latency_ms, 0.99), ended.size(),
-      all_s, static_cast<double>(ended.size()) / all_s, t.lost, t.not_done, t.over_attempts, corrupt_failed,
-      corrupt_ids.size(), peak / 1024);
-  if (!errors.empty()) check.failure = fmt::format("{} uploads failed, the first: {}", errors.size(), errors.front());
-  else if (t.lost || t.not_done || t.over_attempts) check.failure = t.first_problem;
-  else if (corrupt_failed != static_cast<int>(corrupt_ids.size())) check.failure = "a corrupt upload's job did not fail with a reason";
+      p.clients, p.reports, upload_s, errors.size(), percentile(latency_ms, 0.5), percentile(latency_ms, 0.99),
+      ended.size(), all_s, static_cast<double>(ended.size()) / all_s, t.lost, t.not_done, t.over_attempts,
+      corrupt_failed, corrupt_ids.size(), peak / 1024);
+  if (!errors.empty())
+    check.failure = fmt::format("{} uploads failed, the first: {}", errors.size(), errors.front());
+  else if (t.lost || t.not_done || t.over_attempts)
+    check.failure = t.first_problem;
+  else if (corrupt_failed != static_cast<int>(corrupt_ids.size()))
+    check.failure = "a corrupt upload's job did not fail with a reason";
   check.ok = check.failure.empty();
   server.stop();
   std::filesystem::remove_all(dir);
@@ -241,13 +249,15 @@ BigResult send_big_body(int port, size_t bytes, bool chunked, bool waits) {
 
 LoadFaultCheck no_token(const LoadFaultPlan& p) {
   auto dir = serve_test_dir("no_token");
-  KeetProcess server("serve", serve_test_args(dir, {"--workers", "0", "--token", "load-fault-token", "--max-upload", "2G"}));
+  KeetProcess server("serve",
+                     serve_test_args(dir, {"--workers", "0", "--token", "load-fault-token", "--max-upload", "2G"}));
   if (!server.ok()) return failed("no-token", "the server did not start: " + server.log());
   std::vector<BigResult> results(static_cast<size_t>(p.big_clients));
   auto start = Clock::now();
   std::vector<std::thread> clients;
   for (int c = 0; c < p.big_clients; ++c)
-    clients.emplace_back([&, c] { results[static_cast<size_t>(c)] = send_big_body(server.port(), p.big_bytes, c % 2 == 1, c % 4 < 2); });
+    clients.emplace_back(
+        [&, c] { results[static_cast<size_t>(c)] = send_big_body(server.port(), p.big_bytes, c % 2 == 1, c % 4 < 2); });
   for (auto& t : clients) t.join();
   double seconds = ms_since(start) / 1000;
   long peak_mib = server.peak_rss_kib() / 1024;
@@ -262,12 +272,16 @@ LoadFaultCheck no_token(const LoadFaultPlan& p) {
   check.figures = fmt::format(
       "{} clients without the token, {} MiB body each (half chunked): {} answered 401 on their headers, {} accepted, "
       "the most any could send before the server closed {:.1f} MiB, {:.1f} s; server peak {} MiB (limit {} MiB)",
-      p.big_clients, p.big_bytes >> 20, refused, accepted, static_cast<double>(most_sent) / (1 << 20), seconds, peak_mib,
-      p.big_peak_mib);
-  if (accepted) check.failure = "a body without the token was accepted";
-  else if (refused < p.big_clients) check.failure = fmt::format("only {} of {} clients read a 401", refused, p.big_clients);
-  else if (peak_mib >= p.big_peak_mib) check.failure = fmt::format("server peak {} MiB", peak_mib);
-  else if (most_sent >= p.big_bytes && p.big_bytes >= (64u << 20)) check.failure = "a refused body was read to its end";
+      p.big_clients, p.big_bytes >> 20, refused, accepted, static_cast<double>(most_sent) / (1 << 20), seconds,
+      peak_mib, p.big_peak_mib);
+  if (accepted)
+    check.failure = "a body without the token was accepted";
+  else if (refused < p.big_clients)
+    check.failure = fmt::format("only {} of {} clients read a 401", refused, p.big_clients);
+  else if (peak_mib >= p.big_peak_mib)
+    check.failure = fmt::format("server peak {} MiB", peak_mib);
+  else if (most_sent >= p.big_bytes && p.big_bytes >= (64u << 20))
+    check.failure = "a refused body was read to its end";
   check.ok = check.failure.empty();
   server.stop();
   std::filesystem::remove_all(dir);
@@ -282,9 +296,10 @@ void slow_client(int port, int kind, const std::string& job, const std::atomic<b
   int fd = connect_loopback(port);
   if (fd < 0) return;
   std::string head = kind == 0 ? "GET /api/v1/info HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
-                     : kind == 1 ? "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-                                   "Content-Length: 1000000\r\n\r\n"
-                                 : "GET /api/v1/jobs/" + job + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+                     : kind == 1
+                         ? "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                           "Content-Length: 1000000\r\n\r\n"
+                         : "GET /api/v1/jobs/" + job + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   bool alive = send_all(fd, head);
   while (alive && !stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -313,7 +328,8 @@ LoadFaultCheck slow_clients(const LoadFaultPlan& p) {
     auto t = Clock::now();
     httplib::Client fresh(server.url());
     fresh.set_read_timeout(5, 0);
-    auto r = i % 5 == 4 ? fresh.Post("/api/v1/jobs?name=normal.ncu-rep", serve_test_report(2000 + i, 1), "application/octet-stream")
+    auto r = i % 5 == 4 ? fresh.Post("/api/v1/jobs?name=normal.ncu-rep", serve_test_report(2000 + i, 1),
+                                     "application/octet-stream")
              : i % 2    ? kept.Get("/api/v1/info")
                         : fresh.Get("/api/v1/jobs/" + job);
     latency_ms.push_back(ms_since(t));
@@ -327,9 +343,12 @@ LoadFaultCheck slow_clients(const LoadFaultPlan& p) {
   check.figures = fmt::format(
       "{} slow clients (a byte a second of headers or body, or an event stream held) for {} s: a normal client's {} "
       "requests took p50 {:.1f} ms, worst {:.1f} ms (limit {} ms), {} failed",
-      p.slow_clients, p.slow_seconds, latency_ms.size(), percentile(latency_ms, 0.5), worst, p.slow_deadline_ms, failures);
-  if (failures) check.failure = fmt::format("{} requests of the normal client failed", failures);
-  else if (worst >= static_cast<double>(p.slow_deadline_ms)) check.failure = fmt::format("a request took {:.0f} ms", worst);
+      p.slow_clients, p.slow_seconds, latency_ms.size(), percentile(latency_ms, 0.5), worst, p.slow_deadline_ms,
+      failures);
+  if (failures)
+    check.failure = fmt::format("{} requests of the normal client failed", failures);
+  else if (worst >= static_cast<double>(p.slow_deadline_ms))
+    check.failure = fmt::format("a request took {:.0f} ms", worst);
   check.ok = check.failure.empty();
   server.stop();
   std::filesystem::remove_all(dir);
@@ -348,7 +367,8 @@ LoadFaultCheck postgres_restart(const LoadFaultPlan& p) {
   httplib::Client c(server.url());
   std::vector<std::string> ids;
   auto upload = [&](int i) {
-    auto r = c.Post(fmt::format("/api/v1/jobs?name=pg-{}.ncu-rep", i), serve_test_report(1000 + i, 40), "application/octet-stream");
+    auto r = c.Post(fmt::format("/api/v1/jobs?name=pg-{}.ncu-rep", i), serve_test_report(1000 + i, 40),
+                    "application/octet-stream");
     if (r && r->status == 202) ids.push_back(json::parse(r->body)["id"]);
     return r && r->status == 202;
   };
@@ -377,19 +397,28 @@ LoadFaultCheck postgres_restart(const LoadFaultPlan& p) {
   std::string log = server.log();
   int logged = 0;
   for (const auto& id : ids)
-    logged += log.find("event=job.accepted job=" + id) != std::string::npos && log.find("event=job.done job=" + id) != std::string::npos;
+    logged += log.find("event=job.accepted job=" + id) != std::string::npos &&
+              log.find("event=job.done job=" + id) != std::string::npos;
   LoadFaultCheck check{"postgres-restart", false, false, "", ""};
   check.figures = fmt::format(
-      "PostgreSQL stopped with {} jobs queued or running: /api/v1/info answered {} while it was down and 200 {:.0f} ms after it "
-      "was back; {} uploads after; {} jobs ended done of {}, {} lost, {} run more than twice; {} with their life in the log",
-      p.postgres_jobs, down_status, recovered_ms, after, static_cast<int>(ids.size()) - t.not_done - t.lost, ids.size(), t.lost,
-      t.over_attempts, logged);
-  if (down_status != 503) check.failure = fmt::format("/api/v1/info answered {} with the database down", down_status);
-  else if (up_status != 200) check.failure = "/api/v1/info did not come back to 200 without a restart of keet";
-  else if (after != p.postgres_jobs / 2) check.failure = "uploads failed after the database came back";
-  else if (t.lost || t.not_done || t.over_attempts) check.failure = t.first_problem;
-  else if (logged != static_cast<int>(ids.size())) check.failure = "not every job's life is in the log";
-  else if (log.find("event=store.unavailable") == std::string::npos || log.find("event=store.available") == std::string::npos)
+      "PostgreSQL stopped with {} jobs queued or running: /api/v1/info answered {} while it was down and 200 {:.0f} ms "
+      "after it "
+      "was back; {} uploads after; {} jobs ended done of {}, {} lost, {} run more than twice; {} with their life in "
+      "the log",
+      p.postgres_jobs, down_status, recovered_ms, after, static_cast<int>(ids.size()) - t.not_done - t.lost, ids.size(),
+      t.lost, t.over_attempts, logged);
+  if (down_status != 503)
+    check.failure = fmt::format("/api/v1/info answered {} with the database down", down_status);
+  else if (up_status != 200)
+    check.failure = "/api/v1/info did not come back to 200 without a restart of keet";
+  else if (after != p.postgres_jobs / 2)
+    check.failure = "uploads failed after the database came back";
+  else if (t.lost || t.not_done || t.over_attempts)
+    check.failure = t.first_problem;
+  else if (logged != static_cast<int>(ids.size()))
+    check.failure = "not every job's life is in the log";
+  else if (log.find("event=store.unavailable") == std::string::npos ||
+           log.find("event=store.available") == std::string::npos)
     check.failure = "the log does not say when the store went and came back";
   check.ok = check.failure.empty();
   std::filesystem::remove_all(dir);
@@ -402,8 +431,8 @@ LoadFaultCheck used_port() {
   auto dir = serve_test_dir("port"), dir2 = serve_test_dir("port2");
   KeetProcess first("serve", serve_test_args(dir, {"--workers", "0"}));
   if (!first.ok()) return failed("used-port", "the first server did not start: " + first.log());
-  auto second = run_command(fmt::format("timeout 20 {} serve --port {} --data-dir {} --workers 0", shell_quote(keet_binary()),
-                                        first.port(), shell_quote(dir2)));
+  auto second = run_command(fmt::format("timeout 20 {} serve --port {} --data-dir {} --workers 0",
+                                        shell_quote(keet_binary()), first.port(), shell_quote(dir2)));
   LoadFaultCheck check{"used-port", false, false, "", ""};
   check.figures = fmt::format("a second keet serve on port {} exited {}: {}", first.port(), second.rc,
                               second.err.substr(0, second.err.find('\n')));
@@ -424,8 +453,13 @@ std::vector<LoadFaultCheck> run_load_fault(const LoadFaultPlan& plan) {
   std::vector<LoadFaultCheck> out;
   auto step = [&](LoadFaultCheck c) {
     if (plan.progress)
-      plan.progress(fmt::format("{:<17} {}  {}", c.step, c.skipped ? "skipped" : c.ok ? "ok" : "FAILED",
-                                c.figures.empty() || !c.failure.empty() ? c.failure + (c.figures.empty() ? "" : " | " + c.figures) : c.figures));
+      plan.progress(fmt::format("{:<17} {}  {}", c.step,
+                                c.skipped ? "skipped"
+                                : c.ok    ? "ok"
+                                          : "FAILED",
+                                c.figures.empty() || !c.failure.empty()
+                                    ? c.failure + (c.figures.empty() ? "" : " | " + c.figures)
+                                    : c.figures));
     out.push_back(std::move(c));
   };
   step(burst(plan));

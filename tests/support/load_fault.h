@@ -36,12 +36,12 @@ struct LoadFaultPlan {
   // PostgreSQL (skipped without its binaries) restarts while jobs run; no
   // job is lost and keet is not restarted.
   int postgres_jobs = 8;
-  int job_wait_s = 180;  // how long jobs may take to end, per step
+  int job_wait_s = 180;                            // how long jobs may take to end, per step
   std::function<void(std::string_view)> progress;  // a line per step; may be empty
 };
 
 struct LoadFaultCheck {
-  std::string step;    // burst, no-token, slow-clients, postgres-restart, used-port
+  std::string step;  // burst, no-token, slow-clients, postgres-restart, used-port
   bool ok = false;
   bool skipped = false;
   std::string figures;  // what was measured, one line
@@ -59,7 +59,8 @@ std::vector<std::string> serve_test_args(const std::string& dir, std::vector<std
 nlohmann::json serve_get_json(const std::string& url, const std::string& path);
 // Every job in `ids` that has ended (done, failed or cancelled), by id,
 // waiting up to `seconds` for all of them.
-std::map<std::string, nlohmann::json> wait_ended(const std::string& url, const std::vector<std::string>& ids, int seconds);
+std::map<std::string, nlohmann::json> wait_ended(const std::string& url, const std::vector<std::string>& ids,
+                                                 int seconds);
 
 // A report of `kernels` copies of the memory-bound scenario kernel (more
 // kernels: longer jobs), each duration offset so that reports differ.

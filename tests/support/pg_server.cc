@@ -84,13 +84,16 @@ PgServer::PgServer(PgServer&& o) noexcept
 
 PgServer::~PgServer() {
   if (running_)
-    run_command(as(as_user_, std::string(kBin) + "/pg_ctl -w -m immediate -D " + shell_quote(dir_ + "/data") + " stop"));
+    run_command(
+        as(as_user_, std::string(kBin) + "/pg_ctl -w -m immediate -D " + shell_quote(dir_ + "/data") + " stop"));
   if (!dir_.empty()) fs::remove_all(dir_);
 }
 
 bool PgServer::stop() {
   if (!running_) return true;
-  running_ = run_command(as(as_user_, std::string(kBin) + "/pg_ctl -w -m immediate -D " + shell_quote(dir_ + "/data") + " stop")).rc != 0;
+  running_ = run_command(as(as_user_,
+                            std::string(kBin) + "/pg_ctl -w -m immediate -D " + shell_quote(dir_ + "/data") + " stop"))
+                 .rc != 0;
   return !running_;
 }
 
@@ -110,8 +113,8 @@ std::string PgServer::url(const std::string& db) const {
 }
 
 std::string PgServer::create_database(const std::string& db) {
-  run_command(std::string(kBin) + "/psql -q -h 127.0.0.1 -p " + std::to_string(port_) +
-              " -U postgres -d postgres -c " + shell_quote("CREATE DATABASE " + db));
+  run_command(std::string(kBin) + "/psql -q -h 127.0.0.1 -p " + std::to_string(port_) + " -U postgres -d postgres -c " +
+              shell_quote("CREATE DATABASE " + db));
   return url(db);
 }
 

@@ -106,7 +106,8 @@ void put_section_header(std::string& s, const SectionHeader& h) {
 }
 
 void put_symbol(std::string& s, uint32_t name, uint8_t info, uint16_t section, uint64_t value, uint64_t size) {
-  put_le(s, name, 4), put_le(s, info, 1), put_le(s, 0, 1), put_le(s, section, 2), put_le(s, value, 8), put_le(s, size, 8);
+  put_le(s, name, 4), put_le(s, info, 1), put_le(s, 0, 1), put_le(s, section, 2), put_le(s, value, 8),
+      put_le(s, size, 8);
 }
 
 pb::MetricResult pc_list(ReportWriter& w, const std::string& name, double total,
@@ -131,7 +132,7 @@ std::string tiny_cubin(const std::string& mangled, const std::string& code, uint
   std::string sym;
   put_symbol(sym, 0, 0, 0, 0, 0);
   put_symbol(sym, 0, 0x03, 4, section_rebased ? pc : 0, 0);  // STT_SECTION, LOCAL: .text.<mangled>
-  put_symbol(sym, 1, 0x12, 4, pc, code.size());         // STT_FUNC, GLOBAL
+  put_symbol(sym, 1, 0x12, 4, pc, code.size());              // STT_FUNC, GLOBAL
   std::string out(64, '\0');
   size_t shstr_at = out.size();
   out += shstr;
@@ -146,17 +147,21 @@ std::string tiny_cubin(const std::string& mangled, const std::string& code, uint
   pad_to(out, 8);
   size_t sh_at = out.size();
   put_section_header(out, {});
-  put_section_header(out, {1, 3, 0, shstr_at, shstr.size()});                // .shstrtab
-  put_section_header(out, {11, 3, 0, str_at, str.size()});                   // .strtab
-  put_section_header(out, {19, 2, 0, sym_at, sym.size(), 2, 2, 8, 24});      // .symtab
+  put_section_header(out, {1, 3, 0, shstr_at, shstr.size()});               // .shstrtab
+  put_section_header(out, {11, 3, 0, str_at, str.size()});                  // .strtab
+  put_section_header(out, {19, 2, 0, sym_at, sym.size(), 2, 2, 8, 24});     // .symtab
   put_section_header(out, {27, 1, 6, text_at, code.size(), 3, 0, 128, 0});  // .text.<mangled>: PROGBITS, AX
   std::string eh;
-  eh += std::string("\x7f" "ELF", 4);
+  eh += std::string(
+      "\x7f"
+      "ELF",
+      4);
   eh += std::string{2, 1, 1, 0x33, 7};  // 64-bit, little-endian, version 1, CUDA's OS ABI, ABI version 7
   eh.resize(16, '\0');
-  put_le(eh, 2, 2), put_le(eh, 190, 2), put_le(eh, 1, 4);  // ET_EXEC, EM_CUDA
+  put_le(eh, 2, 2), put_le(eh, 190, 2), put_le(eh, 1, 4);    // ET_EXEC, EM_CUDA
   put_le(eh, 0, 8), put_le(eh, 0, 8), put_le(eh, sh_at, 8);  // entry, phoff, shoff
-  put_le(eh, (static_cast<uint64_t>(sm) << 16) | 0x500 | static_cast<uint64_t>(sm), 4);  // e_flags as CUDA 12 writes them
+  put_le(eh, (static_cast<uint64_t>(sm) << 16) | 0x500 | static_cast<uint64_t>(sm),
+         4);  // e_flags as CUDA 12 writes them
   put_le(eh, 64, 2), put_le(eh, 56, 2), put_le(eh, 0, 2), put_le(eh, 64, 2), put_le(eh, 5, 2), put_le(eh, 1, 2);
   out.replace(0, 64, eh);
   return out;
@@ -173,13 +178,15 @@ std::string scenario_report_with_cubin(const std::string& cubin, uint64_t pc,
   module.set_binary(cubin);
   b.sources.push_back(module.SerializeAsString());
   auto metrics = scenario_metrics(60000);
-  std::erase_if(metrics, [](const auto& m) { return m.first == "derived__memory_l2_theoretical_sectors_global_excessive"; });
+  std::erase_if(metrics,
+                [](const auto& m) { return m.first == "derived__memory_l2_theoretical_sectors_global_excessive"; });
   auto k = w.kernel("strided_copy", 8192, 256, metrics);
   k.mutable_source()->set_reference(kModule);
   std::vector<std::pair<uint64_t, uint64_t>> by_pc;
   uint64_t total = 0;
   for (auto [offset, sectors] : excess) by_pc.emplace_back(pc + offset, sectors), total += sectors;
-  *k.add_metric_results() = pc_list(w, "derived__memory_l2_theoretical_sectors_global_excessive", static_cast<double>(total), by_pc);
+  *k.add_metric_results() =
+      pc_list(w, "derived__memory_l2_theoretical_sectors_global_excessive", static_cast<double>(total), by_pc);
   *k.add_metric_results() = pc_list(w, "launch__function_pcs", static_cast<double>(pc), {{0, pc}});
   auto* dev = k.add_metric_results();
   dev->set_name_id(w.name_id("device__attribute_display_name"));
@@ -236,9 +243,7 @@ std::string ReportWriter::bytes() const {
   return out;
 }
 
-void ReportWriter::write(const std::string& path) const {
-  std::ofstream(path, std::ios::binary) << bytes();
-}
+void ReportWriter::write(const std::string& path) const { std::ofstream(path, std::ios::binary) << bytes(); }
 
 RawReport RawReport::parse(const std::string& s) {
   RawReport r;

@@ -2,8 +2,8 @@
 // the structure a test needs (block layout, string tables, unknown fields,
 // truncation) from KEET's own protobuf schema.
 #pragma once
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -14,7 +14,8 @@
 
 namespace keet::testing {
 
-KeetProcess::KeetProcess(const std::string& command, const std::vector<std::string>& args, const std::vector<std::string>& env)
+KeetProcess::KeetProcess(const std::string& command, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env)
     : command_(command) {
   static int counter = 0;
   log_path_ = temp_path("keet_" + command + "_" + std::to_string(getpid()) + "_" + std::to_string(++counter) + ".log");

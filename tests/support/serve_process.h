@@ -12,7 +12,8 @@ namespace keet::testing {
 class KeetProcess {
  public:
   // `command` is "serve" or "worker"; serve waits until it listens.
-  KeetProcess(const std::string& command, const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+  KeetProcess(const std::string& command, const std::vector<std::string>& args,
+              const std::vector<std::string>& env = {});
   ~KeetProcess();
   KeetProcess(const KeetProcess&) = delete;
   KeetProcess& operator=(const KeetProcess&) = delete;
@@ -21,9 +22,9 @@ class KeetProcess {
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   pid_t pid() const { return pid_; }
-  std::string log() const;  // its standard error so far
-  int stop();               // SIGTERM, then its exit status
-  void kill();              // SIGKILL
+  std::string log() const;    // its standard error so far
+  int stop();                 // SIGTERM, then its exit status
+  void kill();                // SIGKILL
   long peak_rss_kib() const;  // VmHWM of the running process
 
  private:

@@ -70,8 +70,7 @@ std::vector<std::string> fixture_reports() {
   if (!s) return out;
   for (const auto& e : fs::recursive_directory_iterator(*s + "/fixtures")) {
     auto ext = e.path().extension();
-    if (e.is_regular_file() && (ext == ".ncu-rep" || ext == ".nsight-cuprof-report"))
-      out.push_back(e.path().string());
+    if (e.is_regular_file() && (ext == ".ncu-rep" || ext == ".nsight-cuprof-report")) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -126,10 +125,14 @@ std::vector<std::string> csv_cells(std::string_view line) {
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += line[++i];
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
-    else cell += c;
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+      cell += line[++i];
+    else if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      cells.push_back(std::exchange(cell, {}));
+    else
+      cell += c;
   }
   cells.push_back(cell);
   return cells;
@@ -138,8 +141,10 @@ std::vector<std::string> csv_cells(std::string_view line) {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -243,8 +248,10 @@ class SanitizerReports : public ::testing::EmptyTestEventListener {
       std::string text = slurp(reports[i].string());
       // A test that runs keet thousands of times may collect hundreds: the
       // first few in full, then their summary lines.
-      if (i >= 3) text = summary_line(text);
-      else if (text.size() > 16000) text = text.substr(0, 16000) + "\n[...]";
+      if (i >= 3)
+        text = summary_line(text);
+      else if (text.size() > 16000)
+        text = text.substr(0, 16000) + "\n[...]";
       ADD_FAILURE() << "sanitizer report (" << reports[i].filename().string() << "):\n" << text;
       fs::remove(reports[i], ec);
     }

@@ -69,8 +69,7 @@ std::vector<std::string> csv_cells(std::string_view line);
 
 }  // namespace keet::testing
 
-#define KEET_REQUIRE_SHARED()                                                  \
-  do {                                                                         \
-    if (!keet::testing::shared_dir())                                          \
-      GTEST_SKIP() << "../shared is absent: fixture/oracle tests are skipped"; \
+#define KEET_REQUIRE_SHARED()                                                                                  \
+  do {                                                                                                         \
+    if (!keet::testing::shared_dir()) GTEST_SKIP() << "../shared is absent: fixture/oracle tests are skipped"; \
   } while (0)

@@ -76,7 +76,8 @@ void TimelineWriter::write(const std::string& path) const {
   Db db(path);
   db.exec("BEGIN");
   bool old = schema_ == Schema::Before2023;
-  db.exec(fmt::format("CREATE TABLE {} (name TEXT NOT NULL, value TEXT)", old ? "EXPORT_META_DATA" : "META_DATA_EXPORT"));
+  db.exec(
+      fmt::format("CREATE TABLE {} (name TEXT NOT NULL, value TEXT)", old ? "EXPORT_META_DATA" : "META_DATA_EXPORT"));
   db.exec(fmt::format("INSERT INTO {} VALUES ('EXPORT_PRODUCT_VERSION', '{}'), ('EXPORT_SCHEMA_VERSION', '{}')",
                       old ? "EXPORT_META_DATA" : "META_DATA_EXPORT", old ? "2022.4.2.1" : "2023.3.3.42",
                       old ? "3.0.0" : "3.4.0"));
@@ -84,8 +85,9 @@ void TimelineWriter::write(const std::string& path) const {
   db.exec("CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT)");
   db.exec("INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'Test GPU')");
   db.exec("CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT)");
-  db.exec("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (1, 'CUDA_MEMCPY_KIND_HTOD', 'Host-to-Device'), "
-          "(2, 'CUDA_MEMCPY_KIND_DTOH', 'Device-to-Host'), (8, 'CUDA_MEMCPY_KIND_DTOD', 'Device-to-Device')");
+  db.exec(
+      "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (1, 'CUDA_MEMCPY_KIND_HTOD', 'Host-to-Device'), "
+      "(2, 'CUDA_MEMCPY_KIND_DTOH', 'Device-to-Host'), (8, 'CUDA_MEMCPY_KIND_DTOD', 'Device-to-Device')");
   std::map<std::string, int64_t> ids;
   auto id = [&](const std::string& s) {
     auto [it, fresh] = ids.try_emplace(s, static_cast<int64_t>(ids.size()) + 1);
@@ -99,28 +101,32 @@ void TimelineWriter::write(const std::string& path) const {
   int64_t correlation = 100;
   for (const auto& k : kernels_) {
     ++correlation;
-    db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 1, {}, {}, {}, {}, {}, NULL, 1, 0, "
-                        "32, {}, 1, 1, {}, 1, 1, 0, 0, 0, 0, {}, 0, NULL, NULL)",
-                        k.start, k.end, k.device, k.stream, correlation, kPid, id(k.name),
-                        id(k.short_name.empty() ? k.name : k.short_name), k.grid, k.block, correlation));
+    db.exec(
+        fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 1, {}, {}, {}, {}, {}, NULL, 1, 0, "
+                    "32, {}, 1, 1, {}, 1, 1, 0, 0, 0, 0, {}, 0, NULL, NULL)",
+                    k.start, k.end, k.device, k.stream, correlation, kPid, id(k.name),
+                    id(k.short_name.empty() ? k.name : k.short_name), k.grid, k.block, correlation));
     if (k.api_start)
-      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, {}, 0, NULL)", *k.api_start,
-                          *k.api_start + 2000, kTid, correlation, id("cudaLaunchKernel_v7000")));
+      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, {}, 0, NULL)",
+                          *k.api_start, *k.api_start + 2000, kTid, correlation, id("cudaLaunchKernel_v7000")));
   }
   if (!copies_.empty()) db.exec(kMemcpyTable);
   for (const auto& c : copies_)
-    db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, bytes, "
-                        "copyKind) VALUES ({}, {}, 0, 1, 7, {}, {})",
-                        c.start, c.end, c.bytes, c.kind));
+    db.exec(
+        fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, bytes, "
+                    "copyKind) VALUES ({}, {}, 0, 1, 7, {}, {})",
+                    c.start, c.end, c.bytes, c.kind));
   if (!sets_.empty()) db.exec(kMemsetTable);
   for (const auto& s : sets_)
-    db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, value, bytes) "
-                        "VALUES ({}, {}, 0, 1, 7, 0, {})",
-                        s.start, s.end, s.bytes));
+    db.exec(
+        fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, value, bytes) "
+                    "VALUES ({}, {}, 0, 1, 7, 0, {})",
+                    s.start, s.end, s.bytes));
   if (!ranges_.empty()) db.exec(kNvtxTable);
   for (const auto& r : ranges_)
-    db.exec(fmt::format("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId) VALUES ({}, {}, 59, {}, {})",
-                        r.start, r.end, kTid, id(r.name)));
+    db.exec(
+        fmt::format("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId) VALUES ({}, {}, 59, {}, {})",
+                    r.start, r.end, kTid, id(r.name)));
   db.exec("COMMIT");
 }
 

@@ -9,9 +9,9 @@
 #include "analysis/engine.h"
 #include "analysis/gpu_features.h"
 #include "analysis/rules.h"
-#include "util/pattern.h"
 #include "readers/reader.h"
 #include "support/report_writer.h"
+#include "util/pattern.h"
 
 namespace keet::analysis {
 namespace {
@@ -33,8 +33,10 @@ model::Report report_with(const Metrics& extra, uint64_t grid = 4096, uint64_t b
                   {"smsp__warps_eligible.avg.per_cycle_active", 0.5}};
   for (const auto& [n, v] : extra) {
     auto it = std::find_if(base.begin(), base.end(), [&](auto& p) { return p.first == n; });
-    if (it != base.end()) it->second = v;
-    else base.emplace_back(n, v);
+    if (it != base.end())
+      it->second = v;
+    else
+      base.emplace_back(n, v);
   }
   testing::ReportWriter w;
   testing::ReportWriter::Block b;
@@ -181,8 +183,8 @@ TEST(AnalysisEngine, ClassAndFindingsNeverContradict) {
                                  {"l1tex__throughput.avg.pct_of_peak_sustained_active", 65},
                                  {"lts__throughput.avg.pct_of_peak_sustained_elapsed", 30}}));
   EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Memory);
-  bool memory_finding = std::any_of(d.findings.begin(), d.findings.end(),
-                                    [](const Finding& f) { return f.id.starts_with("memory."); });
+  bool memory_finding =
+      std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.id.starts_with("memory."); });
   EXPECT_TRUE(memory_finding);
 }
 
@@ -206,7 +208,8 @@ Metrics complete_stalls(const std::string& dominant) {
   for (const auto& r : {"long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle",
                         "math_pipe_throttle", "wait", "branch_resolving", "no_instruction", "not_selected",
                         "tex_throttle", "dispatch_stall", "sleeping", "misc"})
-    m.emplace_back(std::string("smsp__average_warps_issue_stalled_") + r + "_per_issue_active.ratio", r == dominant ? 8 : 0.2);
+    m.emplace_back(std::string("smsp__average_warps_issue_stalled_") + r + "_per_issue_active.ratio",
+                   r == dominant ? 8 : 0.2);
   m.emplace_back("sm__throughput.avg.pct_of_peak_sustained_elapsed", 30);
   m.emplace_back("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 35);
   return m;
@@ -309,16 +312,24 @@ TEST(ExpertAdvice, DeviceFeaturesPerChip) {
 
 // The literal prefilter in front of RE2 never hides a spelling.
 TEST(ExpertAdvice, EveryFeatureSpellingIsFound) {
-  const std::pair<const char*, const char*> phrases[] = {
-      {"tensor_cores", "use WMMA fragments"},       {"tensor_cores", "Tensor-Core GEMM"},
-      {"tma", "cp.async.bulk.tensor"},              {"tma", "the Tensor Memory Accelerator"},
-      {"wgmma", "warp-group MMA"},                  {"thread_block_clusters", "thread-block clusters"},
-      {"thread_block_clusters", "__cluster_dims__"}, {"distributed_shared_memory", "DSMEM"},
-      {"cp_async", "LDGSTS"},                       {"cp_async", "cuda::memcpy_async"},
-      {"fp8", "E5M2 inputs"},                       {"fp4", "NVFP4"},
-      {"bf16_mma", "bfloat16"},                     {"tf32_mma", "TF32 math"},
-      {"tcgen05", "tcgen05.mma"},                   {"tensor_memory", "TMEM"},
-      {"l2_persistence", "accessPolicyWindow"},     {"async_barrier", "cuda::barrier"}};
+  const std::pair<const char*, const char*> phrases[] = {{"tensor_cores", "use WMMA fragments"},
+                                                         {"tensor_cores", "Tensor-Core GEMM"},
+                                                         {"tma", "cp.async.bulk.tensor"},
+                                                         {"tma", "the Tensor Memory Accelerator"},
+                                                         {"wgmma", "warp-group MMA"},
+                                                         {"thread_block_clusters", "thread-block clusters"},
+                                                         {"thread_block_clusters", "__cluster_dims__"},
+                                                         {"distributed_shared_memory", "DSMEM"},
+                                                         {"cp_async", "LDGSTS"},
+                                                         {"cp_async", "cuda::memcpy_async"},
+                                                         {"fp8", "E5M2 inputs"},
+                                                         {"fp4", "NVFP4"},
+                                                         {"bf16_mma", "bfloat16"},
+                                                         {"tf32_mma", "TF32 math"},
+                                                         {"tcgen05", "tcgen05.mma"},
+                                                         {"tensor_memory", "TMEM"},
+                                                         {"l2_persistence", "accessPolicyWindow"},
+                                                         {"async_barrier", "cuda::barrier"}};
   for (const auto& [key, phrase] : phrases) {
     auto named = features_named(phrase);
     EXPECT_NE(std::ranges::find(named, key), named.end()) << key << ": '" << phrase << "'";
@@ -338,8 +349,8 @@ TEST(ExpertAdvice, ArchitectureGatesMatchTheFeaturesAdviceNames) {
     ASSERT_NE(row, nullptr) << where;
     for (const auto& feature : features_named(a.text))
       if (feature != "tensor_cores" || a.min_cc >= 7.0 || a.when)
-        EXPECT_TRUE(row->has(feature) || a.when) << where << ": '" << a.text << "' names " << feature
-                                                 << ", which " << row->cc.text() << " lacks";
+        EXPECT_TRUE(row->has(feature) || a.when)
+            << where << ": '" << a.text << "' names " << feature << ", which " << row->cc.text() << " lacks";
   };
   for (const auto& r : (*set)->rules)
     for (const auto& a : r.advice) check(a, r.id);
@@ -446,9 +457,9 @@ TEST(ExpertGains, SeverityFollowsTheGainAndTheKernelsShare) {
 
 Metrics sampled_stalls(double dominant_samples) {
   Metrics m;
-  for (const auto& r : {"long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle",
-                        "math_pipe_throttle", "wait", "branch_resolving", "no_instructions", "not_selected",
-                        "tex_throttle"})
+  for (const auto& r :
+       {"long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle", "math_pipe_throttle",
+        "wait", "branch_resolving", "no_instructions", "not_selected", "tex_throttle"})
     m.emplace_back(std::string("smsp__pcsamp_warps_issue_stalled_") + r,
                    std::string(r) == "long_scoreboard" ? dominant_samples : 0);
   m.emplace_back("sm__throughput.avg.pct_of_peak_sustained_elapsed", 30);
@@ -459,7 +470,8 @@ Metrics sampled_stalls(double dominant_samples) {
 TEST(ExpertGains, StallFindingsNeedEnoughPcSamples) {
   auto few = diagnose(report_with(sampled_stalls(4)));
   EXPECT_EQ(find(few, "latency.stall.long_scoreboard"), nullptr);
-  EXPECT_TRUE(std::ranges::any_of(few.notes, [](const std::string& n) { return n.find("only 4 PC samples") != n.npos; }));
+  EXPECT_TRUE(
+      std::ranges::any_of(few.notes, [](const std::string& n) { return n.find("only 4 PC samples") != n.npos; }));
   auto many = diagnose(report_with(sampled_stalls(4000)));
   EXPECT_NE(find(many, "latency.stall.long_scoreboard"), nullptr);
 }
@@ -530,10 +542,11 @@ TEST(ExpertPartial, TheMemoryChartAloneShowsAnUncoalescedStore) {
 }
 
 TEST(ExpertLibraries, RecognisedByFamilyWithTheirAdviceOnce) {
-  const std::pair<const char*, const char*> kernels[] = {
-      {"DeviceRadixSortOnesweepKernel", "CUB/Thrust"}, {"generate_seed_pseudo", "cuRAND"},
-      {"regular_fft", "cuFFT"},       {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "NCCL"},
-      {"ampere_sgemm_128x64_nn", "cuBLAS"}};
+  const std::pair<const char*, const char*> kernels[] = {{"DeviceRadixSortOnesweepKernel", "CUB/Thrust"},
+                                                         {"generate_seed_pseudo", "cuRAND"},
+                                                         {"regular_fft", "cuFFT"},
+                                                         {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "NCCL"},
+                                                         {"ampere_sgemm_128x64_nn", "cuBLAS"}};
   for (const auto& [name, library] : kernels) {
     auto d = diagnose(report_with({{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30},
                                    {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 35},

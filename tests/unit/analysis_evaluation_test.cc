@@ -66,7 +66,8 @@ TEST(EvalLabels, RepositoryIsTheFirstFolderOrTheOracleVersion) {
 
 TEST(EvalSummary, CountsPerRepositoryAndOverall) {
   std::vector<LabelResult> rs;
-  rs.push_back(result("a/r1", "memory", "memory", {"memory.dram_bandwidth"}, {"memory.dram_bandwidth"}, "dram", "dram", {1, 2}));
+  rs.push_back(
+      result("a/r1", "memory", "memory", {"memory.dram_bandwidth"}, {"memory.dram_bandwidth"}, "dram", "dram", {1, 2}));
   rs.push_back(result("a/r1", "launch", "latency", {"launch.small_grid"}, {"latency.stall.wait"}));
   rs.push_back(result("b/r2", "unknown", "unknown", {}, {}));
   rs.push_back(result("b/r2", "compute", "compute", {}, {}, "pipe_fma", ""));

@@ -111,8 +111,10 @@ TEST(AnalysisFacts, ImplausibleValuesAreIgnoredAndListed) {
 }
 
 TEST(AnalysisFacts, RatiosAreDerivedFromRawCountersWhenNotCollected) {
-  auto k = kernel_with({{"smsp__inst_issued.sum", 250}, {"smsp__cycles_active.sum", 1000},
-                        {"smsp__thread_inst_executed.sum", 6400}, {"smsp__inst_executed.sum", 400}});
+  auto k = kernel_with({{"smsp__inst_issued.sum", 250},
+                        {"smsp__cycles_active.sum", 1000},
+                        {"smsp__thread_inst_executed.sum", 6400},
+                        {"smsp__inst_executed.sum", 400}});
   Facts f(kReport, k);
   EXPECT_DOUBLE_EQ(*f.get("issue_active_pct"), 25);
   EXPECT_DOUBLE_EQ(*f.get("threads_per_inst"), 16);

@@ -19,17 +19,45 @@ const RuleSet& rules() {
 }
 
 // Every id the analysis contract says must exist.
-const std::vector<std::string> kContractIds = {
-    "memory.uncoalesced_global", "memory.shared_bank_conflicts", "memory.local_spills", "memory.dram_bandwidth",
-    "memory.l1_l2_bandwidth", "memory.poor_cache_reuse", "memory.atomics", "memory.remote_aperture",
-    "compute.pipe_saturated", "compute.fp64", "compute.unfused_fp", "compute.tensor_cores_unused",
-    "latency.low_eligible_warps", "occupancy.registers", "occupancy.shared_memory", "occupancy.block_size",
-    "occupancy.achieved_gap", "launch.small_grid", "launch.tail_effect", "launch.block_size_granularity",
-    "launch.tiny_kernel", "divergence.branch", "divergence.predication"};
+const std::vector<std::string> kContractIds = {"memory.uncoalesced_global",
+                                               "memory.shared_bank_conflicts",
+                                               "memory.local_spills",
+                                               "memory.dram_bandwidth",
+                                               "memory.l1_l2_bandwidth",
+                                               "memory.poor_cache_reuse",
+                                               "memory.atomics",
+                                               "memory.remote_aperture",
+                                               "compute.pipe_saturated",
+                                               "compute.fp64",
+                                               "compute.unfused_fp",
+                                               "compute.tensor_cores_unused",
+                                               "latency.low_eligible_warps",
+                                               "occupancy.registers",
+                                               "occupancy.shared_memory",
+                                               "occupancy.block_size",
+                                               "occupancy.achieved_gap",
+                                               "launch.small_grid",
+                                               "launch.tail_effect",
+                                               "launch.block_size_granularity",
+                                               "launch.tiny_kernel",
+                                               "divergence.branch",
+                                               "divergence.predication"};
 
-const std::vector<std::string> kContractStalls = {
-    "long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle", "lg_throttle", "math_pipe_throttle",
-    "wait", "branch_resolving", "no_instruction", "not_selected", "dispatch_stall", "tex_throttle", "drain", "sleeping"};
+const std::vector<std::string> kContractStalls = {"long_scoreboard",
+                                                  "short_scoreboard",
+                                                  "barrier",
+                                                  "membar",
+                                                  "mio_throttle",
+                                                  "lg_throttle",
+                                                  "math_pipe_throttle",
+                                                  "wait",
+                                                  "branch_resolving",
+                                                  "no_instruction",
+                                                  "not_selected",
+                                                  "dispatch_stall",
+                                                  "tex_throttle",
+                                                  "drain",
+                                                  "sleeping"};
 
 TEST(AnalysisRules, EveryContractFindingHasARule) {
   for (const auto& id : kContractIds) EXPECT_NE(rules().find(id), nullptr) << id;
@@ -40,10 +68,10 @@ TEST(AnalysisRules, EveryContractFindingHasARule) {
 
 TEST(AnalysisRules, ExpressionsParseAndNameKnownQuantities) {
   // Names an expression may use: derived quantities plus engine context.
-  std::set<std::string> known = {"bound_memory", "bound_compute", "bound_latency", "bound_launch", "cc",
-                                 "pipe_max_pct", "issue_idle_pct", "occupancy_limit_min",
-                                 "occupancy_loss_pct", "fp_unfused_pct", "sm_idle_pct", "duration_us", "tiny_score",
-                                 "divergence_pct", "issue_active", "share"};
+  std::set<std::string> known = {
+      "bound_memory",   "bound_compute",       "bound_latency",      "bound_launch",   "cc",          "pipe_max_pct",
+      "issue_idle_pct", "occupancy_limit_min", "occupancy_loss_pct", "fp_unfused_pct", "sm_idle_pct", "duration_us",
+      "tiny_score",     "divergence_pct",      "issue_active",       "share"};
   for (const auto& r : rules().rules) {
     // The rule set parsed every expression when it loaded; check them as text too.
     std::vector<const Expr*> exprs = {&r.when, &r.severity_by};

@@ -48,9 +48,10 @@ TEST(CliDocs, BashCompletesChoicesAndFlags) {
   Cli c;
   std::string script = write("cli.bash", bash_completion(c.app));
   auto complete = [&](const std::string& words, int cword) {
-    return testing::run_command("bash -c " + testing::shell_quote("source " + testing::shell_quote(script) +
-                                                                  "; COMP_WORDS=(keet " + words + "); COMP_CWORD=" +
-                                                                  std::to_string(cword) + "; _keet; echo \"${COMPREPLY[@]}\""))
+    return testing::run_command("bash -c " +
+                                testing::shell_quote("source " + testing::shell_quote(script) + "; COMP_WORDS=(keet " +
+                                                     words + "); COMP_CWORD=" + std::to_string(cword) +
+                                                     "; _keet; echo \"${COMPREPLY[@]}\""))
         .out;
   };
   EXPECT_EQ(complete("''", 1), "analyze diff help -h --help\n");

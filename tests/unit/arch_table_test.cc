@@ -181,8 +181,8 @@ TEST(ArchTable, UnknownDeviceDegradesGracefully) {
   auto d = analysis::device_spec_from({{"compute_capability_major", Value::of_uint(8)},
                                        {"compute_capability_minor", Value::of_uint(8)},
                                        {"multiprocessor_count", Value::of_uint(10)}});
-  EXPECT_EQ(d.arch.cc.text(), "8.8");            // the device's own CC is kept
-  EXPECT_EQ(d.arch.max_warps_per_sm, 48);        // limits of 8.7
+  EXPECT_EQ(d.arch.cc.text(), "8.8");      // the device's own CC is kept
+  EXPECT_EQ(d.arch.max_warps_per_sm, 48);  // limits of 8.7
   EXPECT_EQ(d.sm_count, 10);
   EXPECT_EQ(d.product, nullptr);
   ASSERT_FALSE(d.notes.empty());

@@ -11,9 +11,7 @@
 namespace keet {
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::ranges::find(v, s) != v.end();
-}
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::ranges::find(v, s) != v.end(); }
 
 model::Kernel kernel_with(const std::vector<std::pair<std::string, double>>& metrics) {
   model::Kernel k;
@@ -61,7 +59,8 @@ TEST(ArchVocabulary, RenamesAndUnknownNames) {
 }
 
 TEST(ArchVocabulary, AliasesOfAMetric) {
-  EXPECT_TRUE(contains(analysis::aliases_of("sm__warps_active.avg.pct_of_peak_sustained_active"), "achieved_occupancy"));
+  EXPECT_TRUE(
+      contains(analysis::aliases_of("sm__warps_active.avg.pct_of_peak_sustained_active"), "achieved_occupancy"));
   EXPECT_TRUE(contains(analysis::aliases_of("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"),
                        "stall_exec_dependency"));
   EXPECT_TRUE(contains(analysis::aliases_of("breakdown:lts__t_sector_hit_rate.pct"), "l2_tex_hit_rate"));
@@ -111,13 +110,13 @@ TEST(ArchVocabulary, FormulasSumTermsAndKeepOneUnit) {
 }
 
 TEST(ArchVocabulary, RatioFormulaSkipsZeroDenominator) {
-  auto k = kernel_with({{"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 64},
-                        {"smsp__inst_executed_op_shared_ld.sum", 16}});
+  auto k = kernel_with(
+      {{"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 64}, {"smsp__inst_executed_op_shared_ld.sum", 16}});
   auto v = analysis::find_value(k, "shared_load_transactions_per_request");
   ASSERT_TRUE(v);
   EXPECT_DOUBLE_EQ(v->value, 4);
-  auto zero = kernel_with({{"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 64},
-                           {"smsp__inst_executed_op_shared_ld.sum", 0}});
+  auto zero = kernel_with(
+      {{"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 64}, {"smsp__inst_executed_op_shared_ld.sum", 0}});
   EXPECT_FALSE(analysis::find_value(zero, "shared_load_transactions_per_request"));
 }
 

@@ -27,7 +27,8 @@ TEST(CatalogueNames, DiffKeyMetricsAndPromptNameQuantities) {
     auto spellings = quantity_spellings(*q);
     EXPECT_NE(std::ranges::find(spellings, m.at("metric").get<std::string>()), spellings.end()) << m.dump();
   }
-  for (const auto& name : data("llm/prompt.json").at("metrics")) EXPECT_TRUE(quantity_id(name.get<std::string>())) << name;
+  for (const auto& name : data("llm/prompt.json").at("metrics"))
+    EXPECT_TRUE(quantity_id(name.get<std::string>())) << name;
 }
 
 TEST(CatalogueNames, EveryRuleNameIsKnown) {

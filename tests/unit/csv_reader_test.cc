@@ -91,10 +91,13 @@ const char* kRawBase =
     "==PROF== Connected to process 1 (/tmp/a.out)\n"
     "program output, with a comma\n"
     "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\","
-    "\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"launch__grid_dim_x\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"launch__func_cache_config\"\n"
+    "\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"launch__grid_dim_x\",\"sm__throughput.avg.pct_of_peak_sustained_"
+    "elapsed\",\"launch__func_cache_config\"\n"
     "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"nsecond\",\"\",\"%\",\"\"\n"
-    "\"0\",\"42\",\"a.out\",\"127.0.0.1\",\"k1(int, \"\"x\"\")\",\"2025-Feb-26 20:10:07\",\"1\",\"7\",\"1024\",\"2048\",\"64\",\"12.56\",\"CachePreferNone\"\n"
-    "\"1\",\"42\",\"a.out\",\"127.0.0.1\",\"k2\",\"2025-Feb-26 20:10:08\",\"1\",\"7\",\"\",\"no data\",\"8\",\"nan\",\"\"\n";
+    "\"0\",\"42\",\"a.out\",\"127.0.0.1\",\"k1(int, \"\"x\"\")\",\"2025-Feb-26 "
+    "20:10:07\",\"1\",\"7\",\"1024\",\"2048\",\"64\",\"12.56\",\"CachePreferNone\"\n"
+    "\"1\",\"42\",\"a.out\",\"127.0.0.1\",\"k2\",\"2025-Feb-26 20:10:08\",\"1\",\"7\",\"\",\"no "
+    "data\",\"8\",\"nan\",\"\"\n";
 
 TEST(CsvReaderRaw, ReadsIdColumnsMetricsAndUnits) {
   auto r = load_text(kRawBase);
@@ -128,20 +131,23 @@ TEST(CsvReaderRaw, ExportOfABaseUnitCsvReproducesIt) {
   auto again = load_text(out);
   ASSERT_EQ(again.kernels.size(), 2u);
   EXPECT_EQ(render::raw_csv(again, {&again.kernels[0], &again.kernels[1]}), out);
-  EXPECT_NE(out.find("\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"launch__func_cache_config\""), std::string::npos);
+  EXPECT_NE(out.find("\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"launch__func_cache_config\""),
+            std::string::npos);
   EXPECT_NE(out.find("\"2025-Feb-26 20:10:07\""), std::string::npos);
 }
 
 TEST(CsvReaderRaw, AutoUnitsWithoutUnitsRowOrWithScaledUnits) {
   std::string no_units =
-      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\",\"gpu__time_duration.sum\"\n"
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel "
+      "Time\",\"Context\",\"Stream\",\"gpu__time_duration.sum\"\n"
       "\"0\",\"1\",\"p\",\"h\",\"k\",\"\",\"1\",\"7\",\"2,048\"\n";
   auto r = load_text(no_units);
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].find("gpu__time_duration.sum")->value.integer, 2048u);
   std::string scaled =
       "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\","
-      "\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"dram__bytes.sum.per_second\",\"gpc__cycles_elapsed.avg.per_second\"\n"
+      "\"dram__bytes.sum\",\"gpu__time_duration.sum\",\"dram__bytes.sum.per_second\",\"gpc__cycles_elapsed.avg.per_"
+      "second\"\n"
       "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"Mbyte\",\"usecond\",\"Gbyte/second\",\"Ghz\"\n"
       "\"0\",\"1\",\"p\",\"h\",\"k\",\"\",\"1\",\"7\",\"1.50\",\"2.25\",\"3.5\",\"1.41\"\n";
   r = load_text(scaled);
@@ -158,7 +164,8 @@ TEST(CsvReaderRaw, AutoUnitsWithoutUnitsRowOrWithScaledUnits) {
 
 const char* kDetails =
     "==PROF== Connected to process 5253 (/w/readWriteOffset_ca)\n"
-    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\","
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid "
+    "Size\","
     "\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Rule Name\",\"Rule Type\","
     "\"Rule Description\",\"Estimated Speedup Type\",\"Estimated Speedup\"\n"
     "\"0\",\"9\",\"app\",\"127.0.0.1\",\"kern\",\"1\",\"7\",\"(256, 1, 1)\",\"(1024, 2, 1)\",\"0\",\"7.5\","
@@ -170,7 +177,8 @@ const char* kDetails =
     "\"0\",\"9\",\"app\",\"127.0.0.1\",\"kern\",\"1\",\"7\",\"(256, 1, 1)\",\"(1024, 2, 1)\",\"0\",\"7.5\","
     "\"My Section\",\"sector/req\",\"sector/request\",\"4\",,,,,\n"
     "\"0\",\"9\",\"app\",\"127.0.0.1\",\"kern\",\"1\",\"7\",\"(256, 1, 1)\",\"(1024, 2, 1)\",\"0\",\"7.5\","
-    "\"SpeedOfLight\",\"\",\"\",\"\",\"SOLBottleneck\",\"OPT\",\"Memory is more heavily utilized, \"\"see\"\" below.\",\"global\",\"38.16\"\n"
+    "\"SpeedOfLight\",\"\",\"\",\"\",\"SOLBottleneck\",\"OPT\",\"Memory is more heavily utilized, \"\"see\"\" "
+    "below.\",\"global\",\"38.16\"\n"
     "\"1\",\"9\",\"app\",\"127.0.0.1\",\"kern2\",\"1\",\"7\",\"(32, 1, 1)\",\"(8, 1, 1)\",\"0\",\"7.5\","
     "\"Command line profiler metrics\",\"dram__bytes_read.sum\",\"Kbyte\",\"2.00\",,,,,\n";
 
@@ -214,9 +222,12 @@ const char* kNvprof =
     "==15227== Metric result:\n"
     "\"Device\",\"Kernel\",\"Invocations\",\"Metric Name\",\"Metric Description\",\"Min\",\"Max\",\"Avg\"\n"
     "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"achieved_occupancy\",\"Achieved Occupancy\",0.9,0.95,0.93\n"
-    "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"gld_efficiency\",\"Global Memory Load Efficiency\",23.17%,23.17%,23.17%\n"
-    "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"gld_throughput\",\"Global Load Throughput\",94.1GB/s,95.0GB/s,94.5GB/s\n"
-    "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"ldst_fu_utilization\",\"Load/Store Function Unit Utilization\",Low (1),Low (1),Low (1)\n"
+    "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"gld_efficiency\",\"Global Memory Load "
+    "Efficiency\",23.17%,23.17%,23.17%\n"
+    "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"gld_throughput\",\"Global Load "
+    "Throughput\",94.1GB/s,95.0GB/s,94.5GB/s\n"
+    "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"ldst_fu_utilization\",\"Load/Store Function Unit Utilization\",Low "
+    "(1),Low (1),Low (1)\n"
     "\n==15227== Event result:\n"
     "\"Device\",\"Kernel\",\"Invocations\",\"Event Name\",\"Min\",\"Max\",\"Avg\"\n"
     "\"Tesla K20c (0)\",\"kern(float*, int)\",3,\"gld_request\",10,12,11\n"
@@ -251,7 +262,8 @@ TEST(CsvReaderErrors, BadCsvNamesFileAndLine) {
   std::string unterminated = std::string(kRawBase) + "\"2\",\"42\",\"oops\n";
   auto e = load_error(unterminated, "bad.csv");
   EXPECT_EQ(e, "bad.csv: line 7: unterminated quoted cell");
-  std::string wide = std::string(kRawBase) + "\"2\",\"1\",\"p\",\"h\",\"k\",\"t\",\"1\",\"7\",\"1\",\"2\",\"3\",\"4\",\"5\",\"extra\"\n";
+  std::string wide = std::string(kRawBase) +
+                     "\"2\",\"1\",\"p\",\"h\",\"k\",\"t\",\"1\",\"7\",\"1\",\"2\",\"3\",\"4\",\"5\",\"extra\"\n";
   EXPECT_EQ(load_error(wide, "wide.csv"), "wide.csv: line 7: row has 14 cells but the header has 13");
   auto junk = load_error(std::string(kRawBase) + "\"3\"x,\"1\"\n", "junk.csv");
   EXPECT_EQ(junk, "junk.csv: line 7: text after a closing quote");
@@ -295,7 +307,8 @@ const char* kRawLaunch =
     "\"launch__block_dim_x\",\"launch__block_dim_y\",\"launch__block_dim_z\",\"launch__block_size\","
     "\"launch__grid_dim_x\",\"launch__grid_dim_y\",\"launch__grid_dim_z\",\"launch__grid_size\"\n"
     "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\"\n"
-    "\"0\",\"42\",\"a.out\",\"h\",\"k1\",\"2025-Feb-26 20:10:07\",\"1\",\"7\",\"32\",\"16\",\"1\",\"512\",\"128\",\"256\",\"1\",\"32768\"\n";
+    "\"0\",\"42\",\"a.out\",\"h\",\"k1\",\"2025-Feb-26 "
+    "20:10:07\",\"1\",\"7\",\"32\",\"16\",\"1\",\"512\",\"128\",\"256\",\"1\",\"32768\"\n";
 
 // ncu 2022.3's raw page of a 2019-era report: totals only.
 const char* kRawTotals =

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 
 #include "io/file.h"
 #include "support/testing.h"

@@ -79,7 +79,8 @@ TEST(Process, WaitForStopsWhenAskedAndReportsTheExitCodeOtherwise) {
   ASSERT_TRUE(slow);
   bool timed_out = true;
   int polls = 0;
-  EXPECT_FALSE(slow->wait_for(0ms, [&] { return ++polls < 3; }, timed_out, 10ms));
+  EXPECT_FALSE(slow->wait_for(
+      0ms, [&] { return ++polls < 3; }, timed_out, 10ms));
   EXPECT_FALSE(timed_out);
 
   auto quick = spawn({.argv = {"sh", "-c", "exit 5"}});

@@ -18,19 +18,44 @@ namespace {
 
 // The finding ids and stall reasons of shared/docs/analysis-contract.md, kept
 // here too so the check runs where ../shared is absent.
-const std::vector<std::string> kContractFindings = {
-    "memory.uncoalesced_global",  "memory.shared_bank_conflicts", "memory.local_spills",
-    "memory.dram_bandwidth",      "memory.l1_l2_bandwidth",       "memory.poor_cache_reuse",
-    "memory.atomics",             "memory.remote_aperture",       "compute.pipe_saturated",
-    "compute.fp64",               "compute.unfused_fp",           "compute.tensor_cores_unused",
-    "latency.low_eligible_warps", "occupancy.registers",          "occupancy.shared_memory",
-    "occupancy.block_size",       "occupancy.achieved_gap",       "launch.small_grid",
-    "launch.tail_effect",         "launch.block_size_granularity", "launch.tiny_kernel",
-    "divergence.branch",          "divergence.predication"};
-const std::vector<std::string> kContractStalls = {
-    "long_scoreboard", "short_scoreboard", "barrier",         "membar",           "mio_throttle",
-    "lg_throttle",     "math_pipe_throttle", "wait",          "branch_resolving", "no_instruction",
-    "not_selected",    "dispatch_stall",   "tex_throttle",    "drain",            "sleeping"};
+const std::vector<std::string> kContractFindings = {"memory.uncoalesced_global",
+                                                    "memory.shared_bank_conflicts",
+                                                    "memory.local_spills",
+                                                    "memory.dram_bandwidth",
+                                                    "memory.l1_l2_bandwidth",
+                                                    "memory.poor_cache_reuse",
+                                                    "memory.atomics",
+                                                    "memory.remote_aperture",
+                                                    "compute.pipe_saturated",
+                                                    "compute.fp64",
+                                                    "compute.unfused_fp",
+                                                    "compute.tensor_cores_unused",
+                                                    "latency.low_eligible_warps",
+                                                    "occupancy.registers",
+                                                    "occupancy.shared_memory",
+                                                    "occupancy.block_size",
+                                                    "occupancy.achieved_gap",
+                                                    "launch.small_grid",
+                                                    "launch.tail_effect",
+                                                    "launch.block_size_granularity",
+                                                    "launch.tiny_kernel",
+                                                    "divergence.branch",
+                                                    "divergence.predication"};
+const std::vector<std::string> kContractStalls = {"long_scoreboard",
+                                                  "short_scoreboard",
+                                                  "barrier",
+                                                  "membar",
+                                                  "mio_throttle",
+                                                  "lg_throttle",
+                                                  "math_pipe_throttle",
+                                                  "wait",
+                                                  "branch_resolving",
+                                                  "no_instruction",
+                                                  "not_selected",
+                                                  "dispatch_stall",
+                                                  "tex_throttle",
+                                                  "drain",
+                                                  "sleeping"};
 const std::vector<std::string> kOtherStalls = {"selected", "misc", "imc_miss"};
 
 const KnowledgeBase& kb() {
@@ -213,8 +238,8 @@ TEST(KbSearch, FreeTextRanksTheObviousAnswerFirst) {
 }
 
 TEST(KbSearch, HostileQueriesAreSafe) {
-  for (auto q : {"\"foo AND (", ") OR NEAR(a b", "title:x*", "'; DROP TABLE kb; --", "", "   ", "^^^ ***",
-                 "NOT", "\"\"\"", "kb MATCH 'x'"}) {
+  for (auto q : {"\"foo AND (", ") OR NEAR(a b", "title:x*", "'; DROP TABLE kb; --", "", "   ", "^^^ ***", "NOT",
+                 "\"\"\"", "kb MATCH 'x'"}) {
     auto hits = kb().search(q, 5);
     ASSERT_TRUE(hits.has_value()) << q << ": " << hits.error().message;
   }
@@ -248,7 +273,8 @@ const char* kRefs = R"({"references": {"pg.x": {"title": "Guide", "url": "https:
 std::string entry_json(const std::string& extra = "", const std::string& id = "metric:foo__bar") {
   return R"({"id": ")" + id + R"(", "kind": "metric", "title": "Foo bar", "metrics": ["foo__bar.sum"],
     "summary": "Counts the foo of every bar in the kernel.", "how_to_read": "Higher is worse.",
-    "typical": "Zero.", "remedies": ["Stop fooing."], "references": ["pg.x"])" + extra + "}";
+    "typical": "Zero.", "remedies": ["Stop fooing."], "references": ["pg.x"])" +
+         extra + "}";
 }
 
 Result<KnowledgeBase> load_entries(const std::string& entries) {

@@ -16,10 +16,10 @@
 #include "llm/params.h"
 #include "llm/verify.h"
 #include "readers/reader.h"
-#include "util/embedded_data.h"
-#include "util/pattern.h"
 #include "support/fake_llm_server.h"
 #include "support/testing.h"
+#include "util/embedded_data.h"
+#include "util/pattern.h"
 
 namespace keet {
 namespace {
@@ -45,9 +45,10 @@ Fixture make_fixture(const std::string& cc = "8.6") {
   k.index = 0;
   k.mangled = "_Z6stridePfi";
   k.demangled = "stride(float*, int)";
-  k.metrics = {metric("gpu__time_duration.sum", 239010), metric("dram__throughput.avg.pct_of_peak_sustained_elapsed", 91.75),
-               metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", 12.4),
-               metric("sm__warps_active.avg.pct_of_peak_sustained_active", 45.2), metric("launch__registers_per_thread", 40)};
+  k.metrics = {
+      metric("gpu__time_duration.sum", 239010), metric("dram__throughput.avg.pct_of_peak_sustained_elapsed", 91.75),
+      metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", 12.4),
+      metric("sm__warps_active.avg.pct_of_peak_sustained_active", 45.2), metric("launch__registers_per_thread", 40)};
   f.report.kernels.push_back(k);
   analysis::KernelDiagnosis d;
   d.index = 0;
@@ -58,8 +59,10 @@ Fixture make_fixture(const std::string& cc = "8.6") {
   d.grid = {1024, 1, 1};
   d.block = {256, 1, 1};
   d.duration_ns = 239010;
-  d.bottleneck = {analysis::BottleneckClass::Memory, 0.8,
-                  {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 91.75, "%", "> 60 %", ""}}, "DRAM near peak"};
+  d.bottleneck = {analysis::BottleneckClass::Memory,
+                  0.8,
+                  {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 91.75, "%", "> 60 %", ""}},
+                  "DRAM near peak"};
   analysis::Finding fi;
   fi.id = "memory.uncoalesced_global";
   fi.severity = analysis::Severity::High;
@@ -74,7 +77,8 @@ Fixture make_fixture(const std::string& cc = "8.6") {
   return f;
 }
 
-json answer(const std::string& summary, const std::string& suggestion = "Make consecutive threads read consecutive addresses.",
+json answer(const std::string& summary,
+            const std::string& suggestion = "Make consecutive threads read consecutive addresses.",
             json finding = "memory.uncoalesced_global") {
   return {{"summary", summary},
           {"reasoning", "Each request touches 16 sectors; fixing it could give about 1.8x."},
@@ -103,7 +107,8 @@ struct Harness {
       : provider(provider), http(make_http_client(t)) {
     std::string base = provider == "openai" ? server.url() + "/v1" : server.url();
     client = std::make_unique<LlmClient>(
-        ProviderConfig{provider, model, base, provider == "ollama" ? "" : kKey, std::move(params)}, *http, sleeper, cache);
+        ProviderConfig{provider, model, base, provider == "ollama" ? "" : kKey, std::move(params)}, *http, sleeper,
+        cache);
   }
   std::string provider;
   FakeLlmServer server;
@@ -137,7 +142,7 @@ TEST_P(LlmProviderTest, HappyPathVerifiedAndPrivate) {
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].body.find(kKey), std::string::npos);
   EXPECT_EQ(sent[0].body.find("in[i * stride]"), std::string::npos);  // no source without opt-in
-  EXPECT_EQ(sent[0].body.find("/home/alice"), std::string::npos);      // no paths either
+  EXPECT_EQ(sent[0].body.find("/home/alice"), std::string::npos);     // no paths either
   EXPECT_NE(sent[0].body.find("memory.uncoalesced_global"), std::string::npos);
   json body = sent[0].json();
   if (GetParam() == "openai") {
@@ -221,7 +226,8 @@ TEST(LlmVerify, TensorCoreAdviceOnAChipWithout) {
   ASSERT_EQ(gtx.size(), 1u);
   EXPECT_NE(gtx[0].find("although its compute capability is 7.5"), std::string::npos) << gtx[0];
   EXPECT_TRUE(arch_violations("Move the GEMM to tensor cores with WMMA.", {"Tesla T4", "7.5"}).empty());
-  EXPECT_TRUE(arch_violations("Tensor cores are not available on this GPU.", {"NVIDIA GeForce GTX 1660 SUPER", "7.5"}).empty());
+  EXPECT_TRUE(
+      arch_violations("Tensor cores are not available on this GPU.", {"NVIDIA GeForce GTX 1660 SUPER", "7.5"}).empty());
 }
 
 TEST(LlmVerify, ClaimsExtraction) {
@@ -239,15 +245,15 @@ TEST(LlmVerify, MatchesConversionsAndRounding) {
     auto v = verify_text(text, {known, {{"", "8.6"}}, std::nullopt});
     return v.unsupported == 0 && !v.claims.empty();
   };
-  EXPECT_TRUE(ok("throughput 92%"));      // rounding to the shown precision
-  EXPECT_TRUE(ok("it took 0.239 ms"));   // ns -> ms
-  EXPECT_TRUE(ok("occupancy 0.452"));    // percent as a fraction
-  EXPECT_TRUE(ok("80% confidence"));     // fraction as a percent
-  EXPECT_TRUE(ok("262,144 threads"));    // grid x block
-  EXPECT_TRUE(ok("80% faster"));         // speedup 1.8x restated
+  EXPECT_TRUE(ok("throughput 92%"));    // rounding to the shown precision
+  EXPECT_TRUE(ok("it took 0.239 ms"));  // ns -> ms
+  EXPECT_TRUE(ok("occupancy 0.452"));   // percent as a fraction
+  EXPECT_TRUE(ok("80% confidence"));    // fraction as a percent
+  EXPECT_TRUE(ok("262,144 threads"));   // grid x block
+  EXPECT_TRUE(ok("80% faster"));        // speedup 1.8x restated
   EXPECT_FALSE(ok("throughput 93%"));
   EXPECT_FALSE(ok("it took 0.25 ms"));
-  EXPECT_TRUE(ok("about 90%"));          // an approximation word widens the match
+  EXPECT_TRUE(ok("about 90%"));  // an approximation word widens the match
 }
 
 TEST(LlmVerify, BottleneckContradiction) {
@@ -369,7 +375,7 @@ TEST(LlmRobust, ServerErrorsExhaustRetries) {
   EXPECT_NE(r.error.find("HTTP 500"), std::string::npos) << r.error;
   EXPECT_EQ(h.server.received().size(), 4u);
   std::vector<std::chrono::milliseconds> expected{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000),
-                                                   std::chrono::milliseconds(4000)};
+                                                  std::chrono::milliseconds(4000)};
   EXPECT_EQ(h.sleeper.waits, expected);
   EXPECT_EQ(to_json(r)["status"], "unavailable");
 }
@@ -438,10 +444,9 @@ TEST(LlmBounds, CircuitBreakerStopsAfterRepeatedFailures) {
 
 TEST(LlmBounds, RunBudgetBoundsAllWaiting) {
   Harness h("openai");
-  h.client = std::make_unique<LlmClient>(ProviderConfig{"openai", "m", h.server.url() + "/v1", kKey}, *h.http,
-                                         h.sleeper, nullptr,
-                                         RetryPolicy{.max_attempts = 10, .breaker_after = 100,
-                                                     .run_budget = std::chrono::milliseconds(5000)});
+  h.client = std::make_unique<LlmClient>(
+      ProviderConfig{"openai", "m", h.server.url() + "/v1", kKey}, *h.http, h.sleeper, nullptr,
+      RetryPolicy{.max_attempts = 10, .breaker_after = 100, .run_budget = std::chrono::milliseconds(5000)});
   auto f = make_fixture();
   for (int i = 0; i < 30; ++i) h.server.script({500, R"({"error":{"message":"x"}})"});
   for (int kernel = 0; kernel < 5; ++kernel) explain(h, f);
@@ -473,7 +478,7 @@ TEST(LlmRobust, MalformedThenRepairThenUnavailable) {
   Harness h("openai");
   auto f = make_fixture();
   std::string full = structured_reply("openai", answer(kGood));
-  h.server.script({200, full.substr(0, full.size() / 2)});                           // cut-off body
+  h.server.script({200, full.substr(0, full.size() / 2)});                            // cut-off body
   h.server.script({200, testing::openai_text_reply(R"({"summary": "x", "reason)")});  // invalid JSON content
   auto r = explain(h, f);
   EXPECT_EQ(r.status, Status::Unavailable);
@@ -645,7 +650,8 @@ TEST(LlmChat, ToolArgumentsAreBounded) {
 TEST(LlmConfig, Precedence) {
   std::string dir = testing::temp_path("llm-config");
   std::filesystem::create_directories(dir + "/keet");
-  std::ofstream(dir + "/keet/config.json") << R"({"llm": "anthropic:claude-x", "providers": {"anthropic": {"base_url": "http://h:1/"}}})";
+  std::ofstream(dir + "/keet/config.json")
+      << R"({"llm": "anthropic:claude-x", "providers": {"anthropic": {"base_url": "http://h:1/"}}})";
   std::map<std::string, std::string> env = {{"XDG_CONFIG_HOME", dir}, {"ANTHROPIC_API_KEY", "k"}};
   Getenv get = [&](const std::string& n) { return env.count(n) ? env[n] : ""; };
   auto s = resolve_settings("", get);

@@ -6,15 +6,14 @@
 
 #include <sstream>
 
-#include "util/json.h"
 #include "render/diff_format.h"
+#include "util/json.h"
 
 namespace keet::render {
 using namespace compare;
 namespace {
 
-KernelSnapshot snap(int index, std::string name, uint64_t grid, double ns,
-                    std::vector<std::string> findings = {}) {
+KernelSnapshot snap(int index, std::string name, uint64_t grid, double ns, std::vector<std::string> findings = {}) {
   KernelSnapshot s;
   s.index = index;
   s.display = std::move(name);
@@ -111,14 +110,15 @@ TEST(LoopDiffRenamed, ForcedPairsComeFirstAndSayForced) {
 // gone and fresh share no launch configuration and stay apart.
 TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) {
   model::Dim3 g1{64, 1, 1}, g2{128, 1, 1}, b256{256, 1, 1}, b128{128, 1, 1};
-  std::vector<KernelSnapshot> before = {launched(0, "k", g1, b256), launched(1, "k", g2, b128), launched(2, "old1", g2, b128),
-                                        launched(3, "old2", g2, b128), launched(4, "gone", g1, b128)};
+  std::vector<KernelSnapshot> before = {launched(0, "k", g1, b256), launched(1, "k", g2, b128),
+                                        launched(2, "old1", g2, b128), launched(3, "old2", g2, b128),
+                                        launched(4, "gone", g1, b128)};
   std::vector<KernelSnapshot> after = {launched(0, "k", g1, b256), launched(1, "new1", g2, b128),
                                        launched(2, "new2", g2, b128), launched(3, "fresh", g2, b256)};
   auto pairs = pair_kernels(before, after, {}, kRenames);
-  EXPECT_EQ(pairs, (std::vector<KernelPair>{{0, 0, PairedBy::Name},
-                                            {2, 1, PairedBy::LaunchConfigOrder},
-                                            {3, 2, PairedBy::LaunchConfigOrder}}));
+  EXPECT_EQ(pairs,
+            (std::vector<KernelPair>{
+                {0, 0, PairedBy::Name}, {2, 1, PairedBy::LaunchConfigOrder}, {3, 2, PairedBy::LaunchConfigOrder}}));
   auto d = diff(before, after, {.matching = kRenames});
   ASSERT_EQ(d.unmatched_before.size(), 2u);
   EXPECT_EQ(d.unmatched_before[0].index, 1);  // k's second launch
@@ -136,7 +136,8 @@ TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) 
   EXPECT_NE(text.find("missing (only in before): #1 k"), std::string::npos) << text;
   EXPECT_NE(text.find("missing (only in before): #4 gone"), std::string::npos) << text;
   EXPECT_NE(text.find("new (only in after): #3 fresh"), std::string::npos) << text;
-  EXPECT_NE(text.find("hint: 2 kernel(s) only in before and 1 only in after have no partner; if a kernel here is another one renamed, "
+  EXPECT_NE(text.find("hint: 2 kernel(s) only in before and 1 only in after have no partner; if a kernel here is "
+                      "another one renamed, "
                       "pair them by index (BEFORE:AFTER), e.g. --pair 1:3\n"),
             std::string::npos)
       << text;
@@ -145,7 +146,8 @@ TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) 
   EXPECT_EQ(j["pairs"][1]["paired_by"], "launch_config_order");
   EXPECT_EQ(j["suggested_pairs"], nlohmann::json::parse("[[1, 3]]"));
   auto md = diff_markdown(d);
-  EXPECT_NE(md.find("- **paired by**: launch configuration (same grid and block) and order of appearance"), std::string::npos)
+  EXPECT_NE(md.find("- **paired by**: launch configuration (same grid and block) and order of appearance"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("e.g. --pair 1:3"), std::string::npos) << md;
 }
@@ -176,8 +178,9 @@ TEST(LoopDiffRenamed, SuggestionsStopAtTheirLimit) {
 }
 
 TEST(LoopDiffRenamed, NotesNameTheFunctionsWithoutTypesOrParameters) {
-  EXPECT_EQ(pairing_note(PairedBy::OnlyKernel, "void Sobel<double>(uchar4 *, int)", "void Sobel<float>(uchar4 *, int)", 0, 0),
-            "position, the only kernel of each report: the kernel names differ (Sobel<double> -> Sobel<float>)");
+  EXPECT_EQ(
+      pairing_note(PairedBy::OnlyKernel, "void Sobel<double>(uchar4 *, int)", "void Sobel<float>(uchar4 *, int)", 0, 0),
+      "position, the only kernel of each report: the kernel names differ (Sobel<double> -> Sobel<float>)");
   // Overloads share the short name: the whole names tell them apart.
   EXPECT_EQ(pairing_note(PairedBy::Forced, "k(float *)", "k(double *)", 2, 5),
             "--pair 2:5: the kernel names differ (k(float *) -> k(double *))");

@@ -82,12 +82,13 @@ bool references_outside(const std::string& html) {
 
 TEST(LoopHtml, ReportHasEverySection) {
   auto page = html_report(sample_report(), sample_diagnosis());
-  for (std::string want : {"Kernel ranking", "scale&lt;float&gt;(float*, int)", "memory-bound", "Unit utilisation",
-                           "88.3%", "Roofline", "<svg class='roofline'", "long_scoreboard", "Warp stalls (warps per issued instruction)",
-                           "memory.uncoalesced_global", "1.80x", "derived:sectors_per_request", "sectors / requests",
-                           "Use a structure of arrays", "scale.cu:42", "out[i] = in[3 * i] * s;", "61.0%"})
+  for (std::string want :
+       {"Kernel ranking", "scale&lt;float&gt;(float*, int)", "memory-bound", "Unit utilisation", "88.3%", "Roofline",
+        "<svg class='roofline'", "long_scoreboard", "Warp stalls (warps per issued instruction)",
+        "memory.uncoalesced_global", "1.80x", "derived:sectors_per_request", "sectors / requests",
+        "Use a structure of arrays", "scale.cu:42", "out[i] = in[3 * i] * s;", "61.0%"})
     EXPECT_NE(page.find(want), std::string::npos) << want;
-  EXPECT_EQ(page.find("not_issued"), std::string::npos);  // not a stall reason
+  EXPECT_EQ(page.find("not_issued"), std::string::npos);     // not a stall reason
   EXPECT_NE(page.find("&lt;spans&gt;"), std::string::npos);  // text is escaped
   EXPECT_FALSE(references_outside(page));
 }
@@ -103,7 +104,8 @@ TEST(LoopHtml, RooflineFromReportMetrics) {
 }
 
 TEST(LoopHtml, DiffPage) {
-  compare::KernelSnapshot a{{0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000}, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
+  compare::KernelSnapshot a{
+      {0, "k<int>", "", {1, 1, 1}, {32, 1, 1}, "G", 2000}, "memory", {}, {{"memory.atomics", "t", "high", 1.5}}};
   compare::KernelSnapshot b = a;
   b.duration_ns = 1000;
   b.findings.clear();
@@ -125,8 +127,9 @@ std::optional<std::string> chromium() {
 std::string render_in_chromium(const std::string& browser, const std::string& html, const std::string& name) {
   std::string page = testing::temp_path(name + ".html"), shot = testing::temp_path(name + ".png");
   std::ofstream(page) << html;
-  std::string flags = "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
-                      "--host-resolver-rules='MAP * ~NOTFOUND' --virtual-time-budget=2000 --window-size=1200,1800 ";
+  std::string flags =
+      "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
+      "--host-resolver-rules='MAP * ~NOTFOUND' --virtual-time-budget=2000 --window-size=1200,1800 ";
   auto s = testing::run_command("timeout 90 " + browser + " " + flags + "--screenshot=" + shot + " file://" + page);
   EXPECT_EQ(s.rc, 0) << s.err;
   EXPECT_TRUE(fs::exists(shot) && fs::file_size(shot) > 10000) << "no screenshot at " << shot;

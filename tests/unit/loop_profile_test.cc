@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
+#include <thread>
 
 #include "app/profile.h"
 #include "support/testing.h"
@@ -80,8 +80,13 @@ TEST(LoopProfileArgs, FullCollectionAndKernelFilters) {
 }
 
 TEST(LoopProfileArgs, SetSectionsSelectionAndOverwrite) {
-  ProfileRequest r{.tail = {"./app"}, .force = true, .set = "basic", .sections = {"MemoryWorkloadAnalysis", "Occupancy"},
-                   .name_base = "demangled", .skip = 5, .count = 2};
+  ProfileRequest r{.tail = {"./app"},
+                   .force = true,
+                   .set = "basic",
+                   .sections = {"MemoryWorkloadAnalysis", "Occupancy"},
+                   .name_base = "demangled",
+                   .skip = 5,
+                   .count = 2};
   r.kernel = "regex:^gemm";
   auto a = *ncu_arguments("ncu", r, "o");
   EXPECT_TRUE(has_run(a, {"--set", "basic"}));
@@ -97,8 +102,8 @@ TEST(LoopProfileArgs, SetSectionsSelectionAndOverwrite) {
 }
 
 TEST(LoopProfileArgs, NcuOptionsAfterTheSeparatorPassThrough) {
-  auto t = *split_tail({"--nvtx", "--nvtx-include", "Train/", "--metrics=a,b", "--replay-mode", "application",
-                        "./app", "--set", "x"});
+  auto t = *split_tail(
+      {"--nvtx", "--nvtx-include", "Train/", "--metrics=a,b", "--replay-mode", "application", "./app", "--set", "x"});
   EXPECT_EQ(t.ncu_options, (std::vector<std::string>{"--nvtx", "--nvtx-include", "Train/", "--metrics=a,b",
                                                      "--replay-mode", "application"}));
   EXPECT_EQ(t.app, (std::vector<std::string>{"./app", "--set", "x"}));  // the application's own --set
@@ -106,7 +111,7 @@ TEST(LoopProfileArgs, NcuOptionsAfterTheSeparatorPassThrough) {
   auto a = *ncu_arguments("ncu", r, "o");
   EXPECT_TRUE(has_run(a, {"--import-source", "no", "--cache-control", "none", "./app"}));
   EXPECT_EQ(std::ranges::count(a, "--import-source"), 1);  // keet's default gives way
-  EXPECT_EQ(std::ranges::count(a, "--"), 0);  // ncu rejects "--" as an ambiguous option
+  EXPECT_EQ(std::ranges::count(a, "--"), 0);               // ncu rejects "--" as an ambiguous option
   auto owned = split_tail({"--set", "full", "./app"});
   ASSERT_FALSE(owned);
   EXPECT_NE(owned.error().message.find("before --"), std::string::npos) << owned.error().message;
@@ -138,8 +143,9 @@ TEST(LoopProfileOutcome, OutputTailKeepsMarkersNotEverything) {
   t.add("CTRPERM - no permission\n");  // a marker cut between two reads
   for (int i = 0; i < 100; ++i) t.add(std::string(10000, 'x'));
   EXPECT_LT(t.text().size(), 200u * 1024);
-  EXPECT_FALSE(check_ncu_outcome(1, t.text(), "/nonexistent.ncu-rep").error().message.find(
-                   "NVreg_RestrictProfilingToAdminUsers=0") == std::string::npos);
+  EXPECT_FALSE(check_ncu_outcome(1, t.text(), "/nonexistent.ncu-rep")
+                   .error()
+                   .message.find("NVreg_RestrictProfilingToAdminUsers=0") == std::string::npos);
 }
 
 TEST(LoopProfileOutcome, ExplainsPermissionAndMissingReport) {
@@ -169,8 +175,8 @@ TEST(LoopProfileRunner, StreamsOutputAndStatus) {
 TEST(LoopProfileRunner, GrandchildHoldingTheOutputDoesNotBlock) {
   auto started = std::chrono::steady_clock::now();
   std::string seen;
-  auto rc = system_runner().run({"/bin/sh", "-c", "sleep 60 & echo started; exit 0"},
-                                [&](std::string_view s) { seen += s; });
+  auto rc =
+      system_runner().run({"/bin/sh", "-c", "sleep 60 & echo started; exit 0"}, [&](std::string_view s) { seen += s; });
   ASSERT_TRUE(rc);
   EXPECT_EQ(*rc, 0);
   EXPECT_NE(seen.find("started"), std::string::npos);
@@ -181,8 +187,9 @@ TEST(LoopProfileRunner, TimeoutStopsTheWholeGroup) {
   std::string marker = testing::temp_path("profile_timeout_marker");
   std::remove(marker.c_str());
   auto started = std::chrono::steady_clock::now();
-  auto rc = system_runner().run({"/bin/sh", "-c", "(sleep 3; touch " + marker + ") & sleep 60"},
-                                [](std::string_view) {}, std::chrono::seconds(1));
+  auto rc = system_runner().run(
+      {"/bin/sh", "-c", "(sleep 3; touch " + marker + ") & sleep 60"}, [](std::string_view) {},
+      std::chrono::seconds(1));
   ASSERT_FALSE(rc);
   EXPECT_NE(rc.error().message.find("ran longer than 1 s"), std::string::npos) << rc.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));

@@ -1,8 +1,8 @@
 // The history store suite, run against both backends: SQLite (a temp file) and
 // PostgreSQL (a real server the test starts itself; skipped with the reason
 // when it cannot be started).
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -72,7 +72,8 @@ class LoopStore : public ::testing::TestWithParam<std::string> {
 TEST_P(LoopStore, RecordsAndReadsBackWholeRuns) {
   auto store = open();
   ASSERT_TRUE(store);
-  auto id = store->record(run("main", 100, {kernel("a", "GPU0", 10, {"memory.uncoalesced_global"}), kernel("b", "GPU0", 20)}));
+  auto id = store->record(
+      run("main", 100, {kernel("a", "GPU0", 10, {"memory.uncoalesced_global"}), kernel("b", "GPU0", 20)}));
   ASSERT_TRUE(id) << id.error().message;
   auto runs = store->runs();
   ASSERT_TRUE(runs) << runs.error().message;
@@ -200,7 +201,8 @@ TEST(LoopStoreOpen, PasswordIsNotShownInErrors) {
 TEST(LoopStoreOpen, PasswordParameterIsRedactedEverywhere) {
   EXPECT_EQ(pg_display_url("postgresql://u:pw@h:5/db?password=s3cret&sslmode=require"),
             "postgresql://h:5/db?password=<redacted>&sslmode=require");
-  EXPECT_EQ(pg_display_url("postgres://h/db?sslmode=disable&PassWord=x"), "postgres://h/db?sslmode=disable&PassWord=<redacted>");
+  EXPECT_EQ(pg_display_url("postgres://h/db?sslmode=disable&PassWord=x"),
+            "postgres://h/db?sslmode=disable&PassWord=<redacted>");
   EXPECT_EQ(pg_display_url("postgresql://h/db?application_name=a@b"), "postgresql://h/db?application_name=a@b");
   auto r = open_store("postgresql://user@127.0.0.1:1/db?password=s3cret&connect_timeout=2");
   ASSERT_FALSE(r);
@@ -210,7 +212,8 @@ TEST(LoopStoreOpen, PasswordParameterIsRedactedEverywhere) {
 
 TEST(LoopStoreOpen, ConnectTimeoutByDefault) {
   EXPECT_EQ(pg_connect_url("postgresql://h/db"), "postgresql://h/db?connect_timeout=10");
-  EXPECT_EQ(pg_connect_url("postgresql://h/db?sslmode=disable"), "postgresql://h/db?sslmode=disable&connect_timeout=10");
+  EXPECT_EQ(pg_connect_url("postgresql://h/db?sslmode=disable"),
+            "postgresql://h/db?sslmode=disable&connect_timeout=10");
   EXPECT_EQ(pg_connect_url("postgresql://h/db?Connect_Timeout=3"), "postgresql://h/db?Connect_Timeout=3");
   // A port that accepts connections and never answers: the kernel completes
   // the handshake for the listen backlog, and libpq waits for a reply.
@@ -255,7 +258,7 @@ TEST(LoopStorePg, ReadersNeverWaitForTheWritersLock) {
 
 TEST(LoopStoreBaseline, PicksNewestOnDevice) {
   std::vector<store::Run> runs = {run("x", 3, {kernel("k", "B", 1)}), run("x", 2, {kernel("k", "A", 1)}),
-                           run("y", 1, {kernel("k", "A", 1)})};
+                                  run("y", 1, {kernel("k", "A", 1)})};
   EXPECT_EQ(pick_baseline(runs, "latest", "A")->recorded_at, 2);
   EXPECT_EQ(pick_baseline(runs, "y", "A")->recorded_at, 1);
   EXPECT_FALSE(pick_baseline(runs, "y", "B"));
@@ -277,8 +280,9 @@ TEST_P(LoopStore, CalibrationPointsRoundTripBesideRuns) {
     ASSERT_TRUE(none) << none.error().message;
     EXPECT_TRUE(none->empty());
     ASSERT_TRUE(store->record(run("main", 100, {kernel("a", "GPU0", 10)})));
-    std::vector<compare::CalibrationPoint> points = {{"diff", "memory.uncoalesced_global", "8.6", "addConstDouble3", 1.75, 2.5, 100},
-                                            {"tune", "occupancy.low", "9.0", "k", 1.2, 0.95, 101}};
+    std::vector<compare::CalibrationPoint> points = {
+        {"diff", "memory.uncoalesced_global", "8.6", "addConstDouble3", 1.75, 2.5, 100},
+        {"tune", "occupancy.low", "9.0", "k", 1.2, 0.95, 101}};
     auto added = store->add_calibration(points);
     ASSERT_TRUE(added) << added.error().message;
     ASSERT_TRUE(store->add_calibration({}));

@@ -22,9 +22,9 @@ TEST(ModelNvtx, PushPopPaths) {
   EXPECT_TRUE(m("B/", s));
   EXPECT_TRUE(m("A/B/", s));
   EXPECT_TRUE(m("B/C", s));
-  EXPECT_FALSE(m("A/C/", s));    // not directly inside
-  EXPECT_TRUE(m("A/*/C", s));    // any ranges between
-  EXPECT_TRUE(m("A/*/B/", s));   // "*" may take none
+  EXPECT_FALSE(m("A/C/", s));   // not directly inside
+  EXPECT_TRUE(m("A/*/C", s));   // any ranges between
+  EXPECT_TRUE(m("A/*/B/", s));  // "*" may take none
   EXPECT_TRUE(m("[A/", s));
   EXPECT_FALSE(m("[B/", s));
   EXPECT_TRUE(m("C]", s));

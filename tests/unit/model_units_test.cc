@@ -48,8 +48,9 @@ TEST(ModelUnits, UnitsOfAgreesWithUnitOfInAnyOrder) {
   std::vector<std::string> names;
   for (const auto& [name, unit] : j["units"].items()) names.push_back(name);
   for (const auto& [name, unit] : j["chip_independent"].items()) names.push_back(name);
-  for (const char* extra : {"", "a", "zzzz", "dram__bytes.sum.per_second", "sm__cycles_active.avg.pct_of_peak_sustained",
-                            "lts__t_sectors.sum", "launch__grid_size", "~~~"})
+  for (const char* extra :
+       {"", "a", "zzzz", "dram__bytes.sum.per_second", "sm__cycles_active.avg.pct_of_peak_sustained",
+        "lts__t_sectors.sum", "launch__grid_size", "~~~"})
     names.push_back(extra);
   std::sort(names.begin(), names.end());
   auto shuffled = names;
@@ -109,7 +110,7 @@ TEST(ModelUnitsAuto, ScalesAsNcuAuto) {
   EXPECT_EQ(model::auto_scale("cycle/second", 6245375649.31).unit, "cycle/nsecond");
   EXPECT_EQ(model::auto_scale("sector/second", 24508165854.95).unit, "sector/nsecond");
   EXPECT_EQ(model::auto_scale("byte/block", 0).unit, "byte/block");  // nothing to scale by
-  EXPECT_EQ(model::auto_scale("inst", 1e9).unit, "inst");             // counts keep their unit
+  EXPECT_EQ(model::auto_scale("inst", 1e9).unit, "inst");            // counts keep their unit
   EXPECT_EQ(model::auto_value_text(32, model::auto_scale("block", 32)), "32.000000");
 }
 
@@ -118,7 +119,7 @@ TEST(ModelUnitsAuto, ScalesAsNcuAuto) {
 // fixture, kernel 5): it depends on the column, not only on the value.
 TEST(ModelUnitsAuto, NanCellsAsNcuAuto) {
   double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("%", 0)), "0.000000");   // the column is all zeros
+  EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("%", 0)), "0.000000");  // the column is all zeros
   EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("%", 42.5)), "nan");
   EXPECT_EQ(model::auto_value_text(-nan, model::auto_scale("nsecond", 10776576)), "-nan");  // scaled: printf's %f
   EXPECT_EQ(model::auto_value_text(nan, model::auto_scale("nsecond", 10776576)), "nan");

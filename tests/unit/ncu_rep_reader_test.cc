@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "model/units.h"
 #include "io/file.h"
+#include "model/units.h"
 #include "readers/reader.h"
-#include "support/testing.h"
 #include "support/report_writer.h"
+#include "support/testing.h"
 
 namespace keet {
 namespace {
@@ -287,8 +287,8 @@ TEST(NcuRepReader, BlockHeaderFieldsRepeatAsProtobufsDo) {
   more.add_strings("c");
   auto& unknown = *b.header.mutable_unknown_fields();
   testing::add_unknown_delimited(unknown, 4, more.SerializeAsString());  // a second StringTable field
-  testing::add_unknown_varint(unknown, 2, 1);                              // NumResults again: 1 wins
-  testing::add_unknown_fixed64(unknown, 4, 7);                             // StringTable with the wrong wire type
+  testing::add_unknown_varint(unknown, 2, 1);                            // NumResults again: 1 wins
+  testing::add_unknown_fixed64(unknown, 4, 7);                           // StringTable with the wrong wire type
   testing::add_unknown_delimited(unknown, 99, "ignored");
   pb::ProfileResult k = w.kernel("k", 1, 1, {});
   auto* m = k.add_metric_results();
@@ -307,7 +307,10 @@ TEST(NcuRepReader, BlockHeaderFieldsRepeatAsProtobufsDo) {
 TEST(NcuRepReader, DamagedBlockHeaderIsAnErrorWithItsOffset) {
   ReportWriter w;
   ReportWriter::Block b;
-  testing::add_unknown_delimited(*b.header.mutable_unknown_fields(), 4, std::string("\x0a\x05" "ab", 4));  // a name cut short
+  testing::add_unknown_delimited(*b.header.mutable_unknown_fields(), 4,
+                                 std::string("\x0a\x05"
+                                             "ab",
+                                             4));  // a name cut short
   w.add(b);
   auto r = read_bytes(w.bytes());
   ASSERT_FALSE(r);
@@ -357,7 +360,10 @@ TEST(NcuRepReader, HugeLengthPrefixIsRejectedWithoutAllocating) {
 
 TEST(NcuRepReader, ForeignAndEmptyFilesAreRejected) {
   EXPECT_FALSE(read_bytes(""));
-  EXPECT_FALSE(read_bytes(std::string("\x7f" "ELF\x02\x01\x01", 7)));
+  EXPECT_FALSE(
+      read_bytes(std::string("\x7f"
+                             "ELF\x02\x01\x01",
+                             7)));
   auto r = read_bytes("hello world, not a report");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("not a report"), std::string::npos);
@@ -551,8 +557,7 @@ TEST(NcuRepReader, LateNamesKeepStreamingOrderAndFilterContract) {
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0].first, "alpha");
   EXPECT_EQ(seen[1].first, "beta");
-  for (const auto& [name, names] : seen)
-    EXPECT_EQ(std::count(names.begin(), names.end(), "zz_late"), 1) << name;
+  for (const auto& [name, names] : seen) EXPECT_EQ(std::count(names.begin(), names.end(), "zz_late"), 1) << name;
 }
 
 TEST(NcuRepReader, NamesThatNeverArriveAreCountedInOneWarning) {

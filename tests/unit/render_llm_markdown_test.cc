@@ -46,16 +46,19 @@ TEST(NarrativeMarkdown, ModelTextIsTextInItsOwnParagraphs) {
   EXPECT_EQ(html.find("<h1>"), std::string::npos) << html;
   EXPECT_EQ(html.find("<ol>"), std::string::npos) << html;
   EXPECT_EQ(html.find("<blockquote>"), std::string::npos) << html;
-  EXPECT_NE(html.find("<p># Not a heading DRAM is at *88%* &lt;script&gt;alert(1)&lt;/script&gt;</p>"), std::string::npos)
+  EXPECT_NE(html.find("<p># Not a heading DRAM is at *88%* &lt;script&gt;alert(1)&lt;/script&gt;</p>"),
+            std::string::npos)
       << html;
   EXPECT_NE(html.find("<p>1. not a list</p>"), std::string::npos) << html;
   EXPECT_NE(html.find("<p>&gt; not a quote __x__</p>"), std::string::npos) << html;
   // Two suggestions and one question: a list of two items, then a list of one.
   EXPECT_EQ(count(html, "<ul>"), 2u) << html;
   EXPECT_EQ(count(html, "<li>"), 3u) << html;
-  EXPECT_NE(html.find("<p>Suggestions:</p>\n<ul>\n<li>Use &lt;b&gt;float4&lt;/b&gt; loads (memory.dram_bandwidth)</li>\n"
-                      "<li>Try _tiling_ (speculative)</li>\n</ul>\n<p>Questions:</p>\n<ul>\n<li>Is the grid | fixed?</li>"),
-            std::string::npos) << html;
+  EXPECT_NE(
+      html.find("<p>Suggestions:</p>\n<ul>\n<li>Use &lt;b&gt;float4&lt;/b&gt; loads (memory.dram_bandwidth)</li>\n"
+                "<li>Try _tiling_ (speculative)</li>\n</ul>\n<p>Questions:</p>\n<ul>\n<li>Is the grid | fixed?</li>"),
+      std::string::npos)
+      << html;
   EXPECT_NE(html.find("[unverified]"), std::string::npos) << html;
 }
 

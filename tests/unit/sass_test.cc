@@ -31,7 +31,8 @@ using readers::SassListing;
 // ------------------------------------------------------------ the parser
 
 // nvdisasm 12.4 on a cubin nvcc 13 built (nvdisasm -c k.cubin), cut short.
-constexpr std::string_view kNvdisasmElf = R"LST(	.headerflags	@"EF_CUDA_SW_1729687_v2 unrecognized:4 unrecognized:6000000"
+constexpr std::string_view kNvdisasmElf =
+    R"LST(	.headerflags	@"EF_CUDA_SW_1729687_v2 unrecognized:4 unrecognized:6000000"
 	.elftype	@"ET_EXEC"
 
 
@@ -75,8 +76,8 @@ TEST(SassListing, ReadsNvdisasmCubinListingPerFunction) {
   EXPECT_EQ(l.at("_Z4axpyPKdPddi", 0x50)->text, "@P0 EXIT");
   EXPECT_EQ(l.at("_Z4axpyPKdPddi", 0xf0)->text, "BRA `(.L_x_0)");
   EXPECT_EQ(l.at("_Z4axpyPKdPddi", 0x10), nullptr);  // no instruction there
-  EXPECT_EQ(l.at("_Z3twov", 0)->text, "EXIT");  // offsets restart per function
-  EXPECT_EQ(l.at("_Z9otherv", 0), nullptr);     // named listings never fall back
+  EXPECT_EQ(l.at("_Z3twov", 0)->text, "EXIT");       // offsets restart per function
+  EXPECT_EQ(l.at("_Z9otherv", 0), nullptr);          // named listings never fall back
   EXPECT_FALSE(l.truncated);
 }
 
@@ -88,7 +89,8 @@ TEST(SassListing, ReadsCuobjdumpAndDropsEncodings) {
 }
 
 TEST(SassListing, RawListingIsTheUnnamedFunction) {
-  auto l = parse_sass_listing("\t.headerflags @\"EF_CUDA_SM86\"\n  /*0000*/  MOV R1, c[0x0][0x28] ;\n  /*0010*/\tS2R   R10,\tSR_CTAID.X ;\n");
+  auto l = parse_sass_listing(
+      "\t.headerflags @\"EF_CUDA_SM86\"\n  /*0000*/  MOV R1, c[0x0][0x28] ;\n  /*0010*/\tS2R   R10,\tSR_CTAID.X ;\n");
   ASSERT_EQ(l.functions.size(), 1u);
   EXPECT_EQ(l.functions[0].name, "");
   EXPECT_EQ(l.at("_Z4anyv", 0x10)->text, "S2R R10, SR_CTAID.X");  // whitespace made single spaces
@@ -105,14 +107,18 @@ TEST(SassListing, KeepsTheFirstOfRepeatedOffsetsAndSortsThem) {
 TEST(SassListing, BoundsAndCleansWhatItKeeps) {
   std::string long_text(1000, 'X');
   std::string bad_name(SassListing::kMaxNameBytes + 1, 'n');
-  std::string text = "/*0000*/ " + long_text + " ;\n"                 // cut to the bound
-                     "/*0010*/ MOV\x1b[31m R1\x01, \xff ;\n"           // control and non-ASCII bytes
-                     "/*00000000000000010*/ TOO_WIDE ;\n"             // 17 hex digits: no offset
+  std::string text = "/*0000*/ " + long_text +
+                     " ;\n"                                   // cut to the bound
+                     "/*0010*/ MOV\x1b[31m R1\x01, \xff ;\n"  // control and non-ASCII bytes
+                     "/*00000000000000010*/ TOO_WIDE ;\n"     // 17 hex digits: no offset
                      "/*zz*/ NOT_AN_OFFSET ;\n"
-                     "/* 0x000fe40000000f00 */\n"                      // an encoding line
-                     "/*0020*/ ;\n"                                    // nothing after the offset
-                     + std::string(SassListing::kMaxLineBytes + 1, ' ') + "/*0030*/ LONG_LINE ;\n"
-                     "Function : " + bad_name + "\n/*0040*/ OF_A_REFUSED_FUNCTION ;\n"
+                     "/* 0x000fe40000000f00 */\n"  // an encoding line
+                     "/*0020*/ ;\n"                // nothing after the offset
+                     + std::string(SassListing::kMaxLineBytes + 1, ' ') +
+                     "/*0030*/ LONG_LINE ;\n"
+                     "Function : " +
+                     bad_name +
+                     "\n/*0040*/ OF_A_REFUSED_FUNCTION ;\n"
                      "Function : _Z1kv\n/*0050*/ KEPT ;\n";
   auto l = parse_sass_listing(text);
   ASSERT_EQ(l.instruction_count(), 3u);
@@ -285,7 +291,8 @@ model::Report read_report(const std::string& bytes) {
 
 // The scenario kernel (memory-bound, uncoalesced) at kPc with its excess
 // sectors at +0x20 (2/3) and +0x40 (1/3), its cubin holding 0x80 bytes of code.
-model::Report scenario(int sm = 86, const std::string& cubin = testing::tiny_cubin("_Z12strided_copyv", some_code(0x80), kPc, 86)) {
+model::Report scenario(int sm = 86,
+                       const std::string& cubin = testing::tiny_cubin("_Z12strided_copyv", some_code(0x80), kPc, 86)) {
   return read_report(testing::scenario_report_with_cubin(cubin, kPc, {{0x20, 4000000}, {0x40, 2000000}}, sm));
 }
 
@@ -355,7 +362,8 @@ TEST(SassInstructions, DisassemblesAtMostSoManyKernelsPerRun) {
     last_why = sass.annotate(t, r, r.kernels[0]);
   }
   EXPECT_EQ(fake.functions.size(), analysis::SassInstructions::kMaxKernels);
-  EXPECT_NE(last_why.find(fmt::format("at most {} kernels", analysis::SassInstructions::kMaxKernels)), std::string::npos)
+  EXPECT_NE(last_why.find(fmt::format("at most {} kernels", analysis::SassInstructions::kMaxKernels)),
+            std::string::npos)
       << last_why;
 }
 
@@ -442,8 +450,8 @@ TEST(SassTool, FindsNvdisasmFirstThenCuobjdumpInEachPlace) {
   t.add("path", "cuobjdump", "#!/bin/sh\n");
   t.add("home/bin", "nvdisasm", "#!/bin/sh\n");
   t.add("fixed", "nvdisasm", "#!/bin/sh\n");
-  auto found = app::find_disassembler(env_of({{"PATH", t.dir + "/none:" + t.dir + "/path"}, {"CUDA_HOME", t.dir + "/home"}}),
-                                      {t.dir + "/fixed"});
+  auto found = app::find_disassembler(
+      env_of({{"PATH", t.dir + "/none:" + t.dir + "/path"}, {"CUDA_HOME", t.dir + "/home"}}), {t.dir + "/fixed"});
   ASSERT_TRUE(found);
   EXPECT_EQ(found->path, t.dir + "/home/bin/nvdisasm");  // nvdisasm anywhere beats cuobjdump on PATH
   EXPECT_TRUE(found->nvdisasm);
@@ -470,7 +478,8 @@ TEST(SassTool, RunsAStandInNvdisasmOnTheKernelsCode) {
   EXPECT_EQ(l.instruction_count(), 4u);
   EXPECT_EQ(l.at("_Z4kernv", 0x30)->text, "STAND_IN.SM75 R48");
   // Its input file is gone afterwards.
-  for (const auto& e : fs::directory_iterator(t.dir)) EXPECT_FALSE(e.path().filename().string().starts_with("keet-sass-"));
+  for (const auto& e : fs::directory_iterator(t.dir))
+    EXPECT_FALSE(e.path().filename().string().starts_with("keet-sass-"));
   // nvdisasm reads raw code only for a known SM.
   auto no_sm = tool.disassemble(code_of("cubin", some_code(0x40), 0));
   ASSERT_FALSE(no_sm);
@@ -492,7 +501,8 @@ TEST(SassTool, FailuresAndTimeoutsAreReasons) {
   t.add("failing", "nvdisasm", "#!/bin/sh\necho 'nvdisasm error   : Unrecognized operation' >&2\nexit 1\n");
   t.add("slow", "nvdisasm", "#!/bin/sh\nsleep 30\n");
   auto code = code_of("c", some_code(0x20), 86);
-  app::ToolDisassembler failing(env_of({{"PATH", t.dir + "/failing"}}), app::system_runner(), std::chrono::seconds(20), {});
+  app::ToolDisassembler failing(env_of({{"PATH", t.dir + "/failing"}}), app::system_runner(), std::chrono::seconds(20),
+                                {});
   auto f = failing.disassemble(code);
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error().message, "nvdisasm failed (exit 1): nvdisasm error : Unrecognized operation");
@@ -516,18 +526,20 @@ TEST(SassTool, FailuresAndTimeoutsAreReasons) {
 
 // ------------------------------------------------ the real nvdisasm
 
-#define KEET_REQUIRE_NVDISASM(dir)                                \
-  std::string why_##dir;                                          \
-  auto dir = testing::real_nvdisasm_dir(&why_##dir);              \
+#define KEET_REQUIRE_NVDISASM(dir)                   \
+  std::string why_##dir;                             \
+  auto dir = testing::real_nvdisasm_dir(&why_##dir); \
   if (!dir) GTEST_SKIP() << why_##dir;
 
 // One instruction as cuobjdump prints it at `offset` of `function` in the
 // cubin at `path`, read with grep and sed: a second opinion that shares
 // nothing with keet's parser or with nvdisasm's raw mode.
-std::string cuobjdump_at(const std::string& bin, const std::string& path, const std::string& function, uint64_t offset) {
-  auto r = testing::run_command(fmt::format("({}/cuobjdump -sass -fun {} {} | grep -F '/*{:04x}*/' | head -1 | "
-                                            "sed -e 's|^ */\\*[0-9a-f]*\\*/ *||' -e 's| *;.*$||' -e 's|  *| |g')",
-                                            bin, function, testing::shell_quote(path), offset));
+std::string cuobjdump_at(const std::string& bin, const std::string& path, const std::string& function,
+                         uint64_t offset) {
+  auto r =
+      testing::run_command(fmt::format("({}/cuobjdump -sass -fun {} {} | grep -F '/*{:04x}*/' | head -1 | "
+                                       "sed -e 's|^ */\\*[0-9a-f]*\\*/ *||' -e 's| *;.*$||' -e 's|  *| |g')",
+                                       bin, function, testing::shell_quote(path), offset));
   return std::string(keet::trim(r.out));
 }
 
@@ -538,7 +550,8 @@ std::string cuobjdump_at(const std::string& bin, const std::string& path, const 
 TEST(SassReal, FixtureHotSpotsMatchCuobjdump) {
   KEET_REQUIRE_SHARED();
   KEET_REQUIRE_NVDISASM(bin);
-  for (std::string name : {"LakshyaSingh354__CudaCode/stage1/reps/vec_add.ncu-rep", "bwd29__self-join-MiSTIC/ilpProf.ncu-rep"}) {
+  for (std::string name :
+       {"LakshyaSingh354__CudaCode/stage1/reps/vec_add.ncu-rep", "bwd29__self-join-MiSTIC/ilpProf.ncu-rep"}) {
     auto r = readers::load_file(*testing::shared_dir() + "/fixtures/public/" + name);
     ASSERT_TRUE(r) << r.error().message;
     const auto& k = r->kernels[0];

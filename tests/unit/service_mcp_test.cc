@@ -96,10 +96,9 @@ const json& declaration(const std::string& tool) {
 // Every number of a tool's answer is either a measure's value (beside the
 // metric or quantity it is) or an identifier or count under a field that
 // says what it counts; anything else is a number without its name.
-const std::set<std::string> kCountFields = {"index",   "line",     "offset",  "run",   "recorded_at", "total",
-                                            "next_offset", "launches", "zeros_omitted", "regressions", "missing", "new",
-                                            "pairs",   "faster",   "slower",  "unchanged", "unknown",
-                                            "suggested_pairs"};
+const std::set<std::string> kCountFields = {
+    "index",       "line",    "offset", "run",   "recorded_at", "total",  "next_offset", "launches", "zeros_omitted",
+    "regressions", "missing", "new",    "pairs", "faster",      "slower", "unchanged",   "unknown",  "suggested_pairs"};
 void expect_numbers_named(const json& j, const std::string& at, const std::string& key, const json* parent) {
   if (j.is_number()) {
     bool measure_value = key == "value" && parent && parent->is_object() && parent->contains("metric") &&
@@ -231,7 +230,7 @@ TEST(McpServer, ToolsListDeclaresEveryToolWithSchemas) {
     }
   }
   EXPECT_EQ(names, (std::set<std::string>{"list_kernels", "analyze_kernel", "get_metrics", "source_hotspots",
-                                           "explain_term", "diff_reports", "history", "gate"}));
+                                          "explain_term", "diff_reports", "history", "gate"}));
 }
 
 TEST(McpServer, BadToolCallsAreInvalidParams) {
@@ -284,7 +283,8 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
   EXPECT_EQ(first["kernels"].size(), 1u);
   EXPECT_EQ(first["truncated"], true);
   ASSERT_EQ(first["next_offset"], 1);
-  auto second = expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 1}, {"offset", 1}}), "list_kernels");
+  auto second =
+      expect_ok(call(s, "list_kernels", {{"report", "r.ncu-rep"}, {"limit", 1}, {"offset", 1}}), "list_kernels");
   EXPECT_EQ(second["kernels"][0]["name"], "tiny()");
   EXPECT_EQ(second["offset"], 1);
   EXPECT_EQ(second["truncated"], false);
@@ -299,7 +299,8 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
   EXPECT_EQ(named["kernels"][1]["full_name"], "tiny()");
   EXPECT_TRUE(named["kernels"][1].contains("mangled"));
 
-  auto a = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "strided_copy"}}), "analyze_kernel");
+  auto a =
+      expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "strided_copy"}}), "analyze_kernel");
   const auto& k = a["kernel"];
   EXPECT_EQ(a["format"], "ncu-rep");
   EXPECT_EQ(k["index"], 0);
@@ -311,7 +312,8 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
   // The evidence is the report's own numbers, each beside its metric.
   bool dram = false;
   for (const auto& f : k["findings"])
-    for (const auto& e : f["evidence"]) dram |= e["metric"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed" && e["value"] == 81.0;
+    for (const auto& e : f["evidence"])
+      dram |= e["metric"] == "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed" && e["value"] == 81.0;
   for (const auto& e : k["bottleneck"]["evidence"]) dram |= e["value"] == 81.0;
   EXPECT_TRUE(dram) << k.dump();
   EXPECT_EQ(a["total"], static_cast<int64_t>(k["findings"].size()));  // the default page holds them all here
@@ -320,7 +322,8 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
   EXPECT_EQ(top1["total"], a["total"]);
   if (a["total"].get<int>() > 1) {
     EXPECT_EQ(top1["next_offset"], 1);
-    auto next = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"top", 1}, {"offset", 1}}), "analyze_kernel");
+    auto next =
+        expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"top", 1}, {"offset", 1}}), "analyze_kernel");
     EXPECT_EQ(next["kernel"]["findings"][0]["id"], k["findings"][1]["id"]);
   }
   auto tiny = expect_ok(call(s, "analyze_kernel", {{"report", "r.ncu-rep"}, {"kernel", "2"}}), "analyze_kernel");
@@ -338,9 +341,10 @@ TEST(McpTools, MetricsByNameAndPatternAreBounded) {
   write_report(root, "r.ncu-rep", 120000);
   McpServer s(options_for(root));
   initialize(s);
-  auto named = expect_ok(call(s, "get_metrics", {{"report", "r.ncu-rep"},
-                                                  {"names", {"launch__sm_count", "gpu__time_duration.sum", "no__such"}}}),
-                         "get_metrics");
+  auto named =
+      expect_ok(call(s, "get_metrics",
+                     {{"report", "r.ncu-rep"}, {"names", {"launch__sm_count", "gpu__time_duration.sum", "no__such"}}}),
+                "get_metrics");
   EXPECT_EQ(named["total"], 2);
   EXPECT_EQ(named["missing"], json({"no__such"}));
   bool sm = false;
@@ -397,14 +401,16 @@ TEST(McpTools, DiffHistoryAndGateOverTheConfiguredStore) {
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   McpServer s(options_for(root, store));
   initialize(s);
-  auto d = expect_ok(call(s, "diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}}), "diff_reports");
+  auto d =
+      expect_ok(call(s, "diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}}), "diff_reports");
   EXPECT_EQ(d["summary"]["slower"], 1);
   EXPECT_EQ(d["threshold"]["value"], 0.02);
   bool slower = false;
   for (const auto& p : d["pairs"]) slower |= p["verdict"] == "slower" && p["change"]["value"].get<double>() > 0.49;
   EXPECT_TRUE(slower) << d.dump();
-  auto one = expect_ok(call(s, "diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}, {"limit", 1}}),
-                       "diff_reports");
+  auto one =
+      expect_ok(call(s, "diff_reports", {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}, {"limit", 1}}),
+                "diff_reports");
   EXPECT_EQ(one["pairs"].size(), 1u);
   EXPECT_EQ(one["truncated"], true);
 
@@ -468,21 +474,24 @@ TEST(McpTools, DiffSaysHowEachPairWasMadeAndTakesPairs) {
       << reply.dump();
 
   // The suggestion passed back as pairs: a forced pair, said so.
-  auto forced = expect_ok(call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"},
-                                                   {"pairs", two["suggested_pairs"]}}),
-                          "diff_reports");
+  auto forced =
+      expect_ok(call(s, "diff_reports",
+                     {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"}, {"pairs", two["suggested_pairs"]}}),
+                "diff_reports");
   ASSERT_EQ(forced["pairs"].size(), 2u);
   EXPECT_EQ(forced["pairs"][0]["paired_by"], "forced");
   EXPECT_EQ(forced["pairs"][0]["pairing"], "--pair 1:0: the kernel names differ (oldName -> newName)");
   EXPECT_TRUE(forced["missing"].empty() && forced["new"].empty());
 
   // A pair naming no kernel is keet diff's one-line error; a pair not of two indices is refused before anything runs.
-  auto absent = expect_tool_error(call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"},
-                                                           {"pairs", json::parse("[[5, 0]]")}}));
+  auto absent = expect_tool_error(
+      call(s, "diff_reports",
+           {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"}, {"pairs", json::parse("[[5, 0]]")}}));
   EXPECT_NE(absent.find("--pair 5:0: the first report has no kernel 5"), std::string::npos) << absent;
-  for (auto bad : {json::parse("[[1]]"), json::parse("[[1, 2, 3]]"), json::parse("[[-1, 0]]"), json::parse("[[\"1\", 0]]"),
-                   json::parse("[\"1:0\"]")})
-    EXPECT_EQ(error_code(call(s, "diff_reports", {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"}, {"pairs", bad}})),
+  for (auto bad : {json::parse("[[1]]"), json::parse("[[1, 2, 3]]"), json::parse("[[-1, 0]]"),
+                   json::parse("[[\"1\", 0]]"), json::parse("[\"1:0\"]")})
+    EXPECT_EQ(error_code(call(s, "diff_reports",
+                              {{"before", "two-old.ncu-rep"}, {"after", "two-new.ncu-rep"}, {"pairs", bad}})),
               -32602)
         << bad.dump();
 }
@@ -535,8 +544,9 @@ TEST(McpTools, ReportPathsStayUnderTheRoots) {
   small.max_report_bytes = 100;
   McpServer limited(std::move(small));
   initialize(limited);
-  EXPECT_NE(expect_tool_error(call(limited, "list_kernels", {{"report", "sub/ok.ncu-rep"}})).find("over this server's limit"),
-            std::string::npos);
+  EXPECT_NE(
+      expect_tool_error(call(limited, "list_kernels", {{"report", "sub/ok.ncu-rep"}})).find("over this server's limit"),
+      std::string::npos);
 }
 
 TEST(McpTools, FixtureReports) {
@@ -557,7 +567,8 @@ TEST(McpTools, FixtureReports) {
 // ---------------------------------------------------------- streamable HTTP
 
 HttpExchange post(const json& body, const std::string& session = "", const std::string& version = "2025-06-18") {
-  HttpExchange ex{"POST", {{"content-type", "application/json"}, {"accept", "application/json, text/event-stream"}}, body.dump()};
+  HttpExchange ex{
+      "POST", {{"content-type", "application/json"}, {"accept", "application/json, text/event-stream"}}, body.dump()};
   if (!session.empty()) ex.headers["mcp-session-id"] = session;
   if (!version.empty()) ex.headers["mcp-protocol-version"] = version;
   return ex;
@@ -587,7 +598,8 @@ TEST(McpHttp, ASessionFromInitializeToDelete) {
   auto tools = s.handle_http(post(request(2, "tools/list"), sid));
   ASSERT_EQ(tools.status, 200);
   EXPECT_EQ(json::parse(tools.body)["result"]["tools"].size(), 8u);
-  auto listed = s.handle_http(post(request(3, "tools/call", {{"name", "list_kernels"}, {"arguments", {{"report", "r.ncu-rep"}}}}), sid));
+  auto listed = s.handle_http(
+      post(request(3, "tools/call", {{"name", "list_kernels"}, {"arguments", {{"report", "r.ncu-rep"}}}}), sid));
   ASSERT_EQ(listed.status, 200);
   expect_ok(json::parse(listed.body), "list_kernels");
   auto unknown_method = s.handle_http(post(request(4, "prompts/list"), sid));
@@ -600,7 +612,7 @@ TEST(McpHttp, ASessionFromInitializeToDelete) {
   EXPECT_NE(header(other, "Mcp-Session-Id"), sid);
   EXPECT_EQ(json::parse(other.body)["result"]["protocolVersion"], "2025-03-26");
 
-  EXPECT_EQ(s.handle_http(post(request(5, "tools/list"))).status, 400);                 // no session id
+  EXPECT_EQ(s.handle_http(post(request(5, "tools/list"))).status, 400);                      // no session id
   EXPECT_EQ(s.handle_http(post(request(6, "tools/list"), "0123456789abcdef")).status, 404);  // unknown session
   EXPECT_EQ(s.handle_http({"DELETE", {{"mcp-session-id", sid}}, ""}).status, 200);
   EXPECT_EQ(s.handle_http(post(request(7, "tools/list"), sid)).status, 404);  // ended
@@ -691,7 +703,8 @@ TEST(McpTools, TableIsComplete) {
     std::string pointer = "/properties" + b.list;
     for (size_t at = pointer.find('/', 12); at != std::string::npos; at = pointer.find('/', at + 13))
       pointer.insert(at, "/properties");
-    EXPECT_EQ(t["outputSchema"].value(json::json_pointer(pointer + "/type"), ""), "array") << t["name"] << " " << pointer;
+    EXPECT_EQ(t["outputSchema"].value(json::json_pointer(pointer + "/type"), ""), "array")
+        << t["name"] << " " << pointer;
     for (const char* field : {"total", "offset", "next_offset", "truncated"})
       EXPECT_TRUE(t["outputSchema"]["properties"].contains(field)) << t["name"] << " lacks " << field;
   }
@@ -728,7 +741,9 @@ TEST(McpPage, AnAnswerOverItsBudgetLosesRowsNotItsShape) {
   json bigger = {{"rows", rows(static_cast<int>(kept) + 1, 200)}};
   service::set_page(bigger, kept + 1, 10, 100);
   std::string t2 = "summary";
-  EXPECT_GT(service::result_bytes(t2 + "; rows 11-99 of 100 (cut to the 4096-byte size budget), next_offset 99", bigger), 4096u);
+  EXPECT_GT(
+      service::result_bytes(t2 + "; rows 11-99 of 100 (cut to the 4096-byte size budget), next_offset 99", bigger),
+      4096u);
 }
 
 TEST(McpPage, OneRowStaysSoThatPagingMovesOn) {
@@ -767,12 +782,13 @@ TEST(McpTools, ALongListIsPagedWithinTheBudget) {
   ASSERT_GT(n, 10u);
   ASSERT_LT(n, 300u);
   EXPECT_EQ(first["next_offset"], n);
-  auto second = expect_ok(call(s, "list_kernels", {{"report", "many.ncu-rep"}, {"limit", 1000}, {"sort", "index"},
-                                                   {"offset", first["next_offset"]}}),
-                          "list_kernels");
+  auto second = expect_ok(
+      call(s, "list_kernels",
+           {{"report", "many.ncu-rep"}, {"limit", 1000}, {"sort", "index"}, {"offset", first["next_offset"]}}),
+      "list_kernels");
   EXPECT_EQ(second["kernels"][0]["index"], n);  // nothing skipped, nothing repeated
-  auto metrics = expect_ok(call(s, "get_metrics", {{"report", "many.ncu-rep"}, {"limit", 2000}, {"zeros", true}}),
-                           "get_metrics");
+  auto metrics =
+      expect_ok(call(s, "get_metrics", {{"report", "many.ncu-rep"}, {"limit", 2000}, {"zeros", true}}), "get_metrics");
   EXPECT_EQ(metrics["offset"], 0);
 }
 
@@ -799,7 +815,8 @@ TEST(McpTools, EveryToolStaysWithinItsBudgetOnFixtures) {
   for (const auto& r : reports) {
     SCOPED_TRACE(r);
     expect_ok(call(s, "list_kernels", {{"report", r}}), "list_kernels");
-    expect_ok(call(s, "list_kernels", {{"report", r}, {"launches", "all"}, {"limit", 1000}, {"mangled", true}}), "list_kernels");
+    expect_ok(call(s, "list_kernels", {{"report", r}, {"launches", "all"}, {"limit", 1000}, {"mangled", true}}),
+              "list_kernels");
     expect_ok(call(s, "analyze_kernel", {{"report", r}}), "analyze_kernel");
     expect_ok(call(s, "analyze_kernel", {{"report", r}, {"top", 0}}), "analyze_kernel");
     expect_ok(call(s, "get_metrics", {{"report", r}}), "get_metrics");

@@ -2,10 +2,10 @@
 // end in tests/e2e/serve_test.cc), and its job store on real SQLite and a real
 // PostgreSQL server.
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -87,7 +87,9 @@ class ApiTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  Api api() { return Api(*jobs_, *blobs_, *runner_, nullptr, opt_, [] { return int64_t{1000}; }); }
+  Api api() {
+    return Api(*jobs_, *blobs_, *runner_, nullptr, opt_, [] { return int64_t{1000}; });
+  }
 
   static Request get(const std::string& path) { return loopback_get(path); }
   static Request upload(const std::string& body, const std::string& name = "k.ncu-rep") {
@@ -141,9 +143,11 @@ TEST_F(ApiTest, AJobHasExactlyTheDocumentedMembers) {
   auto a = api();
   auto job = json::parse(a.handle(upload("bytes", "x.ncu-rep")).body);
   auto other = json::parse(a.handle(upload("other bytes", "y.ncu-rep")).body);
-  auto diff = json::parse(a.handle(diff_request({{"before", job["id"]}, {"after", other["id"]}, {"pairs", {{0, 1}}}})).body);
+  auto diff =
+      json::parse(a.handle(diff_request({{"before", job["id"]}, {"after", other["id"]}, {"pairs", {{0, 1}}}})).body);
   for (const auto& j : {job, diff}) {
-    for (const auto& [key, value] : j.items()) EXPECT_TRUE(schema["properties"].contains(key)) << key << " is undocumented";
+    for (const auto& [key, value] : j.items())
+      EXPECT_TRUE(schema["properties"].contains(key)) << key << " is undocumented";
     for (const auto& key : schema["required"]) EXPECT_TRUE(j.contains(key.get<std::string>())) << key << " is missing";
   }
   EXPECT_TRUE(diff.contains("pairs")) << diff.dump();
@@ -171,7 +175,8 @@ TEST_F(ApiTest, ADiffTakesPairsAsJsonOrAMultipartField) {
   auto plain = json::parse(a.handle(diff_request({{"before", before}, {"after", after}})).body);
   EXPECT_FALSE(plain.contains("pairs")) << plain.dump();
 
-  for (const char* bad : {R"("0:1")", "[[1]]", "[[1, 2, 3]]", "[[-1, 0]]", R"([["1", 0]])", "[[1.5, 0]]", "[[1000000000, 0]]"}) {
+  for (const char* bad :
+       {R"("0:1")", "[[1]]", "[[1, 2, 3]]", "[[-1, 0]]", R"([["1", 0]])", "[[1.5, 0]]", "[[1000000000, 0]]"}) {
     auto refused = a.handle(diff_request({{"before", before}, {"after", after}, {"pairs", json::parse(bad)}}));
     EXPECT_EQ(refused.status, 400) << bad << ": " << refused.body;
     EXPECT_NE(json::parse(refused.body)["error"].get<std::string>().find("index"), std::string::npos) << refused.body;
@@ -182,7 +187,8 @@ TEST_F(ApiTest, ADiffTakesPairsAsJsonOrAMultipartField) {
 
   Request multipart = diff_request(json::object());
   multipart.body.clear();
-  multipart.parts = {{"before", "b.ncu-rep", "before bytes"}, {"after", "a.ncu-rep", "after bytes"}, {"pairs", "", "[[0, 0]]"}};
+  multipart.parts = {
+      {"before", "b.ncu-rep", "before bytes"}, {"after", "a.ncu-rep", "after bytes"}, {"pairs", "", "[[0, 0]]"}};
   auto m = a.handle(multipart);
   ASSERT_EQ(m.status, 202) << m.body;
   EXPECT_EQ(json::parse(m.body)["pairs"], json::parse("[[0, 0]]"));
@@ -230,9 +236,12 @@ TEST_F(ApiTest, DeletingTheLastJobOfAnUploadRemovesIt) {
   EXPECT_FALSE(blobs_->has(other_address));
   EXPECT_EQ(remove(other), 404);
   ASSERT_EQ(lines.size(), 8u) << "4 accepted, 4 deleted";
-  EXPECT_EQ(lines[0].find("ts=1970-01-01T00:00:01.000Z event=job.accepted job=" + first + " kind=analyze bytes=10 name=k.ncu-rep"), 0u)
+  EXPECT_EQ(lines[0].find("ts=1970-01-01T00:00:01.000Z event=job.accepted job=" + first +
+                          " kind=analyze bytes=10 name=k.ncu-rep"),
+            0u)
       << lines[0];
-  EXPECT_NE(lines.back().find("event=job.deleted job=" + other + " uploads_removed=1"), std::string::npos) << lines.back();
+  EXPECT_NE(lines.back().find("event=job.deleted job=" + other + " uploads_removed=1"), std::string::npos)
+      << lines.back();
 }
 
 // Many uploads at once: the queue's limit holds exactly (its length is read
@@ -260,8 +269,9 @@ TEST_F(ApiTest, InfoAsksTheStore) {
 }
 
 TEST(ServiceLog, LinesAreLogfmtWithQuotedValues) {
-  EXPECT_EQ(log_line(1764774245123, "job.failed", {{"job", "ab12"}, {"error", "a \"bad\" = report\nline 2"}, {"empty", ""}}),
-            R"(ts=2025-12-03T15:04:05.123Z event=job.failed job=ab12 error="a \"bad\" = report line 2" empty="")");
+  EXPECT_EQ(
+      log_line(1764774245123, "job.failed", {{"job", "ab12"}, {"error", "a \"bad\" = report\nline 2"}, {"empty", ""}}),
+      R"(ts=2025-12-03T15:04:05.123Z event=job.failed job=ab12 error="a \"bad\" = report line 2" empty="")");
   EXPECT_EQ(log_line(0, "x", {{"path", "C:\\dir"}}), R"(ts=1970-01-01T00:00:00.000Z event=x path="C:\\dir")");
 }
 
@@ -306,8 +316,10 @@ TEST(ServiceLeftovers, OldPartialUploadsAndJobFoldersAreRemoved) {
   auto sub = std::filesystem::path(blobs.path(*kept)).parent_path();
   auto old_time = std::filesystem::file_time_type::clock::now() - std::chrono::hours(2);
   auto make = [&](const std::filesystem::path& p, bool dir_entry, bool old) {
-    if (dir_entry) std::filesystem::create_directories(p);
-    else std::ofstream(p) << "x";
+    if (dir_entry)
+      std::filesystem::create_directories(p);
+    else
+      std::ofstream(p) << "x";
     if (old) std::filesystem::last_write_time(p, old_time);
   };
   make(sub / (*kept + ".tmp-old"), false, true);
@@ -341,9 +353,7 @@ TEST_F(ApiTest, AFullQueueAnswers429WithRetryAfter) {
   EXPECT_EQ(header(res, "Retry-After"), "5");
 }
 
-TEST_F(ApiTest, AnEmptyUploadIsRefused) {
-  EXPECT_EQ(api().handle(upload("")).status, 400);
-}
+TEST_F(ApiTest, AnEmptyUploadIsRefused) { EXPECT_EQ(api().handle(upload("")).status, 400); }
 
 TEST_F(ApiTest, EveryApiRequestNeedsTheTokenWhenOneIsSet) {
   opt_.token = "t0ken";
@@ -526,7 +536,8 @@ void cancel_and_remove(JobStore& s) {
 class SqliteJobStore : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = temp_path("jobs_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".sqlite");
+    path_ =
+        temp_path("jobs_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".sqlite");
     std::filesystem::remove(path_);
     auto s = open_job_store("sqlite:" + path_);
     ASSERT_TRUE(s) << s.error().message;
@@ -563,10 +574,12 @@ void pairs_are_kept(JobStore& s) {
 constexpr const char* kTableWithoutPairs[] = {
     "CREATE TABLE keet_jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL,"
     " name TEXT NOT NULL, report TEXT NOT NULL, report2 TEXT NOT NULL, baseline TEXT NOT NULL,"
-    " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL,"
+    " created_at BIGINT NOT NULL, started_at BIGINT NOT NULL, finished_at BIGINT NOT NULL, heartbeat_at BIGINT NOT "
+    "NULL,"
     " worker TEXT NOT NULL, claim TEXT NOT NULL, attempts INTEGER NOT NULL, progress DOUBLE PRECISION NOT NULL,"
     " stage TEXT NOT NULL, cancel INTEGER NOT NULL, error TEXT NOT NULL, size BIGINT NOT NULL)",
-    "INSERT INTO keet_jobs VALUES ('old', 'diff', 'queued', 'a vs b', 'r1', 'r2', '', 1, 0, 0, 0, '', '', 0, 0, '', 0, '', 9)"};
+    "INSERT INTO keet_jobs VALUES ('old', 'diff', 'queued', 'a vs b', 'r1', 'r2', '', 1, 0, 0, 0, '', '', 0, 0, '', 0, "
+    "'', 9)"};
 
 // Opened (twice, as two processes would), the old table gains the column; its job has no pairs.
 void an_old_store_gains_the_pairs_column(const std::string& url) {
@@ -590,7 +603,8 @@ TEST_F(SqliteJobStore, AnOldStoreGainsThePairsColumn) {
   std::filesystem::remove(path_);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  for (const char* sql : kTableWithoutPairs) EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  for (const char* sql : kTableWithoutPairs)
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   sqlite3_close(db);
   an_old_store_gains_the_pairs_column("sqlite:" + path_);
 }
@@ -684,7 +698,8 @@ TEST_F(PgJobStore, ARestartedDatabaseIsConnectedToAgain) {
   auto down = store.ping();
   ASSERT_FALSE(down);
   EXPECT_EQ(down.error().code, ExitCode::Dependency);
-  EXPECT_EQ(down.error().message.find("postgres@"), std::string::npos) << "no user name in the message: " << down.error().message;
+  EXPECT_EQ(down.error().message.find("postgres@"), std::string::npos)
+      << "no user name in the message: " << down.error().message;
   EXPECT_FALSE(store.claim("w", "c", 10, 0)) << "no claim while the database is down";
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << "a down database answers fast";
 
@@ -725,7 +740,8 @@ TEST_F(PgJobStore, AStoreFailureNamesNoServerAddress) {
   EXPECT_EQ(health.body.find(address.substr(0, address.find('/'))), std::string::npos) << health.body;
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("event=store.error"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[0].find(address.substr(0, address.find('/'))), std::string::npos) << "the log keeps the address: " << lines[0];
+  EXPECT_NE(lines[0].find(address.substr(0, address.find('/'))), std::string::npos)
+      << "the log keeps the address: " << lines[0];
   ASSERT_TRUE(server_->start_again());
   std::filesystem::remove_all(dir);
 }

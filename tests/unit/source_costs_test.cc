@@ -48,7 +48,7 @@ std::string line_program(const std::vector<int>& lines, uint64_t address_in_plac
   put(prog, address_in_place, 8);
   int line = 1;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (i) prog.push_back(2), put_uleb(prog, 32);  // advance_pc
+    if (i) prog.push_back(2), put_uleb(prog, 32);                         // advance_pc
     prog.push_back(3), put_sleb(prog, lines[i] - line), line = lines[i];  // advance_line
     prog.push_back(1);                                                    // copy
   }
@@ -80,14 +80,22 @@ struct TestCubin {
     put(sym, 1, 4), put(sym, 0x12, 1), put(sym, 0, 1), put(sym, 1, 2), put(sym, kernel_pc, 8), put(sym, kernel_size, 8);
     std::string rel;
     put(rel, site, 8), put(rel, (uint64_t{1} << 32) | reloc_type, 8);
-    struct Sec { uint32_t name, type; std::string data; uint32_t link, info; uint64_t entsize; };
-    std::vector<Sec> secs = {{0, 0, "", 0, 0, 0},           {1, 3, shstr, 0, 0, 0},  {11, 3, str, 0, 0, 0},
-                             {19, 2, sym, 2, 1, 24},        {27, 1, line, 0, 0, 0},  {39, 9, rel, 3, 4, 16}};
+    struct Sec {
+      uint32_t name, type;
+      std::string data;
+      uint32_t link, info;
+      uint64_t entsize;
+    };
+    std::vector<Sec> secs = {{0, 0, "", 0, 0, 0},    {1, 3, shstr, 0, 0, 0}, {11, 3, str, 0, 0, 0},
+                             {19, 2, sym, 2, 1, 24}, {27, 1, line, 0, 0, 0}, {39, 9, rel, 3, 4, 16}};
     std::string body;
     std::vector<uint64_t> offsets;
     for (const auto& s : secs) offsets.push_back(64 + body.size()), body += s.data;
     while (body.size() % 8) body.push_back('\0');
-    std::string out("\x7f" "ELF\x02\x01\x01", 7);
+    std::string out(
+        "\x7f"
+        "ELF\x02\x01\x01",
+        7);
     out.resize(16, '\0');
     put(out, 2, 2), put(out, machine, 2), put(out, 1, 4), put(out, 0, 8), put(out, 0, 8);
     put(out, 64 + body.size(), 8), put(out, 0, 4), put(out, 64, 2), put(out, 0, 2), put(out, 0, 2);
@@ -155,7 +163,10 @@ TEST(SourceCubin, RejectsNonCudaAndNonElf) {
   EXPECT_NE(c.error().message.find("EM_CUDA"), std::string::npos);
   EXPECT_FALSE(readers::Cubin::parse(""));
   EXPECT_FALSE(readers::Cubin::parse("not an elf at all"));
-  EXPECT_FALSE(readers::Cubin::parse(std::string("\x7f" "ELF", 4)));
+  EXPECT_FALSE(
+      readers::Cubin::parse(std::string("\x7f"
+                                        "ELF",
+                                        4)));
 }
 
 // Every prefix and many random corruptions of `bytes` must parse or fail
@@ -225,7 +236,7 @@ model::Report built_report(const TestCubin& tc, bool with_cubin) {
   k.metrics.push_back(pc_list("smsp__pcsamp_sample_count", {{b, 5}, {b + 0x10, 7}, {b + 0x20, 30}, {b + 0x40, 8}}));
   k.metrics.push_back(pc_list("smsp__pcsamp_warps_issue_stalled_long_scoreboard", {{b + 0x20, 25}, {b, 1}}));
   k.metrics.push_back(pc_list("inst_executed", {{b, 100}, {b + 0x10, 100}, {b + 0x20, 50}, {b + 0x40, 10}}));
-  k.metrics.push_back(pc_list("memory_type", {{b + 0x20, 4}}));                  // enum code: not summed
+  k.metrics.push_back(pc_list("memory_type", {{b + 0x20, 4}}));                          // enum code: not summed
   k.metrics.push_back(pc_list("launch__occupancy_per_block_size", {{32, 8}, {64, 8}}));  // not PCs
   r.kernels.push_back(std::move(k));
   return r;

@@ -72,7 +72,7 @@ TEST(TimelineReader, PerKernelTotalsLaunchesAndShares) {
   EXPECT_EQ(t.kernels[1].time.total_ns, 1'000);
   EXPECT_EQ(t.kernel_ns, 91'000);
   EXPECT_NEAR(t.gpu_share(t.kernels[0]), 90.0 / 91.0, 1e-12);
-  EXPECT_EQ(t.span_start, 1000);  // the init kernel
+  EXPECT_EQ(t.span_start, 1000);   // the init kernel
   EXPECT_EQ(t.span_end, 301'000);  // the last copy
   EXPECT_EQ(t.meta.schema, "META_DATA_EXPORT");
   EXPECT_EQ(t.meta.tool_version, "2023.3.3.42");
@@ -175,22 +175,28 @@ TEST(TimelineSniff, ReportsExportsAndVersions) {
   EXPECT_EQ(readers::sniff_timeline(std::string("SQLite format 3\0xx", 18)), readers::TimelineFile::NsysExport);
   EXPECT_EQ(readers::sniff_timeline("NVIDIA Tegra Profiler Report 1.\n"), readers::TimelineFile::NsysReport);
   EXPECT_EQ(readers::sniff_timeline("NVIDIA Nsight"), readers::TimelineFile::Other);
-  EXPECT_EQ(readers::nsys_report_version("NVIDIA Tegra Profiler Report 2026@1@3@425-261338342291v0.\n"), "2026.1.3.425");
+  EXPECT_EQ(readers::nsys_report_version("NVIDIA Tegra Profiler Report 2026@1@3@425-261338342291v0.\n"),
+            "2026.1.3.425");
   EXPECT_EQ(readers::nsys_report_version("NVIDIA Tegra Profiler Report 1.\n"), "");
 }
 
 model::KernelLaunch launch(uint64_t key, int64_t start, int64_t end, uint64_t stream = 7) {
-  return {.start = start, .end = end, .device = 0, .stream = stream, .name_key = key, .name = key == 1 ? "a" : "b",
+  return {.start = start,
+          .end = end,
+          .device = 0,
+          .stream = stream,
+          .name_key = key,
+          .name = key == 1 ? "a" : "b",
           .short_name = key == 1 ? "a" : "b"};
 }
 
 TEST(TimelineBuilder, IdleGapsPerStreamAndPerDevice) {
   model::TimelineBuilder b;
   b.begin({}, 0, 1000);
-  b.kernel(launch(1, 0, 100));           // stream 7
-  b.kernel(launch(2, 50, 300, 9));       // stream 9 overlaps: the device stays busy
-  b.kernel(launch(1, 400, 500));         // gap 300 on stream 7, 100 on the device
-  b.kernel(launch(1, 900, 1000));        // gap 400 on both
+  b.kernel(launch(1, 0, 100));      // stream 7
+  b.kernel(launch(2, 50, 300, 9));  // stream 9 overlaps: the device stays busy
+  b.kernel(launch(1, 400, 500));    // gap 300 on stream 7, 100 on the device
+  b.kernel(launch(1, 900, 1000));   // gap 400 on both
   auto t = std::move(b).finish();
   ASSERT_EQ(t.devices.size(), 1u);
   EXPECT_EQ(t.devices[0].busy_ns, 500);
@@ -212,7 +218,7 @@ TEST(TimelineBuilder, DriftSeesKernelsThatSlowDown) {
   b.begin({}, 0, 0);
   int64_t t = 0;
   for (int i = 0; i < 1000; ++i) {
-    b.kernel(launch(1, t, t + 1000 + i));      // grows from 1000 to 1999 ns
+    b.kernel(launch(1, t, t + 1000 + i));     // grows from 1000 to 1999 ns
     b.kernel(launch(2, t + 3000, t + 3500));  // steady
     t += 5000;
   }
@@ -301,8 +307,8 @@ TEST(TimelineProfile, HotKernelFilterAndNsysCommands) {
   auto path = testing::temp_path("filter.sqlite");
   typical().write(path);
   auto t = read(path);
-  std::vector<std::string> want = {"--kernel-name-base", "function", "--kernel-name", "regex:^(solve|init_rng)$",
-                                   "--launch-count", "6"};
+  std::vector<std::string> want = {"--kernel-name-base",       "function",       "--kernel-name",
+                                   "regex:^(solve|init_rng)$", "--launch-count", "6"};
   EXPECT_EQ(app::hot_kernel_filter(t, 3), want);
   EXPECT_EQ(app::hot_kernel_filter(t, 1)[3], "regex:^(solve)$");
   auto p = app::nsys_profile_arguments("nsys", "out", {"-app", "x"});
@@ -311,8 +317,8 @@ TEST(TimelineProfile, HotKernelFilterAndNsysCommands) {
   EXPECT_EQ(app::export_path_for("dir/run.nsys-rep"), "dir/run.sqlite");
   EXPECT_EQ(app::export_path_for("run.qdrep"), "run.sqlite");
   auto e = app::nsys_export_arguments("nsys", "r.nsys-rep", "r.sqlite");
-  std::vector<std::string> export_want = {"nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
-                                          "-o", "r.sqlite", "r.nsys-rep"};
+  std::vector<std::string> export_want = {"nsys", "export", "--type",   "sqlite",    "--force-overwrite",
+                                          "true", "-o",     "r.sqlite", "r.nsys-rep"};
   EXPECT_EQ(e, export_want);
 }
 

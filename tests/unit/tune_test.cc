@@ -93,8 +93,10 @@ TEST(TunePatch, OnlyPlainRelativePathsAreSafe) {
 
 TEST(TunePatch, FindsFencedDiffsAndTheirFindings) {
   std::string answer =
-      "Here are two ideas.\n\nFinding: memory.uncoalesced_global\n```diff\n--- a/k.cu\n+++ b/k.cu\n@@ -1 +1 @@\n-x\n+y\n```\n"
-      "Second, for occupancy.low:\n```patch\n--- a/k.cu\n+++ b/k.cu\n@@ -2 +2 @@\n-p\n+q\n```\n```cpp\nnot a diff\n```\n";
+      "Here are two ideas.\n\nFinding: memory.uncoalesced_global\n```diff\n--- a/k.cu\n+++ b/k.cu\n@@ -1 +1 "
+      "@@\n-x\n+y\n```\n"
+      "Second, for occupancy.low:\n```patch\n--- a/k.cu\n+++ b/k.cu\n@@ -2 +2 @@\n-p\n+q\n```\n```cpp\nnot a "
+      "diff\n```\n";
   auto blocks = extract_diff_blocks(answer);
   ASSERT_EQ(blocks.size(), 2u);
   EXPECT_NE(blocks[0].diff.find("+y"), std::string::npos);

@@ -15,10 +15,14 @@ using nlohmann::json;
 // `v` rebuilt as an nlohmann tree through DataValue's accessors only.
 json rebuilt(DataValue v) {
   switch (v.kind()) {
-    case DataKind::Null: return nullptr;
-    case DataKind::Bool: return v.boolean();
-    case DataKind::Number: return v.number();
-    case DataKind::String: return v.str();
+    case DataKind::Null:
+      return nullptr;
+    case DataKind::Bool:
+      return v.boolean();
+    case DataKind::Number:
+      return v.number();
+    case DataKind::String:
+      return v.str();
     case DataKind::Array: {
       json out = json::array();
       for (auto e : v) out.push_back(rebuilt(e));

@@ -42,7 +42,8 @@ TEST(JsonStream, SameBytesAsOneDump) {
       {{"bad", 3}, {"kernels", {kernel, kernel, 7, "text"}}, {"zeta", {1, 2}}},
   };
   for (const auto& doc : docs)
-    for (int indent : {-1, 0, 1, 2, 4}) EXPECT_EQ(streamed(doc, "kernels", indent), json_text(doc, indent) + "\n") << indent;
+    for (int indent : {-1, 0, 1, 2, 4})
+      EXPECT_EQ(streamed(doc, "kernels", indent), json_text(doc, indent) + "\n") << indent;
 }
 
 TEST(JsonStream, EmptyObject) {
@@ -65,7 +66,6 @@ TEST(JsonStream, TextAtDepthIndentsEveryLine) {
   EXPECT_EQ(json_text_at(j, -1, 3), json_text(j));
 }
 
-
 // Walks `j` and writes it through JsonWriter's own calls (a scalar's kind
 // picks the overload), so the writer is compared with the serializer on
 // every kind of value.
@@ -84,12 +84,24 @@ void write_tree(JsonWriter& w, const json& j) {
       for (const auto& v : j) write_tree(w, v);
       w.end_array();
       return;
-    case json::value_t::string: w.value(j.get_ref<const std::string&>()); return;
-    case json::value_t::boolean: w.value(j.get<bool>()); return;
-    case json::value_t::number_integer: w.value(j.get<int64_t>()); return;
-    case json::value_t::number_unsigned: w.value(j.get<uint64_t>()); return;
-    case json::value_t::number_float: w.value(j.get<double>()); return;
-    default: w.null(); return;
+    case json::value_t::string:
+      w.value(j.get_ref<const std::string&>());
+      return;
+    case json::value_t::boolean:
+      w.value(j.get<bool>());
+      return;
+    case json::value_t::number_integer:
+      w.value(j.get<int64_t>());
+      return;
+    case json::value_t::number_unsigned:
+      w.value(j.get<uint64_t>());
+      return;
+    case json::value_t::number_float:
+      w.value(j.get<double>());
+      return;
+    default:
+      w.null();
+      return;
   }
 }
 
@@ -111,7 +123,8 @@ TEST(JsonWriter, SameBytesAsTheSerializerAtEveryIndentAndDepth) {
   std::vector<json> docs = {json::object(), json::array(), kernel, {{"k", {kernel, kernel}}}, "just a string", 42};
   for (const auto& doc : docs)
     for (int indent : {-1, 0, 1, 2, 4})
-      for (int depth : {0, 1, 3}) EXPECT_EQ(written(doc, indent, depth), json_text_at(doc, indent, depth)) << indent << " " << depth;
+      for (int depth : {0, 1, 3})
+        EXPECT_EQ(written(doc, indent, depth), json_text_at(doc, indent, depth)) << indent << " " << depth;
 }
 
 TEST(JsonWriter, NumbersAsTheSerializerPrintsThem) {
@@ -158,11 +171,16 @@ TEST(JsonWriter, StreamedElementsMatchTreeElements) {
 // serializer writes them: escapes, multi-byte characters and replacements.
 TEST(JsonWriter, StringsAsTheSerializerWritesThem) {
   std::mt19937 rng(11);
-  const std::vector<std::string> pieces = {"a", "\"", "\\", "\n", "\x01", "\x7f", "\xc3\xa9", "\xe2\x89\xa5", "\xf0\x9f\x98\x80",
-                                           "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe0\x80", "\xff", "\x80", "\xc3"};
+  const std::vector<std::string> pieces = {"a",        "\"",           "\\",
+                                           "\n",       "\x01",         "\x7f",
+                                           "\xc3\xa9", "\xe2\x89\xa5", "\xf0\x9f\x98\x80",
+                                           "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                           "\xe0\x80", "\xff",         "\x80",
+                                           "\xc3"};
   for (int i = 0; i < 5000; ++i) {
     std::string s;
-    for (int n = static_cast<int>(rng() % 24); n > 0; --n) s += rng() % 3 ? std::string(1 + rng() % 9, 'x') : pieces[rng() % pieces.size()];
+    for (int n = static_cast<int>(rng() % 24); n > 0; --n)
+      s += rng() % 3 ? std::string(1 + rng() % 9, 'x') : pieces[rng() % pieces.size()];
     std::string out;
     JsonWriter(out, -1).value(s);
     ASSERT_EQ(out, json_text(json(s))) << ::testing::PrintToString(s);

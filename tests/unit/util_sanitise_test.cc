@@ -22,7 +22,9 @@ namespace {
 TEST(UtilTerminal, ControlsBecomeCaretNotation) {
   EXPECT_EQ(terminal_safe("k\x1b]0;title\x07\x1b[2J\rX\x7f"), "k^[]0;title^G^[[2J^MX^?");
   EXPECT_EQ(terminal_safe("line\n\tkept"), "line\n\tkept");
-  EXPECT_EQ(terminal_safe("c1 \xc2\x9b" "31m"), "c1 U+009B31m");
+  EXPECT_EQ(terminal_safe("c1 \xc2\x9b"
+                          "31m"),
+            "c1 U+009B31m");
   EXPECT_EQ(terminal_safe("caf\xc3\xa9 \xc2\xa0ok"), "caf\xc3\xa9 \xc2\xa0ok");  // printable UTF-8 untouched
 }
 
@@ -57,11 +59,15 @@ TEST(UtilTerminal, SafeOutputFiltersAcrossWrites) {
     std::ostream out(&buf);
     out << "clean " << std::string(100000, 'x').substr(0, 3) << " k\x1b[2Jz";
     out << "ab\xc2";
-    out << "\x9b" "31m" << '\r' << "end";
+    out << "\x9b"
+           "31m"
+        << '\r' << "end";
     out.flush();
     EXPECT_TRUE(buf.ok());
   }
-  EXPECT_EQ(target.str(), "clean xxx k^[[2Jzab" "U+009B31m^Mend");
+  EXPECT_EQ(target.str(),
+            "clean xxx k^[[2Jzab"
+            "U+009B31m^Mend");
 }
 
 // The scan that skips eight bytes at a time stops where a byte-by-byte scan
@@ -122,7 +128,7 @@ TEST(UtilStrings, ValidUtf8) {
   EXPECT_EQ(valid_utf8("ok \xc3\xa9 \xf0\x9f\x98\x80"), "ok \xc3\xa9 \xf0\x9f\x98\x80");
   EXPECT_EQ(valid_utf8("\xff"), "\xef\xbf\xbd");
   EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
-  EXPECT_EQ(valid_utf8("a\xe2\x82"), "a\xef\xbf\xbd\xef\xbf\xbd");                  // cut short
+  EXPECT_EQ(valid_utf8("a\xe2\x82"), "a\xef\xbf\xbd\xef\xbf\xbd");                // cut short
 }
 
 TEST(RenderMarkup, EscapeMakesValidXmlText) {

@@ -25,7 +25,9 @@ std::string one_block(ReportWriter& w, const std::vector<pb::ProfileResult>& ker
 }
 
 TEST(WireWalker, ReadsVarintsTagsAndRejectsRunaways) {
-  std::string bytes = "\x08\x96\x01\x12\x03" "abc";  // field 1 = 150, field 2 = "abc"
+  std::string bytes =
+      "\x08\x96\x01\x12\x03"
+      "abc";  // field 1 = 150, field 2 = "abc"
   readers::wire::Walker w(bytes);
   uint32_t field, type;
   uint64_t v;
@@ -39,7 +41,9 @@ TEST(WireWalker, ReadsVarintsTagsAndRejectsRunaways) {
   ASSERT_TRUE(w.delimited(s));
   EXPECT_EQ(s, "abc");
   EXPECT_TRUE(w.done());
-  std::string past = "\x12\x09" "ab";  // a payload longer than what is left
+  std::string past =
+      "\x12\x09"
+      "ab";  // a payload longer than what is left
   readers::wire::Walker p(past);
   ASSERT_TRUE(p.tag(field, type));
   EXPECT_FALSE(p.delimited(s));
@@ -71,7 +75,8 @@ TEST(WireDecode, ValuesAsProtobufParsesThem) {
   odd->mutable_value()->set_uint32_value(3);
   testing::add_unknown_varint(*odd->mutable_unknown_fields(), 77, 1);
   testing::add_unknown_fixed64(*odd->mutable_value()->mutable_unknown_fields(), 3 + 8, 9);  // field 11: unknown
-  testing::add_unknown_delimited(*odd->mutable_value()->mutable_unknown_fields(), 3, "not a double");  // wrong wire type
+  testing::add_unknown_delimited(*odd->mutable_value()->mutable_unknown_fields(), 3,
+                                 "not a double");  // wrong wire type
   std::string bytes = one_block(w, {k});
   auto src = io::memory_source("mem.ncu-rep", bytes);
   auto r = readers::load(*src);
@@ -236,7 +241,7 @@ TEST(WireDecode, TableOverSomeMetricsAgreesWithTheWholeTable) {
   auto whole = analysis::source_table(*r, k);
   auto part = analysis::source_table(*r, k, {"inst_executed"});
   ASSERT_EQ(whole.level, analysis::SourceLevel::Sass);
-  EXPECT_EQ(part.sorted_by, whole.sorted_by);  // the default metric joins the subset
+  EXPECT_EQ(part.sorted_by, whole.sorted_by);                  // the default metric joins the subset
   auto a = analysis::hottest_lines(whole, "instructions", 5);  // the alias of inst_executed
   auto b = analysis::hottest_lines(part, "instructions", 5);
   ASSERT_EQ(a.size(), 5u);

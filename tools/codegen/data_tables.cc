@@ -19,12 +19,18 @@ namespace {
 
 const char* kind_token(keet::DataKind k) {
   switch (k) {
-    case keet::DataKind::Null: return "N";
-    case keet::DataKind::Bool: return "B";
-    case keet::DataKind::Number: return "D";
-    case keet::DataKind::String: return "S";
-    case keet::DataKind::Array: return "A";
-    case keet::DataKind::Object: return "O";
+    case keet::DataKind::Null:
+      return "N";
+    case keet::DataKind::Bool:
+      return "B";
+    case keet::DataKind::Number:
+      return "D";
+    case keet::DataKind::String:
+      return "S";
+    case keet::DataKind::Array:
+      return "A";
+    case keet::DataKind::Object:
+      return "O";
   }
   return "N";
 }
@@ -100,7 +106,8 @@ int main(int argc, char** argv) {
     paths.push_back(std::filesystem::path(argv[i]).lexically_relative(root).generic_string());
   }
   os << "struct Entry {\n  std::string_view path;\n  const DataTable* table;\n};\nconstexpr Entry entries[] = {\n";
-  for (size_t i = 0; i < paths.size(); ++i) os << "    {" << nlohmann::json(paths[i]).dump() << ", &table_" << i << "},\n";
+  for (size_t i = 0; i < paths.size(); ++i)
+    os << "    {" << nlohmann::json(paths[i]).dump() << ", &table_" << i << "},\n";
   os << "};\n\n}  // namespace\n\n"
         "std::optional<DataValue> compiled_data(std::string_view path) {\n"
         "  for (const auto& e : entries)\n"

@@ -43,14 +43,16 @@ void string_map(std::ostream& os, const char* name, const json& obj) {
 
 void pair_list(std::ostream& os, const char* name, const json& arr) {
   os << "inline constexpr StringPair " << name << "[] = {\n";
-  for (const auto& p : arr) os << "    {" << quoted(p.at(0).get<std::string>()) << ", " << quoted(p.at(1).get<std::string>()) << "},\n";
+  for (const auto& p : arr)
+    os << "    {" << quoted(p.at(0).get<std::string>()) << ", " << quoted(p.at(1).get<std::string>()) << "},\n";
   os << "};\n";
 }
 
 void scale_map(std::ostream& os, const char* name, const json& obj) {
   os << "inline constexpr ScaleEntry " << name << "[] = {\n";
   for (const auto& [k, v] : members(obj))
-    os << "    {" << quoted(k) << ", " << quoted(v.at(0).get<std::string>()) << ", " << number(v.at(1).get<double>()) << "},\n";
+    os << "    {" << quoted(k) << ", " << quoted(v.at(0).get<std::string>()) << ", " << number(v.at(1).get<double>())
+       << "},\n";
   os << "};\n";
 }
 

@@ -15,9 +15,12 @@ int main(int argc, char** argv) {
   keet::app::Action action;
   auto cli = keet::app::make_cli(action);
   std::string kind = argv[1], text;
-  if (kind == "man") text = keet::app::man_page(*cli, KEET_VERSION);
-  else if (kind == "bash") text = keet::app::bash_completion(*cli);
-  else if (kind == "zsh") text = keet::app::zsh_completion(*cli);
+  if (kind == "man")
+    text = keet::app::man_page(*cli, KEET_VERSION);
+  else if (kind == "bash")
+    text = keet::app::bash_completion(*cli);
+  else if (kind == "zsh")
+    text = keet::app::zsh_completion(*cli);
   else {
     std::cerr << "keet_docgen: unknown kind '" << kind << "'\n";
     return 2;

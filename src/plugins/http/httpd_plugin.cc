@@ -278,15 +278,16 @@ void fill(const Exchange& x, CRequest& c) {
   for (const auto& [k, v] : x.params) c.params.push_back({k.c_str(), v.c_str()});
   for (const auto& [k, v] : x.headers) c.headers.push_back({k.c_str(), v.c_str()});
   for (const auto& p : x.parts) c.parts.push_back({p->field.c_str(), p->filename.c_str(), p->body.view()});
-  c.req = {x.method.c_str(), x.path.c_str(), c.params.data(), c.params.size(), c.headers.data(), c.headers.size(),
-           x.body.view(),    c.parts.data(), c.parts.size(),  x.remote.c_str()};
+  c.req = {x.method.c_str(), x.path.c_str(), c.params.data(), c.params.size(), c.headers.data(),
+           c.headers.size(), x.body.view(),  c.parts.data(),  c.parts.size(),  x.remote.c_str()};
 }
 
 MHD_Result on_part(void* cls, MHD_ValueKind, const char* key, const char* filename, const char*, const char*,
                    const char* data, uint64_t offset, size_t size) {
   auto& [s, x] = *static_cast<std::pair<Server*, Exchange*>*>(cls);
   std::string field = key ? key : "";
-  bool continues = !x->parts.empty() && x->parts.back()->field == field && (offset > 0 || x->parts.back()->body.size == 0);
+  bool continues =
+      !x->parts.empty() && x->parts.back()->field == field && (offset > 0 || x->parts.back()->body.size == 0);
   if (!continues) {
     x->parts.push_back(std::make_unique<Part>());
     x->parts.back()->field = field;
@@ -346,7 +347,8 @@ MHD_Result begin(Server& s, MHD_Connection* c, const char* url, const char* meth
   }
   const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (length && std::strtoull(length, nullptr, 10) > s.config.max_body_bytes) {
-    if (std::strtoull(length, nullptr, 10) > s.config.max_body_bytes + kDrainBytes) return refuse(c, x, 413, limit_text(s), true);
+    if (std::strtoull(length, nullptr, 10) > s.config.max_body_bytes + kDrainBytes)
+      return refuse(c, x, 413, limit_text(s), true);
     x.over_limit = true;  // read and dropped, so that a client which does not wait reads the 413
   }
   if (body && is_multipart(c)) {
@@ -378,7 +380,8 @@ MHD_Result take(Server& s, Exchange& x, const char* data, size_t size) {
                         : x.body.append(data, size, x.memory_left, s.spool_dir);
   if (!ok && x.failed) return MHD_NO;
   if (!ok) {
-    log_line(s, "a body from " + x.remote + " could not be " + (x.multipart ? "parsed (malformed multipart)" : "spooled (disk full?)"));
+    log_line(s, "a body from " + x.remote + " could not be " +
+                    (x.multipart ? "parsed (malformed multipart)" : "spooled (disk full?)"));
     return MHD_NO;
   }
   return MHD_YES;
@@ -394,8 +397,8 @@ MHD_Result answer(Server& s, MHD_Connection* c, Exchange& x) {
   return queue(c, x, st);
 }
 
-MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
-                      const char* data, size_t* size, void** context) {
+MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char* data,
+                      size_t* size, void** context) {
   auto& s = *static_cast<Server*>(cls);
   try {
     auto* x = static_cast<Exchange*>(*context);
@@ -474,20 +477,21 @@ void* start(const keet_httpd_config& config, std::string& error) {
   int fd = listen_on(s->host, config.port, s->port, error);
   if (fd < 0) return nullptr;
   unsigned connections = config.max_connections > 0 ? static_cast<unsigned>(config.max_connections) : 256;
-  unsigned per_client = config.max_connections_per_client > 0 ? static_cast<unsigned>(config.max_connections_per_client) : 0;
+  unsigned per_client =
+      config.max_connections_per_client > 0 ? static_cast<unsigned>(config.max_connections_per_client) : 0;
   unsigned idle = config.idle_timeout_s > 0 ? static_cast<unsigned>(config.idle_timeout_s) : 30;
   size_t header_memory = config.header_memory_bytes >= 4096 ? config.header_memory_bytes : 64 * 1024;
   // A thread per connection: keet's handlers block (the job store, an LLM
   // question), and a slow client then holds only its own thread.
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-  s->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),                        //
-                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s.get(),  // first, or it misses some  //
-                               MHD_OPTION_LISTEN_SOCKET, fd,                                         //
-                               MHD_OPTION_CONNECTION_LIMIT, connections,                             //
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,                       //
-                               MHD_OPTION_CONNECTION_TIMEOUT, idle,                                  //
-                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, header_memory,                    //
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr,                   //
+  s->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),     //
+                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s.get(),        // first, or it misses some  //
+                               MHD_OPTION_LISTEN_SOCKET, fd,                        //
+                               MHD_OPTION_CONNECTION_LIMIT, connections,            //
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,      //
+                               MHD_OPTION_CONNECTION_TIMEOUT, idle,                 //
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, header_memory,   //
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr,  //
                                MHD_OPTION_END);
   if (!s->daemon) {
     ::close(fd);

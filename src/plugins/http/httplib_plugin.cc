@@ -16,11 +16,14 @@ keet_http_failure failure_kind(httplib::Error e) {
   switch (e) {
     case httplib::Error::Connection:
     case httplib::Error::SSLConnection:
-    case httplib::Error::SSLServerVerification: return KEET_HTTP_CONNECT;
+    case httplib::Error::SSLServerVerification:
+      return KEET_HTTP_CONNECT;
     // cpp-httplib reports a read timeout as a failed read.
     case httplib::Error::Read:
-    case httplib::Error::ConnectionTimeout: return KEET_HTTP_TIMEOUT;
-    default: return KEET_HTTP_OTHER;
+    case httplib::Error::ConnectionTimeout:
+      return KEET_HTTP_TIMEOUT;
+    default:
+      return KEET_HTTP_OTHER;
   }
 }
 
