@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/expr.h"
+#include "analysis/known_names.h"
 #include "model/units.h"
 #include "util/data_value.h"
 
@@ -18,7 +19,9 @@ namespace {
 
 using Data = DataValue;
 
-enum class Kind : uint8_t { Plain, Stall, StallTotal, StallShare };
+// Lookup: a quantity of the vocabulary only (a name, its spellings, a formula
+// over metrics), read on demand with metric_quantity, never computed per kernel.
+enum class Kind : uint8_t { Plain, Stall, StallTotal, StallShare, Lookup };
 
 // One metric spelling of a quantity, with what every kernel would otherwise work out again.
 struct Spelling {
@@ -48,6 +51,8 @@ struct QuantityDef {
   std::optional<Formula> valid_when;
   bool hidden = false;  // a raw metric that a formula names; not reported as missing
   std::vector<std::string> nvprof;
+  std::vector<std::string> known_as;  // names people use for it (known_names.h)
+  std::vector<Expr> lookup_formulas;  // Lookup: formulas over metrics, not bound to quantities
 };
 
 struct StallForm {
@@ -68,6 +73,11 @@ struct Catalogue {
   std::vector<StallForm> forms;
   std::vector<UnitDef> units;
   std::vector<SectionDef> sections;
+  // The vocabulary (known_names.h): names, lower-case name -> known[i], metric -> its names.
+  std::vector<KnownName> known;
+  std::unordered_map<std::string, size_t> known_index;
+  std::unordered_map<std::string, std::vector<std::string>> known_of;
+  std::vector<std::string> prefixes, sources;
 
   std::optional<QuantityId> find(std::string_view name) const {
     auto it = ids.find(std::string(name));
@@ -130,6 +140,15 @@ std::string name_in(Data table, const std::string& reason) {
   return it ? it->str() : "";
 }
 
+// nvprof's name for the stall reason its nvprof form reads ("filed_under"):
+// nvprof sums some ncu reasons (stall_exec_dependency is short_scoreboard +
+// wait), and its one value is filed under one of them.
+std::string nvprof_name_of(Data s, const std::string& reason) {
+  for (auto e : s.member("nvprof"))
+    if (e.value("filed_under", "") == reason) return e.at("name").str();
+  return "";
+}
+
 // stall_<reason> for every reason (one spelling per form), stall_total and stall_share_<reason>.
 void add_stalls(Catalogue& c, Data s) {
   auto not_a_stall = s.value("not_a_stall", std::vector<std::string>{});
@@ -146,7 +165,7 @@ void add_stalls(Catalogue& c, Data s) {
     for (size_t i = 0; i < c.forms.size(); ++i) {
       std::string form = s.at("forms")[i].at("form").str();
       std::string pcsamp = name_in(s.member("pcsamp_names"), reason);
-      std::string nvprof = name_in(s.member("nvprof_names"), reason);
+      std::string nvprof = nvprof_name_of(s, reason);
       form = expand(expand(form, "{reason}", reason), "{pcsamp_reason}", pcsamp.empty() ? reason : pcsamp);
       if (c.forms[i].nvprof) form = nvprof;
       d.spellings.push_back(spelling(form.empty() ? "" : form, 1, c.forms[i].unit));
@@ -196,7 +215,17 @@ void add_quantity(Catalogue& c, Data q) {
     d.nvprof.push_back(metric);
     d.spellings.push_back(spelling(metric, s.is_string() ? 1.0 : s.value("scale", 1.0), d.unit));
   }
-  for (auto f : q.member("formulas")) d.formulas.push_back(parse_formula(c, f.str(), d.name));
+  if (q.value("lookup", false)) {
+    d.kind = Kind::Lookup;
+    for (auto f : q.member("formulas")) {
+      auto e = Expr::parse(f.str());
+      if (!e) throw std::runtime_error(d.name + ": " + e.error().message);
+      d.lookup_formulas.push_back(std::move(*e));
+    }
+  } else {
+    for (auto f : q.member("formulas")) d.formulas.push_back(parse_formula(c, f.str(), d.name));
+  }
+  d.known_as = q.value("known_as", std::vector<std::string>{});
   for (auto m : q.member("ncu_messages")) d.messages.push_back({m.at("rule").str(), m.at("after").str()});
   // valid_when may name the quantity itself, so it is bound once the quantity
   // exists; metrics it names are added first, so they are computed before it.
@@ -229,6 +258,67 @@ void add_units_and_sections(Catalogue& c, Data root) {
   }
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::ranges::find(v, s) == v.end()) v.push_back(s);
+}
+
+// The metrics a formula names directly (names with "__"), not the inputs of
+// the quantities it names.
+void add_formula_metrics(std::vector<std::string>& out, const Expr& e) {
+  for (const auto& n : e.names())
+    if (n.find("__") != std::string::npos) add_unique(out, n);
+}
+
+// The ncu spellings of a quantity (its nvprof spellings are names of their own).
+void add_ncu_spellings(std::vector<std::string>& out, const QuantityDef& d) {
+  for (const auto& s : d.spellings)
+    if (!s.metric.name.empty() && std::ranges::find(d.nvprof, s.metric.name) == d.nvprof.end())
+      add_unique(out, s.metric.name);
+}
+
+void add_known(Catalogue& c, KnownName k) {
+  c.known_index.emplace(lower(k.name), c.known.size());
+  for (const auto& m : k.metrics)
+    if (m != k.name) add_unique(c.known_of[m], k.name);
+  c.known.push_back(std::move(k));
+}
+
+// Each quantity's known_as names, then nvprof's stall names (a sum of ncu
+// reasons: every ncu form of each reason carries it).
+void add_known_names(Catalogue& c, Data root) {
+  c.prefixes = root.value("prefixes", std::vector<std::string>{});
+  c.sources = root.value("sources", std::vector<std::string>{});
+  for (const auto& d : c.defs)
+    for (const auto& name : d.known_as) {
+      KnownName k{name, {d.name}, {}, ""};
+      add_ncu_spellings(k.metrics, d);
+      for (const auto& f : d.formulas) add_formula_metrics(k.metrics, f.expr);
+      for (const auto& f : d.lookup_formulas) add_formula_metrics(k.metrics, f);
+      if (d.spellings.empty() && !d.lookup_formulas.empty())
+        k.formula = d.lookup_formulas[0].text();
+      else if (d.spellings.empty() && !d.formulas.empty())
+        k.formula = d.formulas[0].expr.text();
+      add_known(c, std::move(k));
+    }
+  for (auto e : root.at("stalls").member("nvprof")) {
+    KnownName k{e.at("name").str(), {}, {}, ""};
+    for (auto r : e.at("reasons")) {
+      std::string q = "stall_" + r.str();
+      k.quantities.push_back(q);
+      k.formula += (k.formula.empty() ? "" : " + ") + q;
+      add_ncu_spellings(k.metrics, c.defs[c.require(q, "stalls.nvprof " + k.name)]);
+    }
+    if (k.quantities.size() == 1) k.formula.clear();
+    add_known(c, std::move(k));
+  }
+}
+
 Catalogue make_catalogue() {
   Catalogue c;
   auto root = compiled_data("metrics/quantities.json");
@@ -236,6 +326,7 @@ Catalogue make_catalogue() {
   add_stalls(c, root->at("stalls"));
   for (auto q : root->at("quantities")) add_quantity(c, q);
   add_units_and_sections(c, *root);
+  add_known_names(c, *root);
   for (QuantityId i = 0; i < c.defs.size(); ++i) c.by_name.push_back(i);
   std::sort(c.by_name.begin(), c.by_name.end(),
             [&](QuantityId a, QuantityId b) { return c.defs[a].name < c.defs[b].name; });
@@ -318,6 +409,27 @@ std::optional<double> kernel_duration_ns(const model::Kernel& k) {
 bool is_duration_metric(std::string_view metric) {
   static const QuantityId duration = *quantity_id("duration_ns");
   return std::ranges::any_of(def(duration).spellings, [&](const Spelling& s) { return s.metric.name == metric; });
+}
+
+const std::vector<KnownName>& known_names() { return catalogue().known; }
+const std::vector<std::string>& known_name_sources() { return catalogue().sources; }
+
+const KnownName* find_known_name(std::string_view name) {
+  const Catalogue& c = catalogue();
+  auto it = c.known_index.find(lower(name));
+  return it == c.known_index.end() ? nullptr : &c.known[it->second];
+}
+
+const std::vector<std::string>& known_names_of(std::string_view metric) {
+  static const std::vector<std::string> none;
+  const Catalogue& c = catalogue();
+  for (const auto& p : c.prefixes)
+    if (metric.starts_with(p)) {
+      metric.remove_prefix(p.size());
+      break;
+    }
+  auto it = c.known_of.find(std::string(metric));
+  return it == c.known_of.end() ? none : it->second;
 }
 
 const std::vector<UnitDef>& unit_defs() { return catalogue().units; }
@@ -534,6 +646,7 @@ void Facts::add_inputs(QuantityId id, std::vector<Evidence>& out) const {
       if (!lists(out, d.spellings[static_cast<size_t>(source_[id])].metric.name)) out.push_back(evidence(id));
       return;
     case Kind::StallTotal:
+    case Kind::Lookup:
       return;
     case Kind::StallShare:
       for (size_t r = 0; r < c.share_ids.size(); ++r)

@@ -1,5 +1,7 @@
 #include "analysis/occupancy.h"
 
+#include "analysis/derived.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -126,8 +128,10 @@ bool uses_carveout(const model::Report& report, const model::Kernel& kernel) {
   return kernel.find("device__attribute_max_blocks_per_multiprocessor") != nullptr;
 }
 
-std::optional<int> int_metric(const model::Kernel& k, std::string_view name) {
-  auto v = k.number(name);
+// A quantity of the catalogue (data/metrics/quantities.json), as a whole number.
+std::optional<int> int_quantity(const model::Kernel& k, std::string_view name) {
+  auto id = quantity_id(name);
+  auto v = id ? metric_quantity(k, *id) : std::nullopt;
   if (!v) return std::nullopt;
   return static_cast<int>(*v);
 }
@@ -135,15 +139,15 @@ std::optional<int> int_metric(const model::Kernel& k, std::string_view name) {
 }  // namespace
 
 std::optional<OccupancyInput> occupancy_input(const model::Report& report, const model::Kernel& kernel) {
-  auto block = int_metric(kernel, "launch__block_size");
+  auto block = int_quantity(kernel, "block_size");
   if (!block) return std::nullopt;
   OccupancyInput in;
   in.block_size = *block;
-  in.registers_per_thread = int_metric(kernel, "launch__registers_per_thread").value_or(0);
-  in.shared_mem_per_block = int_metric(kernel, "launch__shared_mem_per_block_static").value_or(0) +
-                            int_metric(kernel, "launch__shared_mem_per_block_dynamic").value_or(0);
-  in.reserved_shared_mem = int_metric(kernel, "launch__shared_mem_per_block_driver");
-  if (uses_carveout(report, kernel)) in.shared_mem_config = int_metric(kernel, "launch__shared_mem_config_size");
+  in.registers_per_thread = int_quantity(kernel, "registers").value_or(0);
+  in.shared_mem_per_block =
+      int_quantity(kernel, "smem_static").value_or(0) + int_quantity(kernel, "smem_dynamic").value_or(0);
+  in.reserved_shared_mem = int_quantity(kernel, "smem_driver");
+  if (uses_carveout(report, kernel)) in.shared_mem_config = int_quantity(kernel, "smem_config");
   return in;
 }
 

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis/vocabulary.h"
+#include "analysis/known_names.h"
 #include "app/commands.h"
 #include "app/common.h"
 #include "model/units.h"
@@ -43,12 +43,12 @@ Shown shown(const model::Metric& m, model::PrintUnits units) {
 }
 
 // How a metric name matched --grep: nullopt = not at all, "" = by its own
-// name, else the nvprof-era alias that matched (analysis/vocabulary).
+// name, else the nvprof-era name that matched (analysis/known_names.h).
 using Matcher = std::function<std::optional<std::string>(const std::string&)>;
 
 std::optional<std::string> match_name_or_alias(const Pattern& re, const std::string& name) {
   if (re.search(name)) return std::string();
-  for (const auto& alias : analysis::aliases_of(name))
+  for (const auto& alias : analysis::known_names_of(name))
     if (re.search(alias)) return alias;
   return std::nullopt;
 }

@@ -1,5 +1,6 @@
 #include "render/html_parts.h"
 
+#include "analysis/derived.h"
 #include "model/units.h"
 
 #include "util/strings.h"
@@ -40,10 +41,10 @@ struct Axis {
   double at(double v) const { return px0 + (std::log10(v) - lo) / (hi - lo) * (px1 - px0); }
 };
 
-std::optional<double> first_of(const model::Kernel& k, std::initializer_list<std::string_view> names) {
-  for (auto n : names)
-    if (auto v = k.number(n)) return v;
-  return std::nullopt;
+// A quantity of the catalogue (data/metrics/quantities.json) by name.
+std::optional<double> quantity(const model::Kernel& k, std::string_view name) {
+  auto id = analysis::quantity_id(name);
+  return id ? analysis::metric_quantity(k, *id) : std::nullopt;
 }
 
 std::optional<double> product(std::optional<double> a, std::optional<double> b) {
@@ -51,19 +52,20 @@ std::optional<double> product(std::optional<double> a, std::optional<double> b) 
   return *a * *b;
 }
 
-// Sum of FLOP-producing instruction rates (an FMA counts twice), per cycle.
+// Sum of FLOP-producing instruction rates (an FMA counts twice), per cycle;
+// `p` is "f" (FP32) or "d" (FP64), as the quantity names spell it.
 std::optional<double> flops_per_cycle(const model::Kernel& k, const std::string& p) {
-  auto add = k.number("smsp__sass_thread_inst_executed_op_" + p + "add_pred_on.sum.per_cycle_elapsed");
-  auto mul = k.number("smsp__sass_thread_inst_executed_op_" + p + "mul_pred_on.sum.per_cycle_elapsed");
-  auto fma = k.number("smsp__sass_thread_inst_executed_op_" + p + "fma_pred_on.sum.per_cycle_elapsed");
+  auto add = quantity(k, p + "add_per_cycle");
+  auto mul = quantity(k, p + "mul_per_cycle");
+  auto fma = quantity(k, p + "fma_per_cycle");
   if (!add && !mul && !fma) return std::nullopt;
   return add.value_or(0) + mul.value_or(0) + 2 * fma.value_or(0);
 }
 
 std::optional<double> peak_flops(const model::Kernel& k, const std::string& p, std::optional<double> clock) {
-  auto x2 = k.number("derived__sm__sass_thread_inst_executed_op_" + p + "fma_pred_on_x2");
+  auto x2 = quantity(k, p == "f" ? "fp32_peak_per_cycle" : "fp64_peak_per_cycle");
   if (!x2) {
-    auto fma = k.number("sm__sass_thread_inst_executed_op_" + p + "fma_pred_on.sum.peak_sustained");
+    auto fma = quantity(k, p + "fma_peak_per_cycle");
     if (fma) x2 = 2 * *fma;
   }
   return product(x2, clock);
@@ -166,10 +168,10 @@ std::string bar_chart(const std::vector<Bar>& bars, double max, const std::strin
 
 Roofline roofline_of(const model::Kernel& k) {
   Roofline r;
-  auto sm_clock = first_of(k, {"smsp__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"});
-  r.peak_bandwidth =
-      product(k.number("dram__bytes.sum.peak_sustained"), k.number("dram__cycles_elapsed.avg.per_second"));
-  r.dram_rate = k.number("dram__bytes.sum.per_second");
+  auto sm_clock = quantity(k, "smsp_cycles_per_s");
+  if (!sm_clock) sm_clock = quantity(k, "sm_cycles_per_s");
+  r.peak_bandwidth = product(quantity(k, "dram_peak_bytes_per_cycle"), quantity(k, "dram_cycles_per_s"));
+  r.dram_rate = quantity(k, "dram_bytes_per_s");
   r.peak_fp32 = peak_flops(k, "f", sm_clock);
   r.peak_fp64 = peak_flops(k, "d", sm_clock);
   r.fp32 = product(flops_per_cycle(k, "f"), sm_clock);
