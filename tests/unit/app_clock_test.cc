@@ -64,7 +64,7 @@ TEST(WallClock, RecordAndGateStampTheContextsTime) {
   ASSERT_EQ(rec.rc, 0) << rec.err;
   auto hist = keet_at(kNewYear2026 + 5000, {"history", "--db", db, "--format", "json"});
   ASSERT_EQ(hist.rc, 0) << hist.err;
-  EXPECT_NE(hist.out.find("\"recorded_at\":1767225600"), std::string::npos) << hist.out;
+  EXPECT_NE(hist.out.find("\"recorded_at\": 1767225600"), std::string::npos) << hist.out;
   auto gate = keet_at(kNewYear2026 + 61000, {"gate", report, "--baseline", "base", "--db", db, "--format", "junit"});
   ASSERT_EQ(gate.rc, 0) << gate.err;
   EXPECT_NE(gate.out.find("timestamp=\"2026-01-01T00:01:01\""), std::string::npos) << gate.out;
