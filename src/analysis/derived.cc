@@ -13,6 +13,7 @@
 #include "analysis/known_names.h"
 #include "model/units.h"
 #include "util/data_value.h"
+#include "util/strings.h"
 
 namespace keet::analysis {
 namespace {
@@ -258,12 +259,6 @@ void add_units_and_sections(Catalogue& c, Data root) {
   }
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::ranges::find(v, s) == v.end()) v.push_back(s);
 }
@@ -283,7 +278,7 @@ void add_ncu_spellings(std::vector<std::string>& out, const QuantityDef& d) {
 }
 
 void add_known(Catalogue& c, KnownName k) {
-  c.known_index.emplace(lower(k.name), c.known.size());
+  c.known_index.emplace(to_lower(k.name), c.known.size());
   for (const auto& m : k.metrics)
     if (m != k.name) add_unique(c.known_of[m], k.name);
   c.known.push_back(std::move(k));
@@ -416,7 +411,7 @@ const std::vector<std::string>& known_name_sources() { return catalogue().source
 
 const KnownName* find_known_name(std::string_view name) {
   const Catalogue& c = catalogue();
-  auto it = c.known_index.find(lower(name));
+  auto it = c.known_index.find(to_lower(name));
   return it == c.known_index.end() ? nullptr : &c.known[it->second];
 }
 

@@ -35,7 +35,7 @@ std::vector<ModelRule> load_rules() {
   return out;
 }
 
-const std::vector<ModelRule>& rules() {
+const std::vector<ModelRule>& model_rules() {
   static const std::vector<ModelRule> r = load_rules();
   return r;
 }
@@ -67,7 +67,7 @@ void erase_at(json& body, const json::json_pointer& ptr) {
 }  // namespace
 
 ModelParams model_params(std::string_view provider, std::string_view model) {
-  for (const auto& r : rules())
+  for (const auto& r : model_rules())
     if (r.provider == provider && r.pattern.search(model)) return r.params;
   return {};
 }

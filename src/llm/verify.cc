@@ -41,7 +41,7 @@ json embedded_json(std::string_view path) {
   return text ? json::parse(*text, nullptr, false) : json::object();
 }
 
-const Rules& rules() {
+const Rules& verify_rules() {
   static const Rules r = [] {
     json j = embedded_json("llm/verify.json");
     Rules out;
@@ -60,7 +60,7 @@ const Rules& rules() {
 }
 
 const UnitDef* unit_def(std::string_view unit) {
-  for (const auto& u : rules().units)
+  for (const auto& u : verify_rules().units)
     if (u.text == unit) return &u;
   return nullptr;
 }
@@ -73,7 +73,7 @@ bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 const UnitDef* unit_at(std::string_view text, size_t& pos) {
   size_t p = pos;
   if (p < text.size() && (text[p] == ' ' || text[p] == '-')) ++p;
-  for (const auto& u : rules().units) {
+  for (const auto& u : verify_rules().units) {
     if (text.substr(p).starts_with(u.text)) {
       size_t end = p + u.text.size();
       bool alpha_unit = std::isalpha(static_cast<unsigned char>(u.text.back()));
@@ -133,7 +133,7 @@ size_t scan_number(std::string_view text, size_t i, int& decimals) {
 bool is_free_number(const Claim& c) {
   if (!c.unit.empty() && c.unit != "B" && c.unit != "byte" && c.unit != "bytes") return false;
   if (c.decimals != 0) return false;
-  const auto& r = rules();
+  const auto& r = verify_rules();
   if (c.unit.empty() && c.value <= r.free_integers) return true;
   return std::find(r.constants.begin(), r.constants.end(), c.value) != r.constants.end();
 }
@@ -154,7 +154,7 @@ std::optional<Claim> claim_at(std::string_view text, size_t i, size_t& next) {
     return std::nullopt;
   }
   std::string_view before = text.substr(0, i);
-  if (any_preceding(before, rules().reference_prefixes) || list_marker(text, i, end)) return std::nullopt;
+  if (any_preceding(before, verify_rules().reference_prefixes) || list_marker(text, i, end)) return std::nullopt;
   std::string digits;
   for (char c : text.substr(i, end - i))
     if (c != ',') digits += c;
@@ -164,7 +164,7 @@ std::optional<Claim> claim_at(std::string_view text, size_t i, size_t& next) {
           std::nullopt,
           i,
           decimals,
-          any_preceding(before, rules().approximate_words)};
+          any_preceding(before, verify_rules().approximate_words)};
   if (is_free_number(c)) return std::nullopt;
   return c;
 }
@@ -203,7 +203,7 @@ std::vector<Variant> variants(const KnownValue& k) {
 
 double tolerance(const Claim& c) {
   double shown = 0.5 * std::pow(10.0, -c.decimals);
-  if (c.approximate) shown = std::max(shown, std::abs(c.value) * rules().approximate_tolerance);
+  if (c.approximate) shown = std::max(shown, std::abs(c.value) * verify_rules().approximate_tolerance);
   return shown + std::abs(c.value) * 1e-9;
 }
 

@@ -6,6 +6,7 @@
 #include "io/dynlib.h"
 #include "llm/http.h"
 #include "service/httpd_plugin.h"
+#include "util/strings.h"
 
 namespace keet::service {
 
@@ -47,11 +48,6 @@ const Result<HttpServer::Api>& api() {
   return bound;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return s;
-}
-
 Request to_request(const keet_httpd_request& r) {
   Request out;
   out.method = r.method;
@@ -60,7 +56,7 @@ Request to_request(const keet_httpd_request& r) {
   if (r.body.file) out.body_file = r.body.file;
   out.body_size = r.body.size;
   for (size_t i = 0; i < r.param_count; ++i) out.query.emplace(r.params[i].name, r.params[i].value);
-  for (size_t i = 0; i < r.header_count; ++i) out.headers.emplace(lower(r.headers[i].name), r.headers[i].value);
+  for (size_t i = 0; i < r.header_count; ++i) out.headers.emplace(to_lower(r.headers[i].name), r.headers[i].value);
   for (size_t i = 0; i < r.part_count; ++i) {
     const auto& p = r.parts[i];
     out.parts.push_back({p.field, p.filename, p.body.data ? std::string(p.body.data, p.body.size) : std::string(),

@@ -12,8 +12,17 @@
 #include "service/mcp_page.h"
 #include "service/mcp_tools.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace keet::service {
+
+// One MCP session. Named outside the anonymous namespace because McpServer::State holds them.
+struct McpSession {
+  std::string version;                           // negotiated at initialize
+  bool ready = false;                            // initialize answered
+  std::chrono::steady_clock::time_point used{};  // the last message that named it
+};
+
 namespace {
 
 using nlohmann::json;
@@ -78,21 +87,10 @@ Message classify(const json& j) {
   return m;
 }
 
-struct Session {
-  std::string version;                           // negotiated at initialize
-  bool ready = false;                            // initialize answered
-  std::chrono::steady_clock::time_point used{};  // the last message that named it
-};
-
-std::string lower(std::string s) {
-  std::ranges::transform(s, s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // http(s)://localhost, 127.0.0.1 or [::1], with any port: a page served from
 // the user's own machine. Anything else could be a DNS-rebinding page.
 bool loopback_origin(const std::string& origin) {
-  std::string o = lower(origin);
+  std::string o = to_lower(origin);
   for (std::string_view scheme : {"http://", "https://"}) {
     if (!o.starts_with(scheme)) continue;
     std::string_view rest = std::string_view(o).substr(scheme.size());
@@ -114,11 +112,11 @@ std::string new_session_id() {
   return id;
 }
 
-HttpReply json_reply(int status, const json& body) {
+HttpReply rpc_reply(int status, const json& body) {
   return {status, {{"Content-Type", "application/json"}}, json_text(body)};
 }
 HttpReply http_error(int status, std::string message, std::vector<std::pair<std::string, std::string>> extra = {}) {
-  auto reply = json_reply(status, rpc_error(nullptr, status == 400 ? kInvalidRequest : -32000, std::move(message)));
+  auto reply = rpc_reply(status, rpc_error(nullptr, status == 400 ? kInvalidRequest : -32000, std::move(message)));
   reply.headers.insert(reply.headers.end(), extra.begin(), extra.end());
   return reply;
 }
@@ -133,9 +131,9 @@ const std::vector<std::string>& McpServer::protocol_versions() {
 struct McpServer::State {
   McpOptions options;
   Tools tools;
-  Session stdio;
+  McpSession stdio;
   std::mutex mu;  // guards sessions
-  std::map<std::string, Session> sessions;
+  std::map<std::string, McpSession> sessions;
 
   explicit State(McpOptions o) : options(std::move(o)), tools(options, ReportRoots::create(options.roots)) {}
 
@@ -150,7 +148,7 @@ struct McpServer::State {
 
   // The client's revision when this server speaks it, else the newest this
   // server speaks (the client then decides whether it can go on).
-  json initialize(Session& s, const Message& m) {
+  json initialize(McpSession& s, const Message& m) {
     if (!m.params.is_object() || !m.params.contains("protocolVersion") || !m.params["protocolVersion"].is_string())
       return rpc_error(m.id, kInvalidParams, "initialize: params.protocolVersion (a string) is required");
     std::string asked = m.params["protocolVersion"].get<std::string>();
@@ -185,7 +183,7 @@ struct McpServer::State {
     return rpc_result(m.id, tool_result(outcome.text, outcome.structured));
   }
 
-  json request(Session& s, const Message& m) {
+  json request(McpSession& s, const Message& m) {
     if (m.method == "initialize") return initialize(s, m);
     if (m.method == "ping") return rpc_result(m.id, json::object());
     if (!s.ready)
@@ -198,7 +196,7 @@ struct McpServer::State {
   }
 
   // The reply to one message, or nullopt (notifications and responses).
-  std::optional<json> dispatch(Session& s, const json& j) {
+  std::optional<json> dispatch(McpSession& s, const json& j) {
     Message m = classify(j);
     switch (m.kind) {
       case Message::Kind::Invalid:
@@ -221,11 +219,12 @@ struct McpServer::State {
   bool origin_allowed(const std::string& origin) const {
     if (loopback_origin(origin)) return true;
     const auto& allowed = options.allowed_origins;
-    return std::ranges::any_of(allowed, [&](const std::string& a) { return a == "*" || lower(a) == lower(origin); });
+    return std::ranges::any_of(allowed,
+                               [&](const std::string& a) { return a == "*" || to_lower(a) == to_lower(origin); });
   }
 
   // The new session's id, or nullopt when every held session is in use.
-  std::optional<std::string> add_session(Session s) {
+  std::optional<std::string> add_session(McpSession s) {
     std::lock_guard lock(mu);
     auto now = options.clock();
     if (sessions.size() >= std::max<size_t>(options.max_sessions, 1)) {
@@ -241,7 +240,7 @@ struct McpServer::State {
     return id;
   }
 
-  std::optional<Session> find_session(const std::string& id) {
+  std::optional<McpSession> find_session(const std::string& id) {
     std::lock_guard lock(mu);
     auto it = sessions.find(id);
     if (it == sessions.end()) return std::nullopt;
@@ -279,7 +278,7 @@ std::string header_of(const HttpExchange& ex, const std::string& name) {
 
 bool accepts_json(const std::string& accept) {
   if (accept.empty()) return true;
-  std::string a = lower(accept);
+  std::string a = to_lower(accept);
   return a.find("application/json") != std::string::npos || a.find("*/*") != std::string::npos ||
          a.find("application/*") != std::string::npos;
 }
@@ -302,7 +301,7 @@ HttpReply McpServer::handle_http(const HttpExchange& ex) {
   }
   if (ex.method != "POST")  // no server-sent event stream: every answer comes with its POST
     return http_error(405, "Method Not Allowed: POST a JSON-RPC message", {{"Allow", "POST, DELETE"}});
-  if (!lower(header_of(ex, "content-type")).starts_with("application/json"))
+  if (!to_lower(header_of(ex, "content-type")).starts_with("application/json"))
     return http_error(415, "Unsupported Media Type: Content-Type must be application/json");
   if (!accepts_json(header_of(ex, "accept")))
     return http_error(406, "Not Acceptable: the client must accept application/json");
@@ -310,11 +309,11 @@ HttpReply McpServer::handle_http(const HttpExchange& ex) {
     return http_error(400, "Bad Request: unsupported MCP-Protocol-Version " + v);
   if (ex.body.size() > st.options.max_message_bytes) return http_error(413, "Payload Too Large");
   json j = json::parse(ex.body, nullptr, false);
-  if (j.is_discarded()) return json_reply(400, rpc_error(nullptr, kParseError, "parse error: not valid JSON"));
+  if (j.is_discarded()) return rpc_reply(400, rpc_error(nullptr, kParseError, "parse error: not valid JSON"));
   if (is_initialize(j)) {
-    Session fresh;
+    McpSession fresh;
     auto reply = st.dispatch(fresh, j);
-    HttpReply r = json_reply(200, *reply);
+    HttpReply r = rpc_reply(200, *reply);
     if (!fresh.ready) return r;
     auto id = st.add_session(fresh);
     if (!id)
@@ -331,7 +330,7 @@ HttpReply McpServer::handle_http(const HttpExchange& ex) {
   if (!session) return http_error(404, "Not Found: no such session (it ended, or the server restarted)");
   auto reply = st.dispatch(*session, j);
   if (!reply) return {202, {}, ""};
-  return json_reply(200, *reply);
+  return rpc_reply(200, *reply);
 }
 
 }  // namespace keet::service

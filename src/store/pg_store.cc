@@ -16,7 +16,7 @@ namespace keet::store {
 namespace {
 
 constexpr const char* kLock = "SELECT pg_advisory_xact_lock(7321001)";
-constexpr const char* kSchema = R"sql(
+constexpr const char* kPostgresSchema = R"sql(
 CREATE TABLE IF NOT EXISTS keet_runs (
   id BIGSERIAL PRIMARY KEY,
   tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at BIGINT NOT NULL, report_path TEXT NOT NULL);
@@ -80,7 +80,7 @@ class PgStore final : public SqlStore<PgStore> {
       if (auto r = exec(kLock); !r) return r;
       auto again = schema_exists();  // another process may have created it meanwhile
       if (!again) return std::unexpected(again.error());
-      return *again ? Result<void>{} : exec(kSchema);
+      return *again ? Result<void>{} : exec(kPostgresSchema);
     });
   }
 

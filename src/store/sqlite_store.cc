@@ -20,7 +20,7 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 60000;
 
-constexpr const char* kSchema = R"sql(
+constexpr const char* kSqliteSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at INTEGER NOT NULL, report_path TEXT NOT NULL);
@@ -77,7 +77,7 @@ class SqliteStore final : public SqlStore<SqliteStore> {
     // serves `history` and `gate`; `record` fails on its first write.
     if (sqlite3_db_readonly(db_, "main") == 1) return {};
     if (auto r = enable_wal(); !r) return r;
-    return in_transaction([&]() -> Result<void> { return exec(kSchema); });
+    return in_transaction([&]() -> Result<void> { return exec(kSqliteSchema); });
   }
 
   std::string describe() const override { return "sqlite:" + path_; }

@@ -18,13 +18,6 @@ namespace {
 using namespace keet::testing;
 using json = nlohmann::json;
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Fields that legitimately differ between machines are blanked before comparing.
 json normalized(json j) {
   j["tool"]["version"] = "";

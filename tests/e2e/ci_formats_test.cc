@@ -41,15 +41,10 @@ std::string report(const std::string& file, const std::vector<std::pair<std::str
   return shell_quote(path);
 }
 
-std::string fresh_db(const std::string& name) {
+std::string db_option(const std::string& name) {
   std::string path = temp_path(name);
   fs::remove(path);
   return " --db " + shell_quote("sqlite:" + path);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // build/test-schemas, fetched on first use; nullopt (with the reason) when it cannot be.
@@ -94,7 +89,7 @@ std::string sarif_errors(const std::string& schema_dir, const std::string& doc_p
 // --- pairing: by name, never a lone kernel against a differently named one ---
 
 TEST(CiPairing, ARenamedKernelIsMissingPlusNewInEveryFormatNeverOk) {
-  std::string db = fresh_db("ci_rename.sqlite");
+  std::string db = db_option("ci_rename.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_rename_base.ncu-rep", {{"oldName", 1000}}) + " --tag main" + db).rc, 0);
   auto renamed = report("ci_rename_new.ncu-rep", {{"newName", 5000}});
   auto text = run_keet("gate " + renamed + " --baseline main" + db);
@@ -162,7 +157,7 @@ TEST(CiPairing, ARenamedKernelIsMissingPlusNewInEveryFormatNeverOk) {
 }
 
 TEST(CiPairing, SameNamedLaunchesPairInOrderAndOthersStayApart) {
-  std::string db = fresh_db("ci_order.sqlite");
+  std::string db = db_option("ci_order.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_order_base.ncu-rep", {{"a", 1000}, {"b", 1000}, {"a", 3000}}) + db).rc, 0);
   // b is gone; a's second launch slowed; c is new.
   auto now = report("ci_order_now.ncu-rep", {{"c", 100}, {"a", 1000}, {"a", 6000}});
@@ -176,7 +171,7 @@ TEST(CiPairing, SameNamedLaunchesPairInOrderAndOthersStayApart) {
 }
 
 TEST(CiPairing, KernelSelectionAppliesToTheBaselineToo) {
-  std::string db = fresh_db("ci_select.sqlite");
+  std::string db = db_option("ci_select.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_select_base.ncu-rep", {{"gemm", 1000}, {"other", 1000}}) + db).rc, 0);
   auto now = report("ci_select_now.ncu-rep", {{"gemm", 3000}, {"other", 1000}});
   auto r = run_keet("gate -k regex:^gemm " + now + " --baseline latest" + db);
@@ -186,7 +181,7 @@ TEST(CiPairing, KernelSelectionAppliesToTheBaselineToo) {
 }
 
 TEST(CiPairing, GatePairIsHonouredOrRejectedLoudly) {
-  std::string db = fresh_db("ci_pair.sqlite");
+  std::string db = db_option("ci_pair.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_pair_base.ncu-rep", {{"before", 1000}}) + db).rc, 0);
   auto now = report("ci_pair_now.ncu-rep", {{"after", 2000}});
   auto forced = run_keet("gate " + now + " --pair 0:0 --baseline latest" + db);
@@ -204,7 +199,7 @@ TEST(CiPairing, GatePairIsHonouredOrRejectedLoudly) {
 // --- --min-delta: a tiny kernel's noise is not a failure ---
 
 TEST(CiMinDelta, SmallAbsoluteSlowdownPassesLargeOneFails) {
-  std::string db = fresh_db("ci_delta.sqlite");
+  std::string db = db_option("ci_delta.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_delta_base.ncu-rep", {{"tiny", 1700}, {"big", 100000}}) + db).rc, 0);
   auto now = report("ci_delta_now.ncu-rep", {{"tiny", 1900}, {"big", 110000}});  // +11.8% (200 ns), +10% (10 us)
   auto plain = run_keet("gate " + now + " --baseline latest" + db);
@@ -234,7 +229,7 @@ TEST(CiJunit, ValidatesAgainstTheJenkinsXsdWithControlCharactersInNames) {
   REQUIRE_SCHEMAS(dir);
   if (run_command("command -v xmllint").rc != 0) GTEST_SKIP() << "xmllint (libxml2-utils) is not installed";
   std::string evil = "k\x1b[31m\x01<&\"'>\xff";
-  std::string db = fresh_db("ci_junit.sqlite");
+  std::string db = db_option("ci_junit.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_junit_base.ncu-rep", {{evil, 1000}, {"gone", 10}}) + db).rc, 0);
   auto now = report("ci_junit_now.ncu-rep", {{evil, 3000}, {"fresh", 10}});
   std::string out = temp_path("ci_junit.xml");
@@ -271,7 +266,7 @@ nlohmann::json gate_sarif(const std::string& args, const std::string& out) {
 TEST(CiSarif, ValidReportWithoutSourceFallsBackToTheReportPath) {
   REQUIRE_SCHEMAS(dir);
   if (jsonschema_python().empty()) GTEST_SKIP() << "python3-jsonschema is not installed";
-  std::string db = fresh_db("ci_sarif.sqlite");
+  std::string db = db_option("ci_sarif.sqlite");
   ASSERT_EQ(run_keet("record " + report("ci_sarif_base.ncu-rep", {{"k", 1000}, {"gone", 5}}) + db).rc, 0);
   std::string now_path = temp_path("ci_sarif_now.ncu-rep");
   auto now = report("ci_sarif_now.ncu-rep", {{"k", 2000}, {"fresh", 5}});
@@ -309,7 +304,7 @@ TEST(CiSarif, NvidiaSampleResultLandsOnTheKernelsSourceLine) {
   if (jsonschema_python().empty()) GTEST_SKIP() << "python3-jsonschema is not installed";
   auto examples = oracle_examples();
   if (!examples) GTEST_SKIP() << "ncu-oracle examples unavailable";
-  std::string db = fresh_db("ci_nvidia.sqlite");
+  std::string db = db_option("ci_nvidia.sqlite");
   ASSERT_EQ(run_keet("record " + shell_quote(*examples + "/addConstDouble.ncu-rep") + db).rc, 0);
   auto src = run_keet("source --format json --top 1 " + shell_quote(*examples + "/addConstDouble3.ncu-rep"));
   ASSERT_EQ(src.rc, 0) << src.err;
@@ -362,7 +357,7 @@ TEST(CiSchemas, FixtureReportsGiveValidSarifAndJunit) {
   int validated = 0;
   for (size_t i = 0; i < reports.size() && validated < int(kChecked);
        i += std::max<size_t>(1, reports.size() / kChecked)) {
-    std::string rep = shell_quote(reports[i]), db = fresh_db("ci_fixture.sqlite");
+    std::string rep = shell_quote(reports[i]), db = db_option("ci_fixture.sqlite");
     if (run_keet("record " + rep + db).rc != 0) continue;
     std::string args = rep + " --pair 0:1 --pair 1:0 --max-slowdown 0.1% --baseline latest" + db;
     std::string sarif = temp_path("ci_fixture.sarif"), junit = temp_path("ci_fixture.xml");
@@ -383,7 +378,7 @@ TEST(CiSchemas, FixtureReportsGiveValidSarifAndJunit) {
 // --- Markdown for the step summary, GitHub workflow commands ---
 
 TEST(CiMarkdown, TableSurvivesAGfmRendererWithPipesInNames) {
-  std::string db = fresh_db("ci_md.sqlite");
+  std::string db = db_option("ci_md.sqlite");
   std::string pipe = "op|<b>x</b>";
   ASSERT_EQ(run_keet("record " + report("ci_md_base.ncu-rep", {{pipe, 1000}, {"b", 10}}) + db).rc, 0);
   auto now = report("ci_md_now.ncu-rep", {{pipe, 2000}, {"b", 10}, {"n", 1}});
@@ -408,7 +403,7 @@ TEST(CiMarkdown, TableSurvivesAGfmRendererWithPipesInNames) {
 }
 
 TEST(CiGithub, WorkflowCommandPropertiesAreEscaped) {
-  std::string db = fresh_db("ci_gh.sqlite");
+  std::string db = db_option("ci_gh.sqlite");
   std::string name = "k%,:\nx";
   ASSERT_EQ(run_keet("record " + report("ci_gh_base.ncu-rep", {{name, 1000}}) + db).rc, 0);
   auto gh = run_keet("gate --format github " + report("ci_gh_now.ncu-rep", {{name, 5000}}) + " --baseline latest" + db);

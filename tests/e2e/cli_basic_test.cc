@@ -16,7 +16,7 @@ namespace {
 
 using namespace keet::testing;
 
-std::string small_report() {
+std::string vecadd_report() {
   ReportWriter w;
   ReportWriter::Block b;
   auto k = w.kernel("vecAdd", 64, 256, {{"gpu__time_duration.sum", 5120}});
@@ -40,7 +40,7 @@ TEST(CliBasic, VersionAndHelp) {
 }
 
 TEST(CliBasic, ListJson) {
-  auto r = run_keet("list --format json " + shell_quote(small_report()));
+  auto r = run_keet("list --format json " + shell_quote(vecadd_report()));
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["kernels"].size(), 1u);
@@ -83,7 +83,7 @@ TEST(CliBasic, PartialReportNeedsAllowPartial) {
 }
 
 TEST(CliBasic, KernelSelection) {
-  std::string path = small_report();
+  std::string path = vecadd_report();
   EXPECT_EQ(run_keet("list -k 0 " + shell_quote(path)).rc, 0);
   EXPECT_EQ(run_keet("list -k 'regex:^vec' " + shell_quote(path)).rc, 0);
   EXPECT_EQ(run_keet("list -k vecAdd " + shell_quote(path)).rc, 0);

@@ -42,11 +42,6 @@ std::string report(const std::string& file, const std::vector<Launch>& kernels) 
   return shell_quote(path);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 ProcessResult diff(const std::string& args) { return run_keet("diff " + args); }
 
 // The JSON conforms to schemas/diff.schema.json (the contract these members extend).

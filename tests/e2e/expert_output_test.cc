@@ -22,13 +22,6 @@ namespace {
 using namespace keet::testing;
 using json = nlohmann::json;
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::pair<std::string, double>> kernel_metrics(double duration_ns) { return scenario_metrics(duration_ns); }
 
 std::vector<std::string> split_lines(const std::string& text) {

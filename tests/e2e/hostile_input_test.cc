@@ -27,7 +27,7 @@ std::string named_report(const std::string& file, const std::string& kernel, dou
   return path;
 }
 
-std::string fresh_db(const std::string& name) {
+std::string hostile_db(const std::string& name) {
   std::string path = temp_path(name);
   fs::remove(path);
   return "--db " + shell_quote("sqlite:" + path);
@@ -48,7 +48,7 @@ TEST(HostileUtf8, EveryJsonWriterSurvivesAnInvalidByteInAKernelName) {
   expect_valid_json("diff", run_keet("diff --format json " + rep + " " + other));
   expect_valid_json("analyze --llm --dry-run",
                     run_keet("analyze --format json --dry-run --llm openai:m " + rep + " 2>/dev/null"));
-  std::string db = fresh_db("utf8_bad.sqlite");
+  std::string db = hostile_db("utf8_bad.sqlite");
   auto rec = run_keet("record " + rep + " --tag main " + db);
   ASSERT_EQ(rec.rc, 0) << rec.err;
   expect_valid_json("history", run_keet("history --format json " + db));
@@ -198,7 +198,7 @@ bool terminal_clean(const std::string& s) {
 TEST(HostileOutput, ControlCharactersNeverReachTheTerminal) {
   auto rep = shell_quote(named_report("evil.ncu-rep", kEvilName));
   auto other = shell_quote(named_report("evil2.ncu-rep", kEvilName, 5000));
-  std::string db = fresh_db("evil.sqlite");
+  std::string db = hostile_db("evil.sqlite");
   ASSERT_EQ(run_keet("record " + rep + " --tag main " + db).rc, 0);
   std::vector<std::pair<std::string, int>> runs = {
       {"list " + rep, 0},
@@ -225,7 +225,7 @@ TEST(HostileOutput, ControlCharactersNeverReachTheTerminal) {
 TEST(HostileOutput, JunitStaysValidXmlAndMarkdownCarriesNoHtml) {
   auto rep = shell_quote(named_report("evilx.ncu-rep", kEvilName + "\xff"));
   auto slow = shell_quote(named_report("evilx2.ncu-rep", kEvilName + "\xff", 5000));
-  std::string db = fresh_db("evilx.sqlite");
+  std::string db = hostile_db("evilx.sqlite");
   ASSERT_EQ(run_keet("record " + rep + " --tag main " + db).rc, 0);
   std::string junit = temp_path("evil_junit.xml");
   auto g = run_keet("gate " + slow + " --baseline main --format junit -o " + shell_quote(junit) + " " + db);

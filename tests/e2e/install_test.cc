@@ -16,7 +16,7 @@ namespace {
 using namespace keet::testing;
 namespace fs = std::filesystem;
 
-std::string small_report() {
+std::string saxpy_report() {
   ReportWriter w;
   ReportWriter::Block b;
   auto k = w.kernel("saxpy", 4096, 256,
@@ -68,7 +68,7 @@ TEST_F(Installed, LaysOutTheFiles) {
 }
 
 TEST_F(Installed, AnalyzesAndExplainsWithItsCompiledInData) {
-  auto a = keet("", "analyze --format json " + shell_quote(small_report()));
+  auto a = keet("", "analyze --format json " + shell_quote(saxpy_report()));
   ASSERT_EQ(a.rc, 0) << a.err;
   auto j = nlohmann::json::parse(a.out);
   ASSERT_EQ(j["kernels"].size(), 1u);
@@ -89,7 +89,7 @@ TEST_F(Installed, LoadsTheInstalledHttpPlugin) {
   server.script({200, openai_text_reply(answer.dump())});
   std::string env = "LD_DEBUG=libs XDG_CACHE_HOME=" + shell_quote(temp_path("install-cache")) +
                     " XDG_CONFIG_HOME=/nonexistent OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" + server.url() + "/v1";
-  auto r = keet(env, "analyze --no-cache --format json --llm openai:m " + shell_quote(small_report()));
+  auto r = keet(env, "analyze --no-cache --format json --llm openai:m " + shell_quote(saxpy_report()));
   ASSERT_EQ(r.rc, 0) << r.err;
   // ld.so names each library it loads: the plugin comes from the prefix, not the build folder.
   EXPECT_NE(r.err.find(at("bin/../lib/keet/libkeet_http.so")), std::string::npos) << r.err.substr(0, 4000);

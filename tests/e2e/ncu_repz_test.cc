@@ -17,16 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace keet::testing;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Compresses `from` into `to` with zstd's streaming API, as ncu would write it.
 void compress_file(const std::string& from, const std::string& to) {
-  std::string in = slurp(from);
+  std::string in = read_file(from);
   std::string out(ZSTD_compressBound(in.size()), '\0');
   size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
   ASSERT_FALSE(ZSTD_isError(n));

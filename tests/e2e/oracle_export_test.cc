@@ -37,13 +37,6 @@ std::vector<Row> parse_csv(const std::string& text) {
   return rows;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct ManifestRow {
   std::string path, import_ok, kind, n_kernels;
 };
@@ -51,7 +44,7 @@ struct ManifestRow {
 std::vector<ManifestRow> manifest() {
   std::vector<ManifestRow> rows;
   std::string dir = *shared_dir() + "/fixtures/public/";
-  std::istringstream in(slurp(dir + "MANIFEST.tsv"));
+  std::istringstream in(read_file(dir + "MANIFEST.tsv"));
   std::string line;
   std::getline(in, line);  // header: local_path repo commit original_path bytes kind ncu_import_ok ... n_kernels
   while (std::getline(in, line)) {
@@ -331,7 +324,7 @@ TEST(CsvOracleExport, EveryFixtureListsTheKernelCountOfItsBlockHeaders) {
   ASSERT_GE(reports.size(), 60u);
   for (const auto& path : reports) {
     SCOPED_TRACE(path);
-    auto expected = header_kernel_count(slurp(path));
+    auto expected = header_kernel_count(read_file(path));
     ASSERT_TRUE(expected.has_value()) << "the test's framing walk could not read it";
     readers::ReadOptions opt;
     opt.metrics = opt.instances = opt.rules = opt.modules = false;

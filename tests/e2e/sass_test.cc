@@ -63,7 +63,7 @@ bool toolkit_has_a_disassembler() {
   return fs::exists("/usr/local/cuda/bin/nvdisasm") || fs::exists("/usr/local/cuda/bin/cuobjdump");
 }
 
-size_t count(const std::string& text, std::string_view what) {
+size_t occurrences(const std::string& text, std::string_view what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
@@ -134,20 +134,20 @@ TEST(Sass, NoDisassemblerIsSaidOncePerKernel) {
 
   auto text = keet_with_path(empty, "analyze " + report);
   ASSERT_EQ(text.rc, 0) << text.err;
-  EXPECT_EQ(count(text.out, kNotFound), 1u) << text.out;
-  EXPECT_GE(count(text.out, "Where: SASS +0x"), 2u) << text.out;
-  EXPECT_EQ(count(text.out, "Where: SASS +0x20 (67%)\n"), 1u) << text.out;  // the offset alone
+  EXPECT_EQ(occurrences(text.out, kNotFound), 1u) << text.out;
+  EXPECT_GE(occurrences(text.out, "Where: SASS +0x"), 2u) << text.out;
+  EXPECT_EQ(occurrences(text.out, "Where: SASS +0x20 (67%)\n"), 1u) << text.out;  // the offset alone
 
   auto md = keet_with_path(empty, "analyze --format markdown " + report);
-  EXPECT_EQ(count(md.out, kNotFound), 1u) << md.out;
+  EXPECT_EQ(occurrences(md.out, kNotFound), 1u) << md.out;
   auto html = keet_with_path(empty, "analyze --format html " + report);
-  EXPECT_EQ(count(html.out, kNotFound), 1u) << html.out;
+  EXPECT_EQ(occurrences(html.out, kNotFound), 1u) << html.out;
   EXPECT_NE(html.out.find("<td><code>SASS +0x20</code>"), std::string::npos);
   auto js = keet_with_path(empty, "analyze --format json " + report);
   auto notes = nlohmann::json::parse(js.out)["kernels"][0]["notes"];
   EXPECT_EQ(std::count(notes.begin(), notes.end(), std::string(kNotFound)), 1) << notes;
   auto src = keet_with_path(empty, "source " + report);
-  EXPECT_EQ(count(src.out, kNotFound), 1u) << src.out;
+  EXPECT_EQ(occurrences(src.out, kNotFound), 1u) << src.out;
 }
 
 // The real nvdisasm (CUDA 12.4) on a fixture whose cubin has no line table

@@ -27,6 +27,8 @@ std::optional<std::string> real_nvdisasm_dir(std::string* why = nullptr);
 std::optional<std::string> nvcc_path();
 std::string source_dir();
 std::string temp_path(const std::string& name);
+// The bytes of the file at `path` ("" when it cannot be read).
+std::string read_file(const std::string& path);
 // Writes `bytes` to `path` (a test set-up step: a failure throws).
 void write_file(const std::string& path, const std::string& bytes);
 // The same, made executable (a stand-in program).

@@ -18,7 +18,7 @@ namespace {
 
 using namespace keet::testing;
 
-std::string one_kernel_report() {
+std::string retry_test_report() {
   ReportWriter w;
   ReportWriter::Block b;
   auto k = w.kernel("vecAdd", 64, 256,
@@ -31,17 +31,17 @@ std::string one_kernel_report() {
   return path;
 }
 
-struct Run {
+struct AskRun {
   int rc;
   std::string out, err;
 };
 
-Run ask(const FakeLlmServer& server, bool err_is_tty) {
+AskRun ask(const FakeLlmServer& server, bool err_is_tty) {
   std::map<std::string, std::string> env = {{"OPENAI_BASE_URL", server.url() + "/v1"},
                                             {"OPENAI_API_KEY", "sk-notice"},
                                             {"XDG_CONFIG_HOME", "/nonexistent"},
                                             {"XDG_CACHE_HOME", temp_path("retry-notice-cache")}};
-  std::string report = one_kernel_report();
+  std::string report = retry_test_report();
   const char* argv[] = {"keet", "ask", report.c_str(), "why?", "--no-cache", "--llm", "openai:m"};
   std::ostringstream out, err;
   app::Context ctx{out, err, false, err_is_tty, [&](const std::string& k) { return env.contains(k) ? env[k] : ""; }};

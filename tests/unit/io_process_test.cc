@@ -1,6 +1,7 @@
 // io::spawn: the one process spawner of keet profile, tune and serve, driven
 // against real programs (sh, sleep) rather than a stand-in.
 #include "io/process.h"
+#include "support/testing.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 namespace keet::io {
 namespace {
 
+using keet::testing::read_file;
 using namespace std::chrono_literals;
 
 std::string read_all(int fd) {
@@ -23,13 +25,6 @@ std::string read_all(int fd) {
   char buf[4096];
   for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
   return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 TEST(Process, PipeCarriesStdoutAndStderrAndExitCode) {
@@ -59,8 +54,8 @@ TEST(Process, FilesWorkingDirectoryAndNullInput) {
                       .stderr_file = (dir / "err").string()});
   ASSERT_TRUE(child) << child.error().message;
   EXPECT_EQ(child->wait(), 0);
-  EXPECT_EQ(slurp((dir / "out").string()), std::filesystem::canonical(dir).string() + "\n");
-  EXPECT_EQ(slurp((dir / "err").string()), "oops\n");
+  EXPECT_EQ(read_file((dir / "out").string()), std::filesystem::canonical(dir).string() + "\n");
+  EXPECT_EQ(read_file((dir / "err").string()), "oops\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -33,7 +33,7 @@ std::string skippable_frame(std::string_view payload) {
   return out + std::string(payload);
 }
 
-readers::ReadResult<model::Report> read_bytes(const std::string& bytes, readers::ReadOptions opt = {}) {
+readers::ReadResult<model::Report> read_report_bytes(const std::string& bytes, readers::ReadOptions opt = {}) {
   auto src = io::memory_source("mem.ncu-repz", bytes);
   return readers::load(*src, opt);
 }
@@ -70,13 +70,13 @@ std::string as_json(const model::Report& r) {
 
 TEST(NcuRepzReader, ReadsWhatTheUncompressedReportHolds) {
   std::string plain = big_report(1000);
-  auto want = read_bytes(plain);
+  auto want = read_report_bytes(plain);
   ASSERT_TRUE(want) << want.error().message();
   for (const auto& packed : {zstd_frame(plain), zstd_frame(plain, 19),
                              // several frames, and a skippable one in front and between
                              skippable_frame("meta") + zstd_frame(plain.substr(0, 70000)) + skippable_frame("") +
                                  zstd_frame(plain.substr(70000))}) {
-    auto got = read_bytes(packed);
+    auto got = read_report_bytes(packed);
     ASSERT_TRUE(got) << got.error().message();
     ASSERT_EQ(got->kernels.size(), 1000u);
     EXPECT_EQ(got->format, model::Format::NcuRep);
@@ -112,7 +112,7 @@ TEST(NcuRepzReader, ContainersThatHoldNoReportAreRefusedInOneLine) {
       {zstd_frame(big_report(3)).substr(0, 30), "truncated compressed report"},
   };
   for (const auto& c : cases) {
-    auto r = read_bytes(c.bytes);
+    auto r = read_report_bytes(c.bytes);
     ASSERT_FALSE(r) << c.expect;
     std::string msg = r.error().message();
     EXPECT_NE(msg.find(c.expect), std::string::npos) << msg;
@@ -124,7 +124,7 @@ TEST(NcuRepzReader, ContainersThatHoldNoReportAreRefusedInOneLine) {
 TEST(NcuRepzReader, ACutFrameAfterSomeKernelsIsPartial) {
   // zstd decodes whole blocks (128 KiB): the report spans several.
   std::string packed = zstd_frame(big_report(5000, 10), 1);
-  auto r = read_bytes(packed.substr(0, packed.size() * 3 / 4));
+  auto r = read_report_bytes(packed.substr(0, packed.size() * 3 / 4));
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_TRUE(r->partial);
   EXPECT_GT(r->kernels.size(), 0u);
@@ -143,7 +143,7 @@ TEST(NcuRepzReader, LateStringTableNamesResolveInAStreamToo) {
   ReportWriter::Block b2;
   w.flush_strings(b2);
   w.add(b2);
-  auto r = read_bytes(zstd_frame(w.bytes()));
+  auto r = read_report_bytes(zstd_frame(w.bytes()));
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(r->kernels[0].number("zz_late"), 7.0);
 }

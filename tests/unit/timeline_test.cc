@@ -20,6 +20,7 @@ namespace keet {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_file;
 using testing::TimelineWriter;
 
 model::TimelineSummary read(const std::string& path) {
@@ -33,13 +34,6 @@ std::string read_error(const std::string& path) {
   model::TimelineBuilder b;
   auto ok = readers::read_nsys_export(path, b);
   return ok ? "" : readers::timeline_error_message(ok.error());
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A solver kernel that carries most of the time, an init kernel launched once,
@@ -128,7 +122,7 @@ TEST(TimelineReader, AbsentTablesAreListedNotErrors) {
 TEST(TimelineReader, TruncatedAndDamagedFilesAreErrorsNotCrashes) {
   auto path = testing::temp_path("whole.sqlite");
   typical().write(path);
-  std::string bytes = slurp(path);
+  std::string bytes = read_file(path);
   ASSERT_GT(bytes.size(), 4096u);
   auto cut = testing::temp_path("cut.sqlite");
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
@@ -163,7 +157,7 @@ TEST(TimelineReader, AnSqliteFileThatIsNoExportIsNamedSo) {
 TEST(TimelineReader, BytesInMemoryReadLikeTheFile) {
   auto path = testing::temp_path("memory.sqlite");
   typical().write(path);
-  std::string bytes = slurp(path);
+  std::string bytes = read_file(path);
   model::TimelineBuilder b;
   ASSERT_TRUE(readers::read_nsys_export_bytes(bytes, "mem", b));
   auto t = std::move(b).finish();
