@@ -19,30 +19,40 @@ using Data = DataValue;
 Data cc_table() { return compiled_data("arch/compute_capabilities.json").value_or(Data()); }
 Data gpu_table() { return compiled_data("arch/gpus.json").value_or(Data()); }
 
+// The integer limits of an architecture (data/arch/compute_capabilities.json), each with its value when absent.
+struct ArchIntField {
+  const char* key;
+  int ArchSpec::*field;
+  int fallback;
+};
+constexpr ArchIntField kArchIntFields[] = {
+    {"warp_size", &ArchSpec::warp_size, 32},
+    {"max_warps_per_sm", &ArchSpec::max_warps_per_sm, 0},
+    {"max_threads_per_sm", &ArchSpec::max_threads_per_sm, 0},
+    {"max_blocks_per_sm", &ArchSpec::max_blocks_per_sm, 0},
+    {"max_threads_per_block", &ArchSpec::max_threads_per_block, 0},
+    {"registers_per_sm", &ArchSpec::registers_per_sm, 0},
+    {"max_registers_per_block", &ArchSpec::max_registers_per_block, 0},
+    {"max_registers_per_thread", &ArchSpec::max_registers_per_thread, 0},
+    {"register_allocation_unit", &ArchSpec::register_allocation_unit, 256},
+    {"warp_schedulers_per_sm", &ArchSpec::warp_schedulers_per_sm, 4},
+    {"shared_memory_per_sm", &ArchSpec::shared_memory_per_sm, 0},
+    {"max_shared_memory_per_block", &ArchSpec::max_shared_memory_per_block, 0},
+    {"max_shared_memory_per_block_optin", &ArchSpec::max_shared_memory_per_block_optin, 0},
+    {"shared_memory_allocation_unit", &ArchSpec::shared_memory_allocation_unit, 128},
+    {"reserved_shared_memory_per_block", &ArchSpec::reserved_shared_memory_per_block, 0},
+    {"fp32_lanes_per_sm", &ArchSpec::fp32_lanes_per_sm, 0},
+};
+
 ArchSpec arch_from_json(Data j) {
   ArchSpec a;
   a.cc = parse_cc(member_or<std::string>(j, "cc", "")).value_or(ComputeCapability{});
   a.architecture = member_or<std::string>(j, "architecture", "");
   a.chip = member_or<std::string>(j, "chip", "");
   a.confidence = member_or<std::string>(j, "confidence", "");
-  a.warp_size = member_or(j, "warp_size", 32);
-  a.max_warps_per_sm = member_or(j, "max_warps_per_sm", 0);
-  a.max_threads_per_sm = member_or(j, "max_threads_per_sm", 0);
-  a.max_blocks_per_sm = member_or(j, "max_blocks_per_sm", 0);
-  a.max_threads_per_block = member_or(j, "max_threads_per_block", 0);
-  a.registers_per_sm = member_or(j, "registers_per_sm", 0);
-  a.max_registers_per_block = member_or(j, "max_registers_per_block", 0);
-  a.max_registers_per_thread = member_or(j, "max_registers_per_thread", 0);
-  a.register_allocation_unit = member_or(j, "register_allocation_unit", 256);
+  for (const auto& f : kArchIntFields) a.*f.field = member_or(j, f.key, f.fallback);
   a.register_allocation_granularity = member_or<std::string>(j, "register_allocation_granularity", "warp");
-  a.warp_schedulers_per_sm = member_or(j, "warp_schedulers_per_sm", 4);
-  a.shared_memory_per_sm = member_or(j, "shared_memory_per_sm", 0);
-  a.max_shared_memory_per_block = member_or(j, "max_shared_memory_per_block", 0);
-  a.max_shared_memory_per_block_optin = member_or(j, "max_shared_memory_per_block_optin", 0);
-  a.shared_memory_allocation_unit = member_or(j, "shared_memory_allocation_unit", 128);
   a.shared_memory_carveouts_kb = member_or(j, "shared_memory_carveouts_kb", std::vector<int>{});
-  a.reserved_shared_memory_per_block = member_or(j, "reserved_shared_memory_per_block", 0);
-  a.fp32_lanes_per_sm = member_or(j, "fp32_lanes_per_sm", 0);
   a.fp32_to_fp64_ratio = member_or(j, "fp32_to_fp64_ratio", 0.0);
   const Data tc = member_or(j, "tensor_cores", Data());
   a.tensor_core_generation = member_or(tc, "generation", 0);

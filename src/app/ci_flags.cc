@@ -33,13 +33,4 @@ std::string host_name() {
   return name;
 }
 
-std::string render_gate(const std::string& format, const compare::GateResult& g) {
-  if (format == "json") return render::gate_json(g);
-  if (format == "junit") return render::gate_junit(g);
-  if (format == "sarif") return render::gate_sarif(g);
-  if (format == "markdown") return render::gate_markdown(g);
-  if (format == "github") return render::gate_github(g);
-  return render::gate_text(g);
-}
-
 }  // namespace keet::app

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/common.h"
 #include "render/diff_gate.h"
 #include "util/error.h"
 
@@ -15,7 +16,10 @@ Result<double> duration_flag(const std::string& flag, const std::string& text);
 // Every --pair "I:J", or an error naming the first malformed one.
 Result<std::vector<std::pair<int, int>>> pair_flags(const std::vector<std::string>& texts);
 std::string host_name();  // "localhost" when the system has none
-// The gate report in `format`: text, json, junit, sarif, markdown or github.
-std::string render_gate(const std::string& format, const compare::GateResult& g);
+// The gate report's formats: text, json, junit, sarif, markdown, github.
+inline constexpr FormatWriter<compare::GateResult> kGateFormats[] = {
+    {"text", render::gate_text},   {"json", render::gate_json},         {"junit", render::gate_junit},
+    {"sarif", render::gate_sarif}, {"markdown", render::gate_markdown}, {"github", render::gate_github},
+};
 
 }  // namespace keet::app

@@ -40,12 +40,14 @@ Result<compare::DiffOptions> diff_options(const DiffArgs& a) {
   return opt;
 }
 
-std::string render_diff(const std::string& format, const compare::DiffResult& d) {
-  if (format == "json") return json_text(compare::diff_json(d), 2) + "\n";
-  if (format == "markdown") return render::diff_markdown(d);
-  if (format == "html") return render::html_diff(d);
-  return render::diff_text(d);
-}
+std::string diff_json_text(const compare::DiffResult& d) { return json_text(compare::diff_json(d), 2) + "\n"; }
+
+constexpr FormatWriter<compare::DiffResult> kDiffFormats[] = {
+    {"text", render::diff_text},
+    {"markdown", render::diff_markdown},
+    {"json", diff_json_text},
+    {"html", render::html_diff},
+};
 
 ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   auto opt = diff_options(a);
@@ -71,7 +73,7 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
     if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
     if (a.format == "text" || a.format == "markdown") app_view = render::change_view_text(v, a.format == "markdown");
   }
-  if (a.format != "json") return emit(ctx, a.output, render_diff(a.format, result) + app_view);
+  if (a.format != "json") return emit(ctx, a.output, write_format(kDiffFormats, a.format, result) + app_view);
   auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
   if (!target) return report_error(ctx, target.error());
   compare::write_diff_json(target->stream(), result);
@@ -88,7 +90,7 @@ Command diff_command() {
         auto a = std::make_shared<DiffArgs>();
         sub.add_option("before", a->before.path, "report before the change")->required();
         sub.add_option("after", a->after.path, "report after the change")->required();
-        add_format(sub, a->format, {"text", "markdown", "json", "html"});
+        add_format(sub, a->format, format_names(kDiffFormats));
         sub.add_option("--pair", a->pairs, "pair kernel I of BEFORE with kernel J of AFTER (I:J, repeatable)");
         sub.add_flag("--names-only", a->names_only,
                      "pair kernels by name (and --pair) only: a renamed kernel stays missing + new");

@@ -74,7 +74,8 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout
   g.timestamp = io::utc_timestamp(ctx.clock());  // the form the Ant JUnit schema allows
   g.hostname = host_name();
-  return emit(ctx, a.output, render_gate(a.format, g) + app_view, g.failed() ? ExitCode::Failed : ExitCode::Ok);
+  return emit(ctx, a.output, write_format(kGateFormats, a.format, g) + app_view,
+              g.failed() ? ExitCode::Failed : ExitCode::Ok);
 }
 
 }  // namespace
@@ -90,7 +91,7 @@ Command gate_command() {
         sub.add_option("--min-delta", a->min_delta, "smallest absolute slowdown that fails (e.g. 2us; ns, us, ms, s)")
             ->capture_default_str();
         sub.add_option("--pair", a->pairs, "pair baseline kernel I with report kernel J (I:J, repeatable)");
-        add_format(sub, a->format, {"text", "json", "junit", "sarif", "markdown", "github"});
+        add_format(sub, a->format, format_names(kGateFormats));
         sub.add_option("--source-root", a->source_root,
                        "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
         sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");

@@ -9,6 +9,7 @@
 #include "analysis/ranking.h"
 #include "app/commands.h"
 #include "app/common.h"
+#include "render/report_json.h"
 #include "render/table.h"
 #include "util/json.h"
 
@@ -61,14 +62,10 @@ nlohmann::json summary_json(const analysis::LaunchSummary& g) {
 
 nlohmann::json kernel_json(const model::Kernel& k) {
   auto dur = analysis::kernel_duration_ns(k);
-  return {{"index", k.index},
-          {"name", k.display_name()},
-          {"mangled", k.mangled},
-          {"grid", {k.grid.x, k.grid.y, k.grid.z}},
-          {"block", {k.block.x, k.block.y, k.block.z}},
-          {"invocations", k.launches()},
-          {"duration_ns", dur ? nlohmann::json(*dur) : nlohmann::json(nullptr)},
-          {"device", device_of(k)}};
+  nlohmann::json out = render::kernel_identity_json(k);
+  out["duration_ns"] = dur ? nlohmann::json(*dur) : nlohmann::json(nullptr);
+  out["device"] = device_of(k);
+  return out;
 }
 
 std::vector<analysis::LaunchSummary> summaries(const Loaded& l) {

@@ -111,6 +111,27 @@ class OutputTarget {
 // Validates --format against the allowed names (first is the default).
 CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::string> allowed);
 
+// A command's output formats as one table: --format's choices (the first is
+// the default) and the writer each name selects.
+template <class T>
+struct FormatWriter {
+  std::string_view name;
+  std::string (*write)(const T&);
+};
+template <class T, size_t N>
+std::vector<std::string> format_names(const FormatWriter<T> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& f : table) out.emplace_back(f.name);
+  return out;
+}
+// `value` in the format `name` (the default when the table has no such name).
+template <class T, size_t N>
+std::string write_format(const FormatWriter<T> (&table)[N], std::string_view name, const T& value) {
+  for (const auto& f : table)
+    if (f.name == name) return f.write(value);
+  return table[0].write(value);
+}
+
 // How wide a table on stdout may be: $COLUMNS, else the terminal's width when
 // stdout is one, else 100.
 size_t output_width(const Context& ctx);

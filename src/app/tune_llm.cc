@@ -2,6 +2,8 @@
 #include "app/pipeline.h"
 #include "util/error.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analysis/derived.h"
@@ -74,10 +76,12 @@ Result<std::vector<Proposal>> ask_for_changes(Context& ctx, LlmRuntime& rt, cons
                 fmt::format("keet tune sends the files it may change to the LLM: pass --share-source to allow it for "
                             "{} (or use a local model)",
                             cfg.provider));
-  KEET_TRY(loaded, load_report(ctx, ReportArgs{.path = report, .allow_partial = true}));
-  const auto* k = slowest(loaded->selected);
+  KEET_TRY(analysed,
+           analyse_report(ctx, ReportArgs{.path = report, .allow_partial = true}, analysis::AnalyzeOptions{0}));
+  const auto& selected = analysed->loaded.selected;
+  const auto* k = slowest(selected);
   if (!k) return fail(ExitCode::BadInput, report + ": no kernel to tune");
-  auto d = diagnose(loaded->report, *k, analysis::AnalyzeOptions{0});
+  const auto& d = analysed->diagnosis.kernels[std::ranges::find(selected, k) - selected.begin()];
   auto opt = rt.prompt_options();
   opt.share_source = true;  // checked above
   llm::ChatRequest request{

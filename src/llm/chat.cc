@@ -34,14 +34,8 @@ std::string reply_markdown(const LlmResult& r) {
   std::string out = fmt::format("## {}:{} ({})\n\n", r.provider, r.model, status_name(r.status));
   if (r.status == Status::Unavailable) return out + "Unavailable: " + r.error + "\n";
   out += r.text + "\n";
-  std::string list;
-  for (const auto& s : r.suggestions)
-    list += fmt::format("- {}{}\n", s.text, s.finding ? " [" + *s.finding + "]" : " [speculative]");
-  for (const auto& q : r.questions) list += "- Question: " + q + "\n";
-  for (const auto& a : r.arch_violations) list += "- Not for this device: " + a + "\n";
-  for (const auto& c : r.contradictions) list += "- Contradicts the engine: " + c + "\n";
-  if (r.unsupported_claims > 0)
-    list += fmt::format("- {} number(s) not backed by the report are marked [unverified]\n", r.unsupported_claims);
+  std::string list =
+      reply_notes(r, {"- ", "- Question: ", "- Not for this device: ", "- Contradicts the engine: ", "- "});
   return list.empty() ? out : out + "\n" + list;
 }
 

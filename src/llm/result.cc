@@ -60,17 +60,24 @@ json to_json(const LlmResult& r) {
   return j;
 }
 
+std::string reply_notes(const LlmResult& r, const NoteStyle& style) {
+  std::string out;
+  for (const auto& s : r.suggestions)
+    out += fmt::format("{}{}{}\n", style.suggestion, s.text, s.finding ? " [" + *s.finding + "]" : " [speculative]");
+  for (const auto& q : r.questions) out += fmt::format("{}{}\n", style.question, q);
+  for (const auto& a : r.arch_violations) out += fmt::format("{}{}\n", style.not_for_device, a);
+  for (const auto& c : r.contradictions) out += fmt::format("{}{}\n", style.contradiction, c);
+  if (r.unsupported_claims > 0)
+    out += fmt::format("{}{} number(s) not backed by the report are marked [unverified]\n", style.unverified,
+                       r.unsupported_claims);
+  return out;
+}
+
 std::string render_text(const LlmResult& r) {
   std::string out = fmt::format("LLM ({}:{}) - {}\n", r.provider, r.model, status_name(r.status));
   if (r.status == Status::Unavailable) return out + "  unavailable: " + r.error + "\n";
   out += r.text + "\n";
-  for (const auto& s : r.suggestions)
-    out += fmt::format("  * {}{}\n", s.text, s.finding ? " [" + *s.finding + "]" : " [speculative]");
-  for (const auto& q : r.questions) out += "  ? " + q + "\n";
-  for (const auto& a : r.arch_violations) out += "  ! not for this device: " + a + "\n";
-  for (const auto& c : r.contradictions) out += "  ! " + c + "\n";
-  if (r.unsupported_claims > 0)
-    out += fmt::format("  ! {} number(s) not backed by the report are marked [unverified]\n", r.unsupported_claims);
+  out += reply_notes(r, {"  * ", "  ? ", "  ! not for this device: ", "  ! ", "  ! "});
   out += fmt::format("  tokens: {} prompt, {} completion{}\n", r.usage.prompt_tokens, r.usage.completion_tokens,
                      r.cached ? " (cached)" : "");
   return out;

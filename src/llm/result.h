@@ -43,6 +43,13 @@ struct LlmResult {
 nlohmann::json to_json(const LlmResult& r);
 // The human-readable block printed after the deterministic analysis.
 std::string render_text(const LlmResult& r);
+// How a reply's notes (suggestions, questions, rejected advice, contradictions,
+// unverified numbers) are introduced, one per line: the text form and chat's
+// CommonMark differ only in these.
+struct NoteStyle {
+  std::string_view suggestion, question, not_for_device, contradiction, unverified;
+};
+std::string reply_notes(const LlmResult& r, const NoteStyle& style);
 
 // Applies a verification to a result (status, claims, violations).
 void apply_verification(LlmResult& r, const Verification& v);

@@ -27,22 +27,27 @@ nlohmann::json rule_json(const model::RuleResult& r) {
 
 }  // namespace
 
-nlohmann::json export_kernel_json(const model::Kernel& k) {
-  nlohmann::json metrics = nlohmann::json::object();
-  for (const auto& m : k.metrics) metrics[m.name] = metric_json(m);
-  nlohmann::json rules = nlohmann::json::array();
-  for (const auto& r : k.rules) rules.push_back(rule_json(r));
+nlohmann::json kernel_identity_json(const model::Kernel& k) {
   return {{"index", k.index},
           {"name", k.display_name()},
           {"mangled", k.mangled},
           {"grid", {k.grid.x, k.grid.y, k.grid.z}},
           {"block", {k.block.x, k.block.y, k.block.z}},
-          {"invocations", k.launches()},
-          {"context", k.context_id},
-          {"stream", k.stream_id},
-          {"process_id", k.process_id},
-          {"metrics", std::move(metrics)},
-          {"rules", std::move(rules)}};
+          {"invocations", k.launches()}};
+}
+
+nlohmann::json export_kernel_json(const model::Kernel& k) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& m : k.metrics) metrics[m.name] = metric_json(m);
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& r : k.rules) rules.push_back(rule_json(r));
+  nlohmann::json out = kernel_identity_json(k);
+  out["context"] = k.context_id;
+  out["stream"] = k.stream_id;
+  out["process_id"] = k.process_id;
+  out["metrics"] = std::move(metrics);
+  out["rules"] = std::move(rules);
+  return out;
 }
 
 nlohmann::json value_json(const model::Value& v) {
