@@ -10,6 +10,7 @@
 // kernel and is written once they are in).
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -312,8 +313,23 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   return run;
 }
 
+// analyze's formats: the writer each --format name selects (the first is the
+// default), and whether it is prose (text, markdown: several reports in one
+// output, the joined timeline view after them, --calibrated) or a document of
+// one report (json, html).
+struct AnalyzeFormat {
+  std::string_view name;
+  Result<Run> (*write)(Context&, const AnalyzeArgs&, std::ostream&, LlmRuntime*, std::vector<llm::LlmResult>&,
+                       AppView*);
+  bool prose;
+};
+constexpr AnalyzeFormat kAnalyzeFormats[] = {{"text", write_text, true},
+                                             {"markdown", write_text, true},
+                                             {"json", write_json, false},
+                                             {"html", write_html, false}};
+
 Result<std::vector<compare::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a) {
-  if (a.format == "json" || a.format == "html")
+  if (!find_format(kAnalyzeFormats, a.format).prose)
     return fail(ExitCode::BadInput, "--calibrated: shown in text and markdown output only");
   KEET_TRY(db, open_history(ctx, a.db));
   return (*db)->calibration_points();
@@ -334,8 +350,9 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
     if (!created) return report_error(ctx, created.error());
     rt = std::move(*created);
   }
+  const AnalyzeFormat& format = find_format(kAnalyzeFormats, a.format);
   auto reports = each_report(a.report);
-  if (reports.size() > 1 && (a.format == "json" || a.format == "html"))
+  if (reports.size() > 1 && !format.prose)
     return report_error(ctx,
                         Error{ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give "
                                                               "one report per call (text and markdown take several)",
@@ -357,16 +374,14 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
     // Text names each report before its kernels (markdown's heading already does).
     if (reports.size() > 1 && a.format == "text") target->stream() << "Report: " << one.path << "\n\n";
     std::vector<llm::LlmResult> told;
-    Result<Run> run = a.format == "json"   ? write_json(ctx, each, target->stream(), rt.get(), told, view)
-                      : a.format == "html" ? write_html(ctx, each, target->stream(), rt.get(), told, view)
-                                           : write_text(ctx, each, target->stream(), rt.get(), told, view);
+    Result<Run> run = format.write(ctx, each, target->stream(), rt.get(), told, view);
     if (!run) return report_error(ctx, run.error());
     if (run->stats.partial_exit != ExitCode::Ok) partial = run->stats.partial_exit;
     narratives.insert(narratives.end(), told.begin(), told.end());
   }
   if (view) {  // text and markdown: the joined view once, after every report's kernels
     auto join = view->join();
-    if (a.format != "json" && a.format != "html")
+    if (format.prose)
       target->stream() << "\n" << render::join_text(join, {ctx.color() && a.output.empty(), a.format == "markdown"});
     if (auto w = analysis::coverage_warning(join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
   }
@@ -381,7 +396,7 @@ Command analyze_command() {
             auto a = std::make_shared<AnalyzeArgs>();
             add_reports_args(sub, a->report);
             sub.add_option("--top", a->top, "findings shown per kernel (0 = all)")->capture_default_str();
-            add_format(sub, a->format, {"text", "markdown", "json", "html"});
+            add_format(sub, a->format, format_names(kAnalyzeFormats));
             add_llm_args(sub, a->llm);
             sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
             sub.add_option("--print-summary", a->summary,

@@ -20,6 +20,13 @@ struct TimelineCmdArgs {
   double drift = 0.2;
 };
 
+constexpr FormatWriter<model::TimelineSummary, render::TimelineStyle> kTimelineFormats[] = {
+    {"text", render::timeline_text},
+    {"json", [](const model::TimelineSummary& t,
+                const render::TimelineStyle& s) { return json_text(render::timeline_json(t, s), 2) + "\n"; }},
+    {"html", render::timeline_html},
+};
+
 ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& runner) {
   auto t = load_timeline(ctx, a.input, runner);
   if (!t) return report_error(ctx, t.error());
@@ -27,13 +34,7 @@ ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& run
   auto target = OutputTarget::open(ctx, a.output);
   if (!target) return report_error(ctx, target.error());
   render::TimelineStyle style{a.top, a.drift, ctx.color() && a.output.empty()};
-  auto& out = target->stream();
-  if (a.format == "json")
-    out << json_text(render::timeline_json(*t, style), 2) << "\n";
-  else if (a.format == "html")
-    out << render::timeline_html(*t, style);
-  else
-    out << render::timeline_text(*t, style);
+  target->stream() << write_format(kTimelineFormats, a.format, *t, style);
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   return ExitCode::Ok;
 }
@@ -46,7 +47,7 @@ Command timeline_command() {
       [](CLI::App& sub, Action& action) {
         auto a = std::make_shared<TimelineCmdArgs>();
         add_timeline_flags(sub, a->input, true);
-        add_format(sub, a->format, {"text", "json", "html"});
+        add_format(sub, a->format, format_names(kTimelineFormats));
         sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
         sub.add_option("--top", a->top, "kernels and NVTX ranges listed (0 = all; JSON lists all)")
             ->capture_default_str();

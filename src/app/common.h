@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "app/app.h"
@@ -113,23 +115,31 @@ CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::stri
 
 // A command's output formats as one table: --format's choices (the first is
 // the default) and the writer each name selects.
-template <class T>
+template <class... In>
 struct FormatWriter {
   std::string_view name;
-  std::string (*write)(const T&);
+  std::string (*write)(const In&...);
 };
-template <class T, size_t N>
-std::vector<std::string> format_names(const FormatWriter<T> (&table)[N]) {
+// Any table of entries with a `name` (FormatWriter, or a command's own when
+// its writers take more): --format's choices, and the entry a name selects
+// (the first, the default, for a name the table lacks).
+template <class F, size_t N>
+std::vector<std::string> format_names(const F (&table)[N]) {
   std::vector<std::string> out;
   for (const auto& f : table) out.emplace_back(f.name);
   return out;
 }
-// `value` in the format `name` (the default when the table has no such name).
-template <class T, size_t N>
-std::string write_format(const FormatWriter<T> (&table)[N], std::string_view name, const T& value) {
+template <class F, size_t N>
+const F& find_format(const F (&table)[N], std::string_view name) {
   for (const auto& f : table)
-    if (f.name == name) return f.write(value);
-  return table[0].write(value);
+    if (f.name == name) return f;
+  return table[0];
+}
+// `in` written in the format `name`.
+template <size_t N, class... In>
+std::string write_format(const FormatWriter<In...> (&table)[N], std::string_view name,
+                         const std::type_identity_t<In>&... in) {
+  return find_format(table, name).write(in...);
 }
 
 // How wide a table on stdout may be: $COLUMNS, else the terminal's width when
