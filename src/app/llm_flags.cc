@@ -22,6 +22,9 @@ void add_llm_args(CLI::App& sub, LlmArgs& a) {
   sub.add_flag("--no-cache", a.no_cache, "do not read or write the LLM response cache");
   sub.add_flag("--llm-required", a.required, "exit 3 when the LLM is unreachable or answers unusably");
   sub.add_option("--llm-timeout", a.timeout_s, "LLM read timeout in seconds")->check(CLI::Range(1, 3600));
+  // CI jobs and agents that would rather fail fast than wait out a backoff.
+  sub.add_option("--llm-retries", a.retries, "retries of a request that failed to connect or got 429/5xx (default 3)")
+      ->check(CLI::Range(0, 10));
   sub.add_option("--llm-param", a.params,
                  "set a field of every LLM request body, KEY=VALUE (JSON or text; dotted KEY nests; KEY= removes it), "
                  "e.g. max_completion_tokens=4000")
@@ -44,9 +47,11 @@ Result<std::unique_ptr<LlmRuntime>> LlmRuntime::create(Context& ctx, const LlmAr
   rt->args_ = a;
   rt->http_ = llm::make_http_client(settings->timeouts, llm::ProxyEnv::from(ctx.getenv));
   if (!a.no_cache && !a.dry_run) rt->cache_ = std::make_unique<llm::ResponseCache>(llm::cache_file(ctx.getenv));
-  rt->client_ = std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(),
-                                                 llm::RetryPolicy{},
-                                                 a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
+  llm::RetryPolicy retry;
+  retry.max_attempts = 1 + a.retries;
+  rt->client_ =
+      std::make_unique<llm::LlmClient>(settings->provider, *rt->http_, llm::real_sleeper(), rt->cache_.get(), retry,
+                                       a.dry_run ? &ctx.err : nullptr);  // stdout stays machine-readable
   // A person waiting at a terminal sees why nothing happens for seconds;
   // logs and CI (stderr not a terminal) get only the final error.
   if (ctx.err_is_tty)

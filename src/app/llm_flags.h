@@ -25,6 +25,7 @@ struct LlmArgs {
   bool no_cache = false;
   bool required = false;            // --llm-required
   int timeout_s = 0;                // 0: the config file's or the default
+  int retries = 3;                  // --llm-retries: attempts after the first
   std::vector<std::string> params;  // --llm-param KEY=VALUE (llm/params.h)
 };
 void add_llm_args(CLI::App& sub, LlmArgs& a);

@@ -152,7 +152,7 @@ std::expected<HttpResponse, LlmError> LlmClient::attempts(const HttpRequest& req
     sleeper_.sleep_for(*delay);
     spent_ += *delay;
   }
-  last.message += fmt::format(" (after {} attempts)", retry_.max_attempts);
+  if (retry_.max_attempts > 1) last.message += fmt::format(" (after {} attempts)", retry_.max_attempts);
   return std::unexpected(last);
 }
 

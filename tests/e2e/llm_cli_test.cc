@@ -309,7 +309,9 @@ TEST_P(LlmAnalyze, UnreachableLlmKeepsTheAnalysis) {
       "XDG_CACHE_HOME=" + shell_quote(temp_path("llm-e2e-cache2")) +
       " XDG_CONFIG_HOME=/nonexistent OPENAI_BASE_URL=http://127.0.0.1:9/v1 "
       "ANTHROPIC_BASE_URL=http://127.0.0.1:9 OLLAMA_HOST=http://127.0.0.1:9 OPENAI_API_KEY=k ANTHROPIC_API_KEY=k ";
-  std::string args = "analyze --no-cache --llm-timeout 2 --llm " + GetParam() + ":m " + shell_quote(report_path());
+  // No retries: the backoff has tests of its own (LlmCliRetry, the client's unit tests).
+  std::string args =
+      "analyze --no-cache --llm-timeout 2 --llm-retries 0 --llm " + GetParam() + ":m " + shell_quote(report_path());
   auto r = keet_with(env, args);
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("Bottleneck:"), std::string::npos) << r.out;
@@ -445,6 +447,24 @@ TEST(LlmCliRetry, ATerminalSeesTheRetriesAPipeDoesNot) {
   auto piped = ask(false);
   ASSERT_EQ(piped.rc, 0) << piped.err;
   EXPECT_EQ(piped.err.find("retrying"), std::string::npos) << piped.err;
+}
+
+// --llm-retries N: N more attempts after a 503, then the engine's analysis alone.
+TEST(LlmCliRetry, TheUserSetsHowOftenARequestIsRetried) {
+  for (int retries : {0, 1}) {
+    FakeLlmServer server;
+    for (int i = 0; i < 3; ++i) server.script({503, R"({"error":{"message":"overloaded"}})", {{"Retry-After", "0.1"}}});
+    auto r =
+        run_command(env_for("openai", server) + keet_binary() + " analyze --format json --no-cache --llm openai:m" +
+                    " --llm-retries " + std::to_string(retries) + " " + shell_quote(report_path()));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(server.received().size(), static_cast<size_t>(retries + 1)) << retries;
+    auto llm = json::parse(r.out)["kernels"][0]["llm"];
+    EXPECT_EQ(llm["status"], "unavailable") << llm;
+    EXPECT_NE(llm.dump().find("503"), std::string::npos) << llm;
+    EXPECT_EQ(llm.dump().find("after 1 attempts"), std::string::npos) << llm;
+  }
+  EXPECT_NE(run_keet("analyze --llm-retries 11 " + shell_quote(report_path())).rc, 0);
 }
 
 }  // namespace

@@ -373,6 +373,7 @@ TEST(LlmRobust, ServerErrorsExhaustRetries) {
   auto r = explain(h, f);
   EXPECT_EQ(r.status, Status::Unavailable);
   EXPECT_NE(r.error.find("HTTP 500"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("(after 4 attempts)"), std::string::npos) << r.error;
   EXPECT_EQ(h.server.received().size(), 4u);
   std::vector<std::chrono::milliseconds> expected{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000),
                                                   std::chrono::milliseconds(4000)};

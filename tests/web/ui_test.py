@@ -116,11 +116,14 @@ def main():
 
         # Before/after: a second upload, then compare the two.
         browser.find_element(By.ID, "file").send_keys(os.path.abspath(a.report))
-        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#before option")) >= 2)
-        opts_before = browser.find_elements(By.CSS_SELECTOR, "#before option")
-        browser.execute_script("document.getElementById('before').value = arguments[0];"
-                               "document.getElementById('after').value = arguments[1];",
-                               opts_before[1].get_attribute("value"), opts_before[0].get_attribute("value"))
+        # Read and set in one script: the job list refresh rebuilds the options every
+        # 2 s, so an option element found by one command can be stale by the next.
+        wait.until(lambda b: b.execute_script(
+            "const o = document.querySelectorAll('#before option');"
+            "if (o.length < 2) return false;"
+            "document.getElementById('before').value = o[1].value;"
+            "document.getElementById('after').value = o[0].value;"
+            "return true;"))
         browser.find_element(By.ID, "compare-go").click()
         wait.until(lambda b: "Before / after" in b.find_element(By.ID, "diagnosis").text)
         wait.until(lambda b: "unchanged" in b.find_element(By.ID, "diagnosis").text)
