@@ -61,6 +61,7 @@ def main():
         from selenium.webdriver.chrome.service import Service
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
+        from selenium.common.exceptions import StaleElementReferenceException
     except ImportError:
         skip("python3-selenium is not installed")
 
@@ -78,7 +79,9 @@ def main():
     try:
         browser = webdriver.Chrome(service=Service(driver_path), options=opts)
         browser.set_page_load_timeout(30)
-        wait = WebDriverWait(browser, 60)
+        # The page re-renders its job list every 2 s: an element a condition
+        # found may be replaced before it is read, and the condition is tried again.
+        wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
         browser.get(url + "/")
         wait.until(lambda b: "keet" in b.find_element(By.ID, "server-info").text)
 
