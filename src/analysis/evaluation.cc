@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/engine.h"
-#include "readers/reader.h"
 
 namespace keet::analysis {
 namespace {
@@ -50,12 +49,13 @@ void score(LabelResult& r, const KernelDiagnosis& d) {
 // Labels come grouped by report; keeping the last one loaded avoids reading a
 // report once per label without holding every report in memory.
 struct ReportCache {
+  const OpenReport& open;
   std::string path;
   std::optional<Result<model::Report>> report;
   const Result<model::Report>& get(const std::string& p) {
     if (!report || path != p) {
       path = p;
-      report.emplace(readers::load_file(p));
+      report.emplace(open(p));
     }
     return *report;
   }
@@ -172,9 +172,9 @@ EvalSummary summarize(std::vector<LabelResult> results) {
 }
 
 EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string& root, const std::string& oracle,
-                            const std::string& oracle2024, const Diagnose& diagnose) {
+                            const std::string& oracle2024, const OpenReport& open, const Diagnose& diagnose) {
   std::vector<LabelResult> results;
-  ReportCache cache;
+  ReportCache cache{open};
   for (const auto& l : labels)
     results.push_back(evaluate_one(l, resolve(l.report, root, oracle, oracle2024), cache, diagnose));
   return summarize(std::move(results));

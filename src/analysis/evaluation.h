@@ -84,9 +84,12 @@ EvalSummary summarize(std::vector<LabelResult> results);
 // empty: such labels are then skipped).
 // `diagnose` runs the engine on a label's kernel: keet eval passes the
 // pipeline's (app::diagnose), so labels are scored as every command diagnoses.
+// `open` reads a report: keet eval passes the app's intake (app::open_report),
+// so this layer does no I/O and reads reports as every command does.
 using Diagnose = std::function<KernelDiagnosis(const model::Report&, const model::Kernel&, const AnalyzeOptions&)>;
+using OpenReport = std::function<Result<model::Report>(const std::string& path)>;
 EvalSummary evaluate_labels(const std::vector<Label>& labels, const std::string& fixtures_root,
                             const std::string& oracle_examples, const std::string& oracle_examples_2024,
-                            const Diagnose& diagnose);
+                            const OpenReport& open, const Diagnose& diagnose);
 
 }  // namespace keet::analysis

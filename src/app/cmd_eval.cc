@@ -165,7 +165,8 @@ ExitCode run_eval(Context& ctx, const EvalArgs& a) {
   auto selected = analysis::select_set(*labels, a.set);
   if (selected.empty())
     return report_error(ctx, {ExitCode::BadInput, a.labels + ": no label in set \"" + a.set + "\""});
-  auto summary = analysis::evaluate_labels(selected, a.root, a.oracle, a.oracle2024, diagnose);
+  auto open = [](const std::string& path) { return read_report(path); };
+  auto summary = analysis::evaluate_labels(selected, a.root, a.oracle, a.oracle2024, open, diagnose);
   if (a.format == "json")
     print_json(ctx, summary);
   else

@@ -109,11 +109,16 @@ Error no_kernel_matches(const ReportArgs& a) {
   return Error{ExitCode::BadInput, fmt::format("{}: no kernel matches{}", a.path, sel)};
 }
 
-Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
-  KEET_TRY(filter, kernel_filter(a));
-  KEET_TRY(src, open_report(a.path));
+Result<model::Report> read_report(const std::string& path, const readers::ReadOptions& opt) {
+  KEET_TRY(src, open_report(path));
   auto report = readers::load(**src, opt);
   if (!report) return fail(ExitCode::BadInput, report.error().message());
+  return std::move(*report);
+}
+
+Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
+  KEET_TRY(filter, kernel_filter(a));
+  KEET_TRY(report, read_report(a.path, opt));
   Loaded l{std::move(*report), {}, ExitCode::Ok};
   for (const auto& w : l.report.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (l.report.partial && !a.allow_partial) l.partial_exit = ExitCode::BadInput;

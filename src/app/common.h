@@ -32,6 +32,9 @@ struct ReportArgs {
 // The report at `path`; "-" is standard input, read once and kept in memory
 // (commands read a report in several passes).
 Result<std::shared_ptr<const io::ByteSource>> open_report(const std::string& path);
+// The whole report at `path`, read as every command reads it (warnings stay in
+// Report::warnings; load_report prints them).
+Result<model::Report> read_report(const std::string& path, const readers::ReadOptions& opt = {});
 
 // -k, --kernel-name-base, NVTX filters, -s and -c as one filter (a fresh one per pass).
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a);
