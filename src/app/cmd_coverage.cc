@@ -1,4 +1,5 @@
 // keet coverage R: how KEET's findings cover ncu's own guided-analysis warnings.
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -52,27 +53,35 @@ Result<Collected> collect(Context& ctx, const CoverageArgs& a) {
   return c;
 }
 
+int uncovered(const std::vector<Row>& rows) {
+  return static_cast<int>(
+      std::ranges::count_if(rows, [](const Row& r) { return r.c.status == analysis::Coverage::Uncovered; }));
+}
+
+std::string coverage_json(const std::vector<Row>& rows) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : rows)
+    arr.push_back({{"kernel", r.kernel},
+                   {"rule", r.c.rule},
+                   {"status", analysis::coverage_name(r.c.status)},
+                   {"matched_by", r.c.matched_by},
+                   {"message", r.c.message}});
+  return json_text(nlohmann::json{{"warnings", arr}, {"uncovered", uncovered(rows)}}, 2) + "\n";
+}
+
+std::string coverage_table(const std::vector<Row>& rows) {
+  render::Table t({"kernel", "ncu rule", "status", "KEET"});
+  for (const auto& r : rows)
+    t.add({std::to_string(r.kernel), r.c.rule, std::string(analysis::coverage_name(r.c.status)), r.c.matched_by});
+  return t.str(70) + fmt::format("{} ncu warning(s), {} not covered\n", rows.size(), uncovered(rows));
+}
+
+constexpr FormatWriter<std::vector<Row>> kCoverageFormats[] = {{"table", coverage_table}, {"json", coverage_json}};
+
 ExitCode run_coverage(Context& ctx, const CoverageArgs& a) {
   auto collected = collect(ctx, a);
   if (!collected) return report_error(ctx, collected.error());
-  const auto* rows = &collected->rows;
-  int uncovered = 0;
-  for (const auto& r : *rows) uncovered += r.c.status == analysis::Coverage::Uncovered;
-  if (a.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : *rows)
-      arr.push_back({{"kernel", r.kernel},
-                     {"rule", r.c.rule},
-                     {"status", analysis::coverage_name(r.c.status)},
-                     {"matched_by", r.c.matched_by},
-                     {"message", r.c.message}});
-    ctx.out << json_text(nlohmann::json{{"warnings", arr}, {"uncovered", uncovered}}, 2) << "\n";
-  } else {
-    render::Table t({"kernel", "ncu rule", "status", "KEET"});
-    for (const auto& r : *rows)
-      t.add({std::to_string(r.kernel), r.c.rule, std::string(analysis::coverage_name(r.c.status)), r.c.matched_by});
-    ctx.out << t.str(70) << fmt::format("{} ncu warning(s), {} not covered\n", rows->size(), uncovered);
-  }
+  ctx.out << write_format(kCoverageFormats, a.format, collected->rows);
   return collected->partial_exit;
 }
 
@@ -83,7 +92,7 @@ Command coverage_command() {
           [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<CoverageArgs>();
             add_report_args(sub, a->report);
-            add_format(sub, a->format, {"table", "json"});
+            add_format(sub, a->format, format_names(kCoverageFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_coverage(ctx, *a); }; });
           }};
 }

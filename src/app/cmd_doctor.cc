@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 #include <CLI/CLI.hpp>
 
 #include "analysis/engine.h"
@@ -57,40 +59,55 @@ nlohmann::json health_json(const Health& h) {
           {"bad", is_bad(h.quality)}};
 }
 
+// What a format writes: every kernel's health, and how many are bad.
+struct Checkup {
+  std::vector<Health> rows;
+  std::string report;
+  size_t bad = 0;
+};
+
+std::string doctor_json(const Checkup& c) {
+  std::ostringstream out;
+  JsonObjectStream doc(out, 2);  // members in json_text()'s (sorted) order
+  doc.member("bad_kernels", c.bad);
+  auto kernels = doc.array_member("kernels");
+  for (const auto& h : c.rows) kernels.add(health_json(h));
+  kernels.close();
+  doc.member("report", c.report);
+  doc.member("schema", "keet.doctor/1");
+  doc.close();
+  return std::move(out).str();
+}
+
+std::string doctor_table(const Checkup& c) {
+  render::Table t({"#", "kernel", "outcome", "sections missing", "stalls", "issues"});
+  t.right_align({0});
+  for (const auto& h : c.rows) {
+    const auto& q = h.quality;
+    t.add({std::to_string(h.index), h.name, std::string(render::outcome_name(q)),
+           q.sections_missing.empty() ? "-" : fmt::format("{}", fmt::join(q.sections_missing, ", ")), stall_text(q),
+           issues_text(q)});
+  }
+  return t.str(60) + fmt::format("{} of {} kernels {} data a diagnosis cannot rest on.\n", c.bad, c.rows.size(),
+                                 c.bad == 1 ? "has" : "have");
+}
+
+constexpr FormatWriter<Checkup> kDoctorFormats[] = {{"table", doctor_table}, {"json", doctor_json}};
+
 ExitCode run_doctor(Context& ctx, const DoctorArgs& a) {
   readers::ReadOptions opt;
   opt.instances = opt.modules = false;
-  std::vector<Health> rows;
+  Checkup c;
   model::Report head;
   auto ok = analyse_kernels(ctx, a.report, {.read = opt}, head, [&](model::Kernel&&, const model::Report&, auto&& d) {
-    rows.push_back({d.index, std::move(d.display), d.bottleneck.cls, std::move(d.data_quality)});
+    c.rows.push_back({d.index, std::move(d.display), d.bottleneck.cls, std::move(d.data_quality)});
     return true;
   });
   if (!ok) return report_error(ctx, ok.error());
-  size_t bad = std::ranges::count_if(rows, [](const Health& h) { return is_bad(h.quality); });
-  if (a.format == "json") {
-    JsonObjectStream doc(ctx.out, 2);  // members in json_text()'s (sorted) order
-    doc.member("bad_kernels", bad);
-    auto kernels = doc.array_member("kernels");
-    for (const auto& h : rows) kernels.add(health_json(h));
-    kernels.close();
-    doc.member("report", head.path);
-    doc.member("schema", "keet.doctor/1");
-    doc.close();
-  } else {
-    render::Table t({"#", "kernel", "outcome", "sections missing", "stalls", "issues"});
-    t.right_align({0});
-    for (const auto& h : rows) {
-      const auto& q = h.quality;
-      t.add({std::to_string(h.index), h.name, std::string(render::outcome_name(q)),
-             q.sections_missing.empty() ? "-" : fmt::format("{}", fmt::join(q.sections_missing, ", ")), stall_text(q),
-             issues_text(q)});
-    }
-    ctx.out << t.str(60);
-    ctx.out << fmt::format("{} of {} kernels {} data a diagnosis cannot rest on.\n", bad, rows.size(),
-                           bad == 1 ? "has" : "have");
-  }
-  if (bad > 0) return ExitCode::Failed;
+  c.report = head.path;
+  c.bad = std::ranges::count_if(c.rows, [](const Health& h) { return is_bad(h.quality); });
+  ctx.out << write_format(kDoctorFormats, a.format, c);
+  if (c.bad > 0) return ExitCode::Failed;
   return ok->partial_exit;
 }
 
@@ -103,7 +120,7 @@ Command doctor_command() {
           [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<DoctorArgs>();
             add_report_args(sub, a->report);
-            add_format(sub, a->format, {"table", "json"});
+            add_format(sub, a->format, format_names(kDoctorFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_doctor(ctx, *a); }; });
           }};
 }
