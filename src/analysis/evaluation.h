@@ -84,7 +84,7 @@ EvalSummary summarize(std::vector<LabelResult> results);
 // empty: such labels are then skipped).
 // `diagnose` runs the engine on a label's kernel: keet eval passes the
 // pipeline's (app::diagnose), so labels are scored as every command diagnoses.
-// `open` reads a report: keet eval passes the app's intake (app::open_report),
+// `open` reads a report: keet eval passes the app's intake (app::read_report),
 // so this layer does no I/O and reads reports as every command does.
 using Diagnose = std::function<KernelDiagnosis(const model::Report&, const model::Kernel&, const AnalyzeOptions&)>;
 using OpenReport = std::function<Result<model::Report>(const std::string& path)>;

@@ -23,8 +23,9 @@ void add_llm_args(CLI::App& sub, LlmArgs& a) {
   sub.add_flag("--llm-required", a.required, "exit 3 when the LLM is unreachable or answers unusably");
   sub.add_option("--llm-timeout", a.timeout_s, "LLM read timeout in seconds")->check(CLI::Range(1, 3600));
   // CI jobs and agents that would rather fail fast than wait out a backoff.
-  sub.add_option("--llm-retries", a.retries, "retries of a request that failed to connect or got 429/5xx (default 3)")
-      ->check(CLI::Range(0, 10));
+  sub.add_option("--llm-retries", a.retries, "retries of a request that failed to connect or got 429/5xx")
+      ->check(CLI::Range(0, 10))
+      ->capture_default_str();
   sub.add_option("--llm-param", a.params,
                  "set a field of every LLM request body, KEY=VALUE (JSON or text; dotted KEY nests; KEY= removes it), "
                  "e.g. max_completion_tokens=4000")

@@ -23,10 +23,10 @@ struct LlmArgs {
   bool redact_names = false;
   bool dry_run = false;
   bool no_cache = false;
-  bool required = false;            // --llm-required
-  int timeout_s = 0;                // 0: the config file's or the default
-  int retries = 3;                  // --llm-retries: attempts after the first
-  std::vector<std::string> params;  // --llm-param KEY=VALUE (llm/params.h)
+  bool required = false;                              // --llm-required
+  int timeout_s = 0;                                  // 0: the config file's or the default
+  int retries = llm::RetryPolicy{}.max_attempts - 1;  // --llm-retries: attempts after the first
+  std::vector<std::string> params;                    // --llm-param KEY=VALUE (llm/params.h)
 };
 void add_llm_args(CLI::App& sub, LlmArgs& a);
 
