@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "store/sql.h"
 #include "util/json.h"
 #include "util/strings.h"
 
@@ -23,7 +24,7 @@ std::string default_store_path(const std::string& xdg_data_home, const std::stri
 }
 
 Result<std::unique_ptr<HistoryStore>> open_store(const std::string& url) {
-  if (starts_with_ci(url, "postgresql://") || starts_with_ci(url, "postgres://")) return open_postgres(url);
+  if (is_postgres_url(url)) return open_postgres(url);
   std::string path = starts_with_ci(url, "sqlite:") ? url.substr(7) : url;
   if (path.empty()) return fail(ExitCode::BadInput, "history database: empty path");
   return open_sqlite(path);

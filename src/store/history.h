@@ -52,13 +52,6 @@ std::string default_store_path(const std::string& xdg_data_home, const std::stri
 
 Result<std::unique_ptr<HistoryStore>> open_sqlite(const std::string& path);
 Result<std::unique_ptr<HistoryStore>> open_postgres(const std::string& conninfo);
-// A PostgreSQL URL as messages show it: no "user:password@", and the value of
-// every password parameter replaced by "<redacted>".
-std::string pg_display_url(const std::string& url);
-// The URL keet connects with: the user's, plus connect_timeout (seconds) when
-// it names none, so a server that accepts and never answers cannot hang keet.
-std::string pg_connect_url(const std::string& url);
-constexpr int kPgConnectTimeoutS = 10;
 
 // Backend-independent (de)serialisation of a run's kernels, stored as JSON text
 // so both schemas stay identical and can grow without migrations.

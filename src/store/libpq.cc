@@ -18,8 +18,8 @@ Result<LibPq> open_libpq() {
             bind_symbol(*lib, "PQreset", p.reset) &&
             bind_symbol(*lib, "PQsetNoticeProcessor", p.set_notice_processor) && bind_symbol(*lib, "PQexec", p.exec) &&
             bind_symbol(*lib, "PQexecParams", p.exec_params) && bind_symbol(*lib, "PQresultStatus", p.result_status) &&
-            bind_symbol(*lib, "PQntuples", p.ntuples) && bind_symbol(*lib, "PQgetvalue", p.getvalue) &&
-            bind_symbol(*lib, "PQclear", p.clear);
+            bind_symbol(*lib, "PQntuples", p.ntuples) && bind_symbol(*lib, "PQnfields", p.nfields) &&
+            bind_symbol(*lib, "PQgetvalue", p.getvalue) && bind_symbol(*lib, "PQclear", p.clear);
   if (!ok) return fail(ExitCode::Dependency, "libpq.so.5 lacks a function KEET needs");
   return p;
 }

@@ -19,6 +19,7 @@ struct LibPq {
   decltype(&::PQexecParams) exec_params;
   decltype(&::PQresultStatus) result_status;
   decltype(&::PQntuples) ntuples;
+  decltype(&::PQnfields) nfields;
   decltype(&::PQgetvalue) getvalue;
   decltype(&::PQclear) clear;
 };

@@ -10,12 +10,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "store/history.h"
 #include "store/libpq.h"
+#include "store/sql.h"
 #include "support/pg_server.h"
 #include "support/testing.h"
+#include "util/strings.h"
 
 namespace keet::store {
 namespace {
@@ -302,6 +305,60 @@ TEST_P(LoopStore, CalibrationPointsRoundTripBesideRuns) {
   auto runs = store->runs();
   ASSERT_TRUE(runs);
   EXPECT_EQ(runs->size(), 1u);  // the runs are untouched
+}
+
+// The one SQL connection under the history and the job queue: typed values come
+// back exactly (a double's 17 digits, NULL, int64's extremes, quotes), $N may
+// repeat, a failed transaction leaves nothing, and errors name the database
+// and the statement.
+TEST_P(LoopStore, SqlConnectionKeepsValuesExactly) {
+  auto conn = GetParam() == "sqlite"
+                  ? open_sqlite_connection(url_.substr(7), {.label = "L", .open_error = "cannot open"})
+                  : open_postgres_connection(pg_connect_url(url_), "L");
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto& db = **conn;
+  ASSERT_TRUE(db.exec("", "CREATE TABLE t (x DOUBLE PRECISION, s TEXT, n BIGINT)"));
+  auto exists = db.table_exists("t");
+  ASSERT_TRUE(exists);
+  EXPECT_TRUE(*exists);
+  auto absent = db.table_exists("no_such_table");
+  ASSERT_TRUE(absent);
+  EXPECT_FALSE(*absent);
+
+  double third = 1.0 / 3, sum = 0.1 + 0.2;
+  std::vector<std::vector<SqlValue>> rows = {{third, "it's \xc3\xa9", std::numeric_limits<int64_t>::max()},
+                                             {sum, SqlValue(), std::numeric_limits<int64_t>::min()},
+                                             {std::optional<double>(), "", int64_t{0}}};
+  for (const auto& r : rows) ASSERT_TRUE(db.query("insert", "INSERT INTO t (x, s, n) VALUES ($1, $2, $3)", r));
+  SqlValue n = std::numeric_limits<int64_t>::max();
+  auto back = db.query("select", "SELECT x, s, n FROM t WHERE n = $1 OR n = $1 ORDER BY n", {&n, 1});
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ(parse_number((*back)[0][0]), third);
+  EXPECT_EQ((*back)[0][1], "it's \xc3\xa9");
+  EXPECT_EQ((*back)[0][2], std::to_string(std::numeric_limits<int64_t>::max()));
+  auto all = db.query("select", "SELECT x, s, n FROM t ORDER BY n");
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ(parse_number((*all)[0][0]), sum);
+  EXPECT_EQ((*all)[0][1], "");  // NULL reads as empty text
+  EXPECT_EQ((*all)[1][0], "");
+
+  auto undone = db.in_transaction(GetParam() == "sqlite" ? "BEGIN IMMEDIATE" : "BEGIN", [&]() -> Result<void> {
+    KEET_TRY_VOID(db.query("insert", "INSERT INTO t (x, s, n) VALUES (1, 'x', 7)"));
+    return fail(ExitCode::Failed, "changed my mind");
+  });
+  ASSERT_FALSE(undone);
+  EXPECT_EQ(undone.error().message, "changed my mind");
+  auto count = db.query("count", "SELECT COUNT(*) FROM t");
+  ASSERT_TRUE(count);
+  EXPECT_EQ((*count)[0][0], "3");
+
+  auto bad = db.query("read widgets", "SELECT * FROM widgets");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ExitCode::Dependency);
+  EXPECT_TRUE(bad.error().message.starts_with("L: read widgets: ")) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("widgets"), std::string::npos);
 }
 
 }  // namespace

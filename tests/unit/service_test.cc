@@ -18,6 +18,7 @@
 #include "service/job_store.h"
 #include "store/history.h"
 #include "store/libpq.h"
+#include "store/sql.h"
 #include "support/pg_server.h"
 #include "support/testing.h"
 
