@@ -283,8 +283,7 @@ class SqlJobStore final : public JobStore {
 
   Result<void> ping() override {
     std::lock_guard lock(mu_);
-    auto r = again_if_lost([&] { return run("SELECT 1", {}); });
-    if (!r) return std::unexpected(r.error());
+    KEET_TRY_VOID(again_if_lost([&] { return run("SELECT 1", {}); }));
     return {};
   }
 

@@ -6,10 +6,10 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <optional>
 #include <vector>
 
 #include "util/error.h"
@@ -52,13 +52,13 @@ class SqlConnection {
   // Runs `body` between `begin` and COMMIT; a failure rolls back and is returned.
   template <typename F>
   auto in_transaction(std::string_view begin, F&& body) -> decltype(body()) {
-    if (auto r = exec("", begin); !r) return std::unexpected(r.error());
+    KEET_TRY_VOID(exec("", begin));
     auto r = body();
     if (!r) {
       (void)exec("", "ROLLBACK");
       return r;
     }
-    if (auto c = exec("", "COMMIT"); !c) return std::unexpected(c.error());
+    KEET_TRY_VOID(exec("", "COMMIT"));
     return r;
   }
 

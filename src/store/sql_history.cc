@@ -142,8 +142,8 @@ class SqlHistoryStore final : public HistoryStore {
   }
 
   Result<std::vector<compare::CalibrationPoint>> calibration_points() override {
-    return conn_->in_transaction(d_.read_begin,
-                                 [&]() -> Result<std::vector<compare::CalibrationPoint>> { return read_calibration(); });
+    return conn_->in_transaction(
+        d_.read_begin, [&]() -> Result<std::vector<compare::CalibrationPoint>> { return read_calibration(); });
   }
 
   std::string describe() const override { return conn_->describe(); }
@@ -192,12 +192,15 @@ class SqlHistoryStore final : public HistoryStore {
       by_id[run.id] = &run;
       ids += (ids.empty() ? "" : ",") + std::to_string(run.id);
     }
-    KEET_TRY(rows, conn_->query("read kernels",
-                                fmt::format("SELECT run_id, payload FROM {} WHERE run_id IN ({}) ORDER BY run_id, ordinal",
-                                            d_.kernels, ids)));
+    KEET_TRY(rows,
+             conn_->query("read kernels",
+                          fmt::format("SELECT run_id, payload FROM {} WHERE run_id IN ({}) ORDER BY run_id, ordinal",
+                                      d_.kernels, ids)));
     for (const auto& r : *rows) {
       auto k = kernel_from_payload(r[1]);
-      if (!k) return std::unexpected(conn_->error(ExitCode::BadInput, fmt::format("run #{} holds a damaged kernel record", r[0])));
+      if (!k)
+        return std::unexpected(
+            conn_->error(ExitCode::BadInput, fmt::format("run #{} holds a damaged kernel record", r[0])));
       if (auto it = by_id.find(integer_of(r[0])); it != by_id.end()) it->second->kernels.push_back(std::move(*k));
     }
     return {};
@@ -233,8 +236,8 @@ class SqlHistoryStore final : public HistoryStore {
                                             "FROM {} ORDER BY id",
                                             d_.calibration)));
     for (const auto& r : *rows)
-      out.push_back({r[0], r[1], r[2], r[3], parse_number(r[4]).value_or(0), parse_number(r[5]).value_or(0),
-                     integer_of(r[6])});
+      out.push_back(
+          {r[0], r[1], r[2], r[3], parse_number(r[4]).value_or(0), parse_number(r[5]).value_or(0), integer_of(r[6])});
     return out;
   }
 
@@ -242,9 +245,9 @@ class SqlHistoryStore final : public HistoryStore {
   const HistoryDialect& d_;
 };
 
-Result<std::unique_ptr<HistoryStore>> open_history(Result<std::unique_ptr<SqlConnection>> conn,
+Result<std::unique_ptr<HistoryStore>> open_history(Result<std::unique_ptr<SqlConnection>> opened,
                                                    const HistoryDialect& dialect) {
-  if (!conn) return std::unexpected(conn.error());
+  KEET_TRY(conn, std::move(opened));
   auto store = std::make_unique<SqlHistoryStore>(std::move(*conn), dialect);
   KEET_TRY_VOID(store->init());
   return store;
