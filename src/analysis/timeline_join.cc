@@ -79,7 +79,7 @@ double app_speedup(double share, double kernel_speedup) {
 
 TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<ProfiledKernel>& profiled,
                            double threshold) {
-  TimelineJoin j{.timeline = t.meta.path, .threshold = threshold};
+  TimelineJoin j{.timeline = t.meta.path, .gpu_time_ns = t.kernel_ns, .span_ns = t.span_ns(), .threshold = threshold};
   std::set<size_t> covered;
   for (const auto& p : profiled) {
     JoinedKernel jk{.index = p.index, .name = p.display_name()};
@@ -87,6 +87,7 @@ TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<Pr
       covered.insert(i);
       jk.in_timeline = true;
       jk.gpu_share += t.gpu_share(t.kernels[i]);
+      jk.span_share += t.span_share(t.kernels[i]);
       jk.launches += t.kernels[i].time.count;
       jk.total_ns += t.kernels[i].time.total_ns;
     }
@@ -96,7 +97,10 @@ TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<Pr
     j.kernels.push_back(std::move(jk));
   }
   std::ranges::stable_sort(j.kernels, [](const auto& a, const auto& b) { return a.gpu_share > b.gpu_share; });
-  for (size_t i : covered) j.coverage += t.gpu_share(t.kernels[i]);
+  for (size_t i : covered) {
+    j.coverage += t.gpu_share(t.kernels[i]);
+    j.span_coverage += t.span_share(t.kernels[i]);
+  }
   j.low_coverage = t.kernel_ns > 0 && j.coverage < threshold;
   for (size_t i = 0; i < t.kernels.size() && j.not_profiled.size() < TimelineJoin::kMaxHot; ++i) {
     if (covered.contains(i)) continue;
@@ -118,7 +122,7 @@ std::string coverage_warning(const TimelineJoin& j) {
                               100 * h.gpu_share, h.launches, fmt::join(words, " ")));
   }
   return fmt::format(
-      "the profiled kernels cover {:.1f}% of the application's GPU time in {} (threshold {:.0f}%): the diagnosis may "
+      "the profiled kernels cover {:.1f}% of the GPU kernel time in {} (threshold {:.0f}%): the diagnosis may "
       "miss where the time goes; not profiled: {}",
       100 * j.coverage, j.timeline, 100 * j.threshold,
       hot.empty() ? "(no other kernel ran)" : fmt::format("{}", fmt::join(hot, "; ")));

@@ -1,5 +1,5 @@
 // Joining an ncu report with an Nsight Systems timeline of the same program:
-// how much of the application's GPU time each profiled kernel carries, what
+// how much of the timeline's GPU kernel time (and of its span) each profiled kernel carries, what
 // each finding's kernel speedup is worth for the whole application (Amdahl),
 // and which hot kernels the ncu capture missed.
 #pragma once
@@ -36,14 +36,15 @@ ProfiledKernel profiled_kernel(const model::Kernel& k, const KernelDiagnosis& d)
 struct JoinedGain {
   std::string finding, title;
   double kernel_speedup = 1;
-  double app_speedup = 1;  // of the application's GPU time: 1 / ((1 - share) + share / kernel_speedup)
+  double app_speedup = 1;  // of the timeline's GPU kernel time: 1 / ((1 - share) + share / kernel_speedup)
 };
 
 struct JoinedKernel {
   int index = 0;
   std::string name;
   bool in_timeline = false;
-  double gpu_share = 0;   // of the timeline's kernel time
+  double gpu_share = 0;   // of the timeline's GPU kernel time (the sum of every kernel's duration)
+  double span_share = 0;  // of the run's span (first to last GPU activity)
   uint64_t launches = 0;  // in the timeline
   int64_t total_ns = 0;
   std::vector<JoinedGain> gains;  // largest application gain first
@@ -57,8 +58,11 @@ struct HotKernel {
 };
 
 struct TimelineJoin {
-  std::string timeline;  // path
-  double coverage = 0;   // share of GPU time of the timeline kernels profiled
+  std::string timeline;      // path
+  double coverage = 0;       // share of the GPU kernel time of the timeline kernels profiled
+  double span_coverage = 0;  // their share of the run's span (0 when the span is unknown)
+  int64_t gpu_time_ns = 0;   // the denominators: the timeline's GPU kernel time
+  int64_t span_ns = 0;       // and its span
   double threshold = 0;
   bool low_coverage = false;
   std::vector<JoinedKernel> kernels;    // by share, largest first
@@ -68,7 +72,7 @@ struct TimelineJoin {
 
 TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<ProfiledKernel>& profiled,
                            double threshold);
-// Amdahl's law over the application's GPU time.
+// Amdahl's law over the timeline's GPU kernel time.
 double app_speedup(double share, double kernel_speedup);
 // The one-line warning of a low coverage, naming the hot kernels and the ncu
 // options that would capture them; "" when coverage is enough.
@@ -80,7 +84,7 @@ std::string function_of(std::string_view demangled);
 
 // diff and gate --timeline: each compared kernel's duration change weighed by
 // its share of the timeline's GPU time. `app_change` is the change of the
-// application's GPU time if each kernel's change held for all its launches.
+// timeline's GPU kernel time if each kernel's change held for all its launches.
 struct WeightedChange {
   std::string name;
   double gpu_share = 0;

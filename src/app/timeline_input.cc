@@ -15,6 +15,8 @@
 #include <CLI/CLI.hpp>
 
 #include "io/file.h"
+#include "llm/cache.h"
+#include "llm/config.h"
 #include "readers/nsys_export.h"
 #include "util/strings.h"
 
@@ -61,7 +63,8 @@ std::string read_head(const std::string& path) {
   return head;
 }
 
-// An export beside the report, newer than it, is the one nsys made before.
+// An export beside the report and newer than it is the user's own (or
+// nsys's): read, never written.
 bool fresh_export(const std::string& report, const std::string& out) {
   std::error_code e1, e2;
   auto r = fs::last_write_time(report, e1), o = fs::last_write_time(out, e2);
@@ -86,12 +89,37 @@ Error export_failure(const std::string& nsys, const std::string& report, int sta
                                             nsys, status, tail.empty() ? "" : ": " + tail)};
 }
 
+bool usable_export(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && readers::sniff_timeline(read_head(path)) == readers::TimelineFile::NsysExport;
+}
+
+// The folder KEET's exports go to (--export-dir, else its cache), made if
+// need be; "" when it cannot be written.
+std::string export_folder(Context& ctx, const TimelineArgs& a) {
+  fs::path dir = a.export_dir.empty() ? fs::path(llm::cache_dir(ctx.getenv)) / "nsys" : fs::path(a.export_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return fs::is_directory(dir, ec) && writable_dir(dir) ? dir.string() : "";
+}
+
 // Exports `report`; returns the SQLite file and whether it is a temporary.
+// Nothing is written beside the report: its folder may be read-only, or
+// someone else's (a fixtures folder, a colleague's share).
 Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
-  std::string out = export_path_for(a.path);
-  if (fresh_export(a.path, out)) {
-    ctx.err << "keet: reading " << out << ", the export beside the report\n";
-    return std::pair{out, false};
+  if (std::string beside = export_path_for(a.path); fresh_export(a.path, beside)) {
+    ctx.err << "keet: reading " << beside << ", the export beside the report\n";
+    return std::pair{beside, false};
+  }
+  std::string dir = export_folder(ctx, a);
+  if (dir.empty() && !a.export_dir.empty())
+    return fail(ExitCode::BadInput, fmt::format("--export-dir {}: not a folder keet can write", a.export_dir));
+  std::string hash = llm::sha256_file_hex(a.path);
+  if (hash.empty()) return fail(ExitCode::BadInput, a.path + ": cannot read the report");
+  std::string kept = dir.empty() ? "" : cached_export_path(dir, hash);
+  if (!kept.empty() && usable_export(kept)) {
+    ctx.err << "keet: reading " << kept << ", the export made before of this report\n";
+    return std::pair{kept, false};
   }
   auto nsys = find_nsys(a.nsys, ctx.getenv);
   if (!nsys) {
@@ -101,18 +129,26 @@ Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineA
                             "(--nsys, $NSYS, PATH): {}",
                             a.path, version.empty() ? "" : " (nsys " + version + ")", how_to_export(a.path)));
   }
-  bool temporary = !writable_dir(fs::path(out).parent_path());
-  if (temporary)
-    out = (fs::temp_directory_path() / fmt::format("keet-{}-{}", getpid(), fs::path(out).filename().string())).string();
+  // nsys writes a name of this process's own, renamed once whole: another
+  // keet reading the same report never sees half an export.
+  std::string partial = ((dir.empty() ? fs::temp_directory_path() : fs::path(dir)) /
+                         fmt::format("keet-{}-{}.partial.sqlite", getpid(), hash.substr(0, 16)))
+                            .string();
   std::error_code ec;
-  fs::remove(out, ec);
-  auto args = nsys_export_arguments(*nsys, a.path, out);
+  fs::remove(partial, ec);
+  auto args = nsys_export_arguments(*nsys, a.path, partial);
   ctx.err << "keet: running " << fmt::format("{}", fmt::join(args, " ")) << "\n";
   OutputTail output;
   auto status = runner.run(args, [&](std::string_view chunk) { output.add(chunk); });
   if (!status) return std::unexpected(status.error());
-  if (!fs::is_regular_file(out, ec)) return std::unexpected(export_failure(*nsys, a.path, *status, output.text()));
-  return std::pair{out, temporary};
+  if (!usable_export(partial)) {  // nothing, or half an export: kept nowhere
+    fs::remove(partial, ec);
+    return std::unexpected(export_failure(*nsys, a.path, *status, output.text()));
+  }
+  if (kept.empty()) return std::pair{partial, true};
+  fs::rename(partial, kept, ec);
+  if (ec) return std::pair{partial, true};
+  return std::pair{kept, false};
 }
 
 Result<model::TimelineSummary> read_export(const std::string& path, const std::string& shown) {
@@ -149,6 +185,10 @@ std::string export_path_for(const std::string& report) {
   else
     p += ".sqlite";
   return p.string();
+}
+
+std::string cached_export_path(const std::string& dir, const std::string& sha256) {
+  return (fs::path(dir) / (sha256 + ".sqlite")).string();
 }
 
 std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report,
@@ -203,6 +243,9 @@ void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {
         ->required();
   sub.add_option("--nsys", a.nsys,
                  "nsys executable to export a report with (default: $NSYS, PATH, /usr/local/cuda*/bin)");
+  sub.add_option("--export-dir", a.export_dir,
+                 "folder for the SQLite export keet makes of an .nsys-rep (default: $XDG_CACHE_HOME/keet/nsys); "
+                 "never beside the report");
 }
 
 void add_app_view_flags(CLI::App& sub, TimelineArgs& a, double& coverage_threshold) {

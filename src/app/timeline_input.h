@@ -2,7 +2,9 @@
 // `profile --nsys`: an nsys SQLite export is read as it is; an .nsys-rep or
 // .qdrep report is first exported by nsys (through ProcessRunner, as
 // `keet profile` runs ncu), or, with no nsys at hand, the error names the
-// exact command to run.
+// exact command to run. KEET never writes beside the report: an export it
+// makes goes to --export-dir or to its cache, named by the report's SHA-256,
+// so the next run (and a read-only input folder) needs no nsys.
 #pragma once
 #include <string>
 
@@ -15,7 +17,8 @@ namespace keet::app {
 
 struct TimelineArgs {
   std::string path;
-  std::string nsys;  // --nsys: the nsys executable
+  std::string nsys;        // --nsys: the nsys executable
+  std::string export_dir;  // --export-dir: where exports go (default: the cache)
 };
 
 // --nsys, then $NSYS, then PATH, then /usr/local/cuda*/bin and
@@ -23,6 +26,9 @@ struct TimelineArgs {
 Result<std::string> find_nsys(const std::string& flag, const GetEnv& getenv);
 // The export nsys writes for a report: "run.nsys-rep" -> "run.sqlite".
 std::string export_path_for(const std::string& report);
+// Where KEET keeps the export it makes of a report whose bytes hash to
+// `sha256`: DIR/<sha256>.sqlite, DIR being --export-dir or $XDG_CACHE_HOME/keet/nsys.
+std::string cached_export_path(const std::string& dir, const std::string& sha256);
 // The nsys command line that exports `report` to `out`.
 std::vector<std::string> nsys_export_arguments(const std::string& nsys, const std::string& report,
                                                const std::string& out);

@@ -70,7 +70,8 @@ void apply_timeouts(const json& cfg, Timeouts& t) {
 }  // namespace
 
 std::string config_file(const Getenv& env) { return xdg_dir(env, "XDG_CONFIG_HOME", ".config") + "/keet/config.json"; }
-std::string cache_file(const Getenv& env) { return xdg_dir(env, "XDG_CACHE_HOME", ".cache") + "/keet/llm.sqlite"; }
+std::string cache_dir(const Getenv& env) { return xdg_dir(env, "XDG_CACHE_HOME", ".cache") + "/keet"; }
+std::string cache_file(const Getenv& env) { return cache_dir(env) + "/llm.sqlite"; }
 
 Result<Settings> resolve_settings(const std::string& flag, const Getenv& env) {
   KEET_TRY(cfg, read_config(env));

@@ -26,6 +26,7 @@ struct Settings {
 Result<Settings> resolve_settings(const std::string& flag, const Getenv& env);
 
 std::string config_file(const Getenv& env);
+std::string cache_dir(const Getenv& env);   // $XDG_CACHE_HOME/keet (else ~/.cache/keet)
 std::string cache_file(const Getenv& env);  // $XDG_CACHE_HOME/keet/llm.sqlite
 
 }  // namespace keet::llm

@@ -30,6 +30,11 @@ struct TimelineMeta {
   };
   std::vector<Gpu> gpus;
   std::vector<std::string> absent_tables;  // the exporter writes only tables with data
+  // CUDA API calls in the runtime trace whose GPU activity table is absent:
+  // the work ran, and its GPU side was not recorded (0 where the table exists).
+  struct Untraced {
+    uint64_t launch_calls = 0, memcpy_calls = 0, memset_calls = 0;
+  } untraced;
 };
 
 // One kernel execution. `name_key` is unique per distinct name within one

@@ -183,9 +183,38 @@ class ExportReader {
     if (!schema_.has(kStrings)) throw Failure{"not an Nsight Systems export this reader knows: no StringIds table"};
     for (const char* t : {kKernels, kMemcpy, kMemset, kRuntime, kNvtx})
       if (!schema_.has(t)) meta_.absent_tables.emplace_back(t);
+    count_untraced_calls();
     if (schema_.has(db_, kGpus, "id") && schema_.has(db_, kGpus, "name")) {
       Stmt g(db_, "SELECT id, name FROM TARGET_INFO_GPU ORDER BY id");
       while (g.step() && meta_.gpus.size() < 1024) meta_.gpus.push_back({g.u64(0), std::string(g.text(1))});
+    }
+  }
+
+  // API calls whose GPU activity the export lacks. Only the calls' names are
+  // looked up (StringIds is small); the runtime table is scanned once, and
+  // only when an activity table is absent.
+  void count_untraced_calls() {
+    bool kernels = !schema_.has(kKernels), copies = !schema_.has(kMemcpy), sets = !schema_.has(kMemset);
+    if (!(kernels || copies || sets) || !schema_.has(db_, kRuntime, "nameId")) return;
+    Stmt s(db_,
+           "SELECT CASE WHEN v.value LIKE 'cudaMemcpy%' OR v.value LIKE 'cuMemcpy%' THEN 1"
+           " WHEN v.value LIKE 'cudaMemset%' OR v.value LIKE 'cuMemset%' THEN 2 ELSE 0 END AS kind, count(*)"
+           " FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN (SELECT id, value FROM StringIds WHERE value LIKE 'cudaLaunch%'"
+           " OR value LIKE 'cuLaunch%' OR value LIKE 'cudaGraphLaunch%' OR value LIKE 'cuGraphLaunch%'"
+           " OR value LIKE 'cudaMemcpy%' OR value LIKE 'cuMemcpy%' OR value LIKE 'cudaMemset%'"
+           " OR value LIKE 'cuMemset%') v ON v.id = r.nameId GROUP BY 1");
+    while (s.step()) {
+      auto n = s.u64(1);
+      switch (s.i64(0)) {
+        case 0:
+          if (kernels) meta_.untraced.launch_calls = n;
+          break;
+        case 1:
+          if (copies) meta_.untraced.memcpy_calls = n;
+          break;
+        default:
+          if (sets) meta_.untraced.memset_calls = n;
+      }
     }
   }
 

@@ -254,11 +254,35 @@ std::string human_bytes(uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+// Work the CUDA API trace shows, whose GPU side the export does not hold:
+// "no kernel ran" would be false.
+std::string untraced_text(const model::TimelineMeta& m) {
+  const auto& u = m.untraced;
+  std::string out;
+  if (u.launch_calls > 0)
+    out += fmt::format(
+        "Kernels ran but were not traced: the CUDA API trace holds {} kernel launch call(s), and the export has no "
+        "GPU kernel activity (record it with `nsys profile --trace=cuda`; the report's diagnostics say what kept nsys "
+        "from tracing the GPU).\n",
+        u.launch_calls);
+  if (u.memcpy_calls > 0)
+    out += fmt::format(
+        "Copies ran but were not traced: the CUDA API trace holds {} memcpy call(s), and the export has no memory "
+        "copy activity.\n",
+        u.memcpy_calls);
+  if (u.memset_calls > 0)
+    out += fmt::format(
+        "Memsets ran but were not traced: the CUDA API trace holds {} memset call(s), and the export has no memset "
+        "activity.\n",
+        u.memset_calls);
+  return out;
+}
+
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s) {
-  std::string out = header_text(t, s) + "\n";
-  if (t.kernels.empty())
+  std::string out = header_text(t, s) + "\n" + untraced_text(t.meta);
+  if (t.kernels.empty() && t.meta.untraced.launch_calls == 0)
     out += "No kernel ran in this timeline.\n";
-  else
+  else if (!t.kernels.empty())
     out += kernel_rows(t, s) + "\n" + latency_text(t) + "\n" + drift_text(t, s) + "\n" + idle_text(t, s);
   for (const auto& part : {memory_text(t, s), nvtx_text(t, s)})
     if (!part.empty()) out += "\n" + part;
@@ -291,6 +315,10 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
           {"export_schema_version", opt(t.meta.schema_version)},
           {"gpus", gpus},
           {"absent_tables", t.meta.absent_tables},
+          {"untraced",
+           {{"kernel_launch_calls", t.meta.untraced.launch_calls},
+            {"memcpy_calls", t.meta.untraced.memcpy_calls},
+            {"memset_calls", t.meta.untraced.memset_calls}}},
           {"span", {{"start_ns", t.span_start}, {"end_ns", t.span_end}, {"duration_ns", t.span_ns()}}},
           {"gpu_time_ns", t.kernel_ns},
           {"launches", t.launches},
@@ -310,8 +338,8 @@ std::string timeline_html_section(const model::TimelineSummary& t, const Timelin
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
   TimelineStyle plain{s.top, s.drift_threshold, false};
-  std::string rest =
-      t.kernels.empty() ? "" : latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
+  std::string rest = untraced_text(t.meta);
+  if (!t.kernels.empty()) rest += latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
   for (const auto& part : {memory_text(t, plain), nvtx_text(t, plain)})
     if (!part.empty()) rest += "\n" + part;
   if (!rest.empty()) out += "<pre>" + html::esc(rest) + "</pre>";
@@ -322,23 +350,42 @@ std::string timeline_html(const model::TimelineSummary& t, const TimelineStyle& 
   return html::page("KEET timeline " + t.meta.path, "<h1>KEET timeline</h1>" + timeline_html_section(t, s));
 }
 
+namespace {
+
+// Which time a share is of: the GPU kernel time (every kernel's duration
+// summed, nsys stats' 100%) and the run's span (first to last GPU activity,
+// idle time included), each named with its length.
+std::string coverage_sentence(std::string_view who, const analysis::TimelineJoin& j) {
+  std::string out = fmt::format("{} carry {} of the GPU kernel time ({}, the sum of every kernel's duration)", who,
+                                pct(j.coverage), human_duration(static_cast<double>(j.gpu_time_ns)));
+  if (j.span_ns > 0)
+    out += fmt::format(" and {} of the run's span ({}, first to last GPU activity)", pct(j.span_coverage),
+                       human_duration(static_cast<double>(j.span_ns)));
+  return out + ".";
+}
+
+}  // namespace
+
 std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s) {
   std::string out;
   if (s.markdown)
     out += "## Application view (timeline " + md_code(j.timeline) + ")\n\n";
   else
     out += bold(s.color, "Application view (timeline " + j.timeline + ")") + "\n";
-  std::string cover = fmt::format("The profiled kernels carry {} of the application's GPU time.", pct(j.coverage));
+  std::string cover = coverage_sentence("The profiled kernels", j);
   out += (s.markdown ? md_text(cover) + "\n\n" : "  " + cover + "\n");
   for (const auto& k : j.kernels) {
-    std::string where = k.in_timeline ? fmt::format("{} of GPU time, {} launches, {} in the timeline", pct(k.gpu_share),
-                                                    k.launches, human_duration(static_cast<double>(k.total_ns)))
+    std::string where = k.in_timeline ? fmt::format(
+                                            "{} of GPU kernel time ({} of the span), {} launches, {} in the "
+                                            "timeline",
+                                            pct(k.gpu_share), pct(k.span_share), k.launches,
+                                            human_duration(static_cast<double>(k.total_ns)))
                                       : "not in the timeline";
     out += s.markdown ? fmt::format("- #{} {}: {}\n", k.index, md_code(k.name), md_text(where))
                       : fmt::format("  [{}] {}: {}\n", k.index, k.name, where);
     for (const auto& g : k.gains) {
       std::string gain =
-          fmt::format("{}: kernel x{:.2f} -> application GPU time x{:.3f}", g.title, g.kernel_speedup, g.app_speedup);
+          fmt::format("{}: kernel x{:.2f} -> GPU kernel time x{:.3f}", g.title, g.kernel_speedup, g.app_speedup);
       out += s.markdown ? fmt::format("  - {} ({})\n", md_text(gain), md_code(g.finding))
                         : fmt::format("      {} ({})\n", gain, g.finding);
     }
@@ -363,6 +410,7 @@ nlohmann::json join_json(const analysis::TimelineJoin& j) {
                        {"name", k.name},
                        {"in_timeline", k.in_timeline},
                        {"gpu_share", k.gpu_share},
+                       {"span_share", k.span_share},
                        {"launches", k.launches},
                        {"total_ns", k.total_ns},
                        {"gains", gains}});
@@ -376,6 +424,9 @@ nlohmann::json join_json(const analysis::TimelineJoin& j) {
   std::string w = analysis::coverage_warning(j);
   return {{"path", j.timeline},
           {"coverage", j.coverage},
+          {"span_coverage", j.span_coverage},
+          {"gpu_time_ns", j.gpu_time_ns},
+          {"span_ns", j.span_ns},
           {"threshold", j.threshold},
           {"low_coverage", j.low_coverage},
           {"kernels", kernels},
@@ -384,14 +435,13 @@ nlohmann::json join_json(const analysis::TimelineJoin& j) {
 }
 
 std::string join_html(const analysis::TimelineJoin& j) {
-  std::string out =
-      "<section class='app-view'><h2>Application view</h2><p>" +
-      html::esc(fmt::format("The profiled kernels carry {} of the application's GPU time in ", pct(j.coverage))) +
-      "<code>" + html::esc(j.timeline) + "</code>.</p>";
+  std::string out = "<section class='app-view'><h2>Application view</h2><p>" +
+                    html::esc(coverage_sentence("The profiled kernels", j)) + " Timeline: <code>" +
+                    html::esc(j.timeline) + "</code>.</p>";
   if (j.low_coverage) out += "<p class='warn'>" + html::esc("Warning: " + analysis::coverage_warning(j)) + "</p>";
   out +=
-      "<table><tr><th>#</th><th>kernel</th><th>GPU %</th><th>best finding</th><th>kernel gain</th><th>application "
-      "gain</th></tr>";
+      "<table><tr><th>#</th><th>kernel</th><th>GPU kernel time %</th><th>best finding</th><th>kernel gain</th><th>GPU "
+      "kernel time gain</th></tr>";
   for (const auto& k : j.kernels) {
     const auto* g = k.gains.empty() ? nullptr : &k.gains.front();
     out += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -405,14 +455,15 @@ std::string join_html(const analysis::TimelineJoin& j) {
 std::string change_view_text(const analysis::ChangeView& v, bool markdown) {
   std::string head = "Application view (timeline " + v.join.timeline + ")";
   std::string out = markdown ? "\n## " + md_text(head) + "\n\n" : "\n" + head + "\n";
-  std::string summary = fmt::format(
-      "The compared kernels carry {} of the application's GPU time; if each kernel's change holds for all its "
-      "launches, the application's GPU time changes by {:+.1f}%.",
-      pct(v.join.coverage), 100 * v.app_change);
+  std::string summary = coverage_sentence("The compared kernels", v.join) +
+                        fmt::format(
+                            " If each kernel's change holds for all its launches, the GPU kernel time changes "
+                            "by {:+.1f}%.",
+                            100 * v.app_change);
   out += markdown ? md_text(summary) + "\n\n" : "  " + summary + "\n";
   for (const auto& k : v.kernels) {
-    std::string line = fmt::format("{:+.1f}% on a kernel with {} of GPU time: {:+.2f}% of the application",
-                                   100 * k.change, pct(k.gpu_share), 100 * k.app_change);
+    std::string line = fmt::format("{:+.1f}% on a kernel with {} of GPU kernel time: {:+.2f}% of it", 100 * k.change,
+                                   pct(k.gpu_share), 100 * k.app_change);
     out +=
         markdown ? fmt::format("- {}: {}\n", md_code(k.name), md_text(line)) : fmt::format("  {}: {}\n", k.name, line);
   }

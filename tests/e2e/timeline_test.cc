@@ -163,13 +163,31 @@ TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
   EXPECT_EQ(read + refused, paths.size());
 }
 
-TEST(TimelineCli, ReportIsExportedThroughNsys) {
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename().string());
+  std::ranges::sort(out);
+  return out;
+}
+
+// The report sits in a folder keet may not write (as ../shared is meant to
+// be): the export goes to keet's cache, named by the report's bytes, and the
+// next run reads it there with no nsys at all.
+TEST(TimelineCli, ReportIsExportedIntoTheCacheNeverBesideIt) {
   KEET_REQUIRE_SHARED();
-  // A copy: keet writes the export beside the report, never into ../shared.
-  auto report = temp_path("lianhang-report1.nsys-rep");
-  fs::copy_file(nsys_fixtures() + "/Lianhang666__gpu3/report1.nsys-rep", report, fs::copy_options::overwrite_existing);
-  fs::remove(temp_path("lianhang-report1.sqlite"));
-  auto r = run_keet("timeline --format json --nsys " + shell_quote(oracle()) + " " + shell_quote(report));
+  std::string folder = temp_path("read-only-reports");
+  std::error_code ec;  // a run stopped midway left it read-only
+  fs::permissions(folder, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  std::string report = folder + "/lianhang-report1.nsys-rep";
+  fs::copy_file(nsys_fixtures() + "/Lianhang666__gpu3/report1.nsys-rep", report);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+  std::string cache = temp_path("keet-cache");
+  fs::remove_all(cache);
+  std::string keet = "env XDG_CACHE_HOME=" + shell_quote(cache) + " " + shell_quote(keet_binary());
+  auto r = run_command(keet + " timeline --format json --nsys " + shell_quote(oracle()) + " " + shell_quote(report));
   ASSERT_EQ(r.rc, 0) << r.err;
   auto doc = json::parse(r.out);
   EXPECT_EQ(doc["timeline"], report);
@@ -177,10 +195,52 @@ TEST(TimelineCli, ReportIsExportedThroughNsys) {
   EXPECT_EQ(doc["kernels"][0]["short_name"], "histogram_kernel");
   EXPECT_EQ(doc["export_schema"], "META_DATA_EXPORT");
   EXPECT_NE(r.err.find("export --type sqlite"), std::string::npos) << r.err;
-  EXPECT_TRUE(fs::exists(temp_path("lianhang-report1.sqlite")));
-  auto again = run_keet("timeline --nsys /nonexistent/nsys " + shell_quote(report));  // the export is reused
+  EXPECT_EQ(names_in(folder), std::vector<std::string>{"lianhang-report1.nsys-rep"});
+  auto kept = names_in(cache + "/keet/nsys");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_TRUE(kept[0].ends_with(".sqlite") && kept[0].find("partial") == std::string::npos) << kept[0];
+  auto again = run_command(keet + " timeline --format json --nsys /nonexistent/nsys " + shell_quote(report));
   EXPECT_EQ(again.rc, 0) << again.err;
-  EXPECT_NE(again.err.find("the export beside the report"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("the export made before"), std::string::npos) << again.err;
+  EXPECT_EQ(again.out, r.out);
+  fs::permissions(folder, fs::perms::owner_all);
+}
+
+// --export-dir names the folder; an nsys that writes nothing leaves no
+// half-made export behind and exits 3 with its status.
+TEST(TimelineCli, ExportDirAndAFailedExport) {
+  std::string folder = temp_path("export-dir-case");
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  std::string report = folder + "/run.nsys-rep";
+  std::ofstream(report) << "NVIDIA Tegra Profiler Report 2023@4@4@54-3332\n\x0b" << std::string(64, 'x');
+  std::string made = folder + "/made.sqlite";
+  TimelineWriter w;
+  w.kernel({"k(int)", "k", 0, 50});
+  w.write(made);
+  // A stand-in nsys: "export --type sqlite --force-overwrite true -o OUT REPORT" copies `made` to OUT.
+  std::string nsys = folder + "/nsys";
+  std::ofstream(nsys) << "#!/bin/sh\ncp " << shell_quote(made) << " \"$7\"\n";
+  fs::permissions(nsys, fs::perms::owner_all);
+  std::string exports = folder + "/exports";
+  auto r = run_keet("timeline --format json --export-dir " + shell_quote(exports) + " --nsys " + shell_quote(nsys) +
+                    " " + shell_quote(report));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["kernels"][0]["short_name"], "k");
+  ASSERT_EQ(names_in(exports).size(), 1u);
+  EXPECT_EQ(names_in(folder), (std::vector<std::string>{"exports", "made.sqlite", "nsys", "run.nsys-rep"}));
+
+  std::ofstream(nsys) << "#!/bin/sh\necho half > \"$7\"\necho 'nsys: cannot export' >&2\nexit 4\n";
+  std::ofstream(report, std::ios::app) << "changed";  // other bytes: not the export made before
+  auto failed = run_keet("timeline --export-dir " + shell_quote(exports) + " --nsys " + shell_quote(nsys) + " " +
+                         shell_quote(report));
+  EXPECT_EQ(failed.rc, 3) << failed.err;
+  EXPECT_NE(failed.err.find("exited with status 4"), std::string::npos) << failed.err;
+  EXPECT_EQ(names_in(exports).size(), 1u);  // nothing half-made was left
+  auto unwritable = run_keet("timeline --export-dir /proc/keet-cannot-be-here --nsys " + shell_quote(nsys) + " " +
+                             shell_quote(report));
+  EXPECT_EQ(unwritable.rc, 2) << unwritable.err;
+  EXPECT_NE(unwritable.err.find("--export-dir /proc/keet-cannot-be-here"), std::string::npos) << unwritable.err;
 }
 
 TEST(TimelineCli, OldSchemaExportReadsAsWritten) {
@@ -322,6 +382,18 @@ TEST(TimelineJoinCli, ProfiledKernelIsTheHotOne) {
   double app = j["kernels"][0]["gains"][0]["app_speedup"].get<double>();
   EXPECT_NEAR(app, 1 / (0.1 + 0.9 / s), 1e-9);
   EXPECT_EQ(r.err.find("cover"), std::string::npos) << r.err;
+  // Each share names its denominator: the GPU kernel time, and the run's span (idle time included).
+  EXPECT_EQ(j["gpu_time_ns"], 100000);
+  ASSERT_GT(j["span_ns"].get<double>(), 0);
+  double span = j["span_ns"].get<double>();
+  EXPECT_NEAR(j["kernels"][0]["span_share"].get<double>(), j["kernels"][0]["total_ns"].get<double>() / span, 1e-9);
+  EXPECT_NEAR(j["span_coverage"].get<double>(), j["coverage"].get<double>() * 100000 / span, 1e-9);
+  auto text = run_keet("analyze " + shell_quote(report) + " --timeline " + shell_quote(timeline));
+  EXPECT_NE(text.out.find("The profiled kernels carry 95.0% of the GPU kernel time (100.00 us, the sum of every "
+                          "kernel's duration) and "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("of the run's span ("), std::string::npos) << text.out;
   auto v = validate("analysis", r.out, "analysis-timeline.json");
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
 }
@@ -332,7 +404,7 @@ TEST(TimelineJoinCli, ProfiledKernelIsNotTheHotOne) {
   auto r = run_keet("analyze " + shell_quote(report) + " --timeline " + shell_quote(timeline));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("Application view"), std::string::npos);
-  EXPECT_NE(r.err.find("the profiled kernels cover 10.0% of the application's GPU time"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the profiled kernels cover 10.0% of the GPU kernel time"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("hot_solver (90.0%, 10 launches; ncu -k hot_solver --launch-skip 1 --launch-count 1)"),
             std::string::npos)
       << r.err;

@@ -95,6 +95,9 @@ struct ProcessTempDir {
     // reading a read-only history) need to reach the files in it.
     fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
+    // Every keet a test starts keeps its caches (nsys exports, LLM replies)
+    // here, never in the home folder of whoever runs the tests.
+    setenv("XDG_CACHE_HOME", (path / "xdg-cache").c_str(), 1);
   }
   ~ProcessTempDir() {
     if (getpid() != owner || std::getenv("KEET_TEST_KEEP_TEMP")) return;

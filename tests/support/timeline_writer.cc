@@ -97,8 +97,11 @@ void TimelineWriter::write(const std::string& path) const {
   if (!kernels_.empty()) db.exec(kKernelTable);
   bool api = false;
   for (const auto& k : kernels_) api |= k.api_start.has_value();
-  if (api) db.exec(kRuntimeTable);
+  if (api || !calls_.empty()) db.exec(kRuntimeTable);
   int64_t correlation = 100;
+  for (const auto& c : calls_)
+    db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, {}, 0, NULL)", c.start,
+                        c.end, kTid, 10000 + correlation++, id(c.name)));
   for (const auto& k : kernels_) {
     ++correlation;
     db.exec(

@@ -27,6 +27,9 @@ class TimelineWriter {
   void memcpy(int kind, int64_t start, int64_t end, uint64_t bytes) { copies_.push_back({kind, start, end, bytes}); }
   void memset(int64_t start, int64_t end, uint64_t bytes) { sets_.push_back({0, start, end, bytes}); }
   void nvtx(const std::string& name, int64_t start, int64_t end) { ranges_.push_back({name, start, end}); }
+  // A CUDA API call with no GPU activity of its own in the file (as when
+  // nsys traced the API but not the GPU): "cudaLaunchKernel_v7000", "cudaMemcpy_v3020".
+  void api_call(const std::string& name, int64_t start) { calls_.push_back({name, start, start + 2000}); }
   // Writes the file (replacing it); throws std::runtime_error on SQLite errors.
   void write(const std::string& path) const;
 
@@ -43,7 +46,7 @@ class TimelineWriter {
   Schema schema_;
   std::vector<Kernel> kernels_;
   std::vector<Op> copies_, sets_;
-  std::vector<Range> ranges_;
+  std::vector<Range> ranges_, calls_;
 };
 
 }  // namespace keet::testing

@@ -13,6 +13,7 @@
 #include "app/timeline_input.h"
 #include "model/timeline.h"
 #include "readers/nsys_export.h"
+#include "render/timeline.h"
 #include "support/testing.h"
 #include "support/timeline_writer.h"
 
@@ -117,6 +118,58 @@ TEST(TimelineReader, AbsentTablesAreListedNotErrors) {
   EXPECT_EQ(t.memory.size(), 1u);
   for (std::string table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"})
     EXPECT_NE(std::ranges::find(t.meta.absent_tables, table), t.meta.absent_tables.end()) << table;
+}
+
+// nsys traced the CUDA API but not the GPU: the launches ran, and saying
+// "no kernel ran" would be false. Calls are counted only for the activity the
+// export lacks; traced kinds are not counted twice.
+TEST(TimelineReader, ApiCallsWithoutGpuActivityAreUntracedNotAbsent) {
+  TimelineWriter w;
+  for (int i = 0; i < 5; ++i) w.api_call("cudaLaunchKernel_v7000", 1000 * i);
+  w.api_call("cuLaunchKernel", 9000);
+  w.api_call("cudaMemcpyAsync_v3020", 10'000);
+  w.api_call("cudaMemset_v3020", 11'000);
+  w.api_call("cudaDeviceSynchronize_v3020", 12'000);  // neither a launch, a copy nor a memset
+  w.memcpy(1, 20'000, 21'000, 64);                    // copies were traced
+  auto path = testing::temp_path("api-only.sqlite");
+  w.write(path);
+  auto t = read(path);
+  EXPECT_TRUE(t.kernels.empty());
+  EXPECT_EQ(t.meta.untraced.launch_calls, 6u);
+  EXPECT_EQ(t.meta.untraced.memcpy_calls, 0u);  // the copy table exists: its calls are not "untraced"
+  EXPECT_EQ(t.meta.untraced.memset_calls, 1u);
+  std::string text = render::timeline_text(t, {});
+  EXPECT_EQ(text.find("No kernel ran"), std::string::npos) << text;
+  EXPECT_NE(text.find("Kernels ran but were not traced: the CUDA API trace holds 6 kernel launch call(s)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("nsys profile --trace=cuda"), std::string::npos) << text;
+  EXPECT_NE(text.find("Memsets ran but were not traced: the CUDA API trace holds 1 memset call(s)"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Copies ran"), std::string::npos) << text;
+  auto j = render::timeline_json(t, {});
+  EXPECT_EQ(j["untraced"]["kernel_launch_calls"], 6);
+  EXPECT_EQ(j["untraced"]["memset_calls"], 1);
+  EXPECT_NE(render::timeline_html(t, {}).find("Kernels ran but were not traced"), std::string::npos);
+
+  // With neither kernels nor launch calls, nothing ran: that is still said.
+  TimelineWriter quiet;
+  quiet.memcpy(1, 0, 100, 64);
+  auto quiet_path = testing::temp_path("copies-no-api.sqlite");
+  quiet.write(quiet_path);
+  auto q = read(quiet_path);
+  EXPECT_EQ(q.meta.untraced.launch_calls, 0u);
+  EXPECT_NE(render::timeline_text(q, {}).find("No kernel ran in this timeline."), std::string::npos);
+}
+
+// A real export with the CUDA API trace and no GPU kernel activity (nsys
+// 2023.2, an RTX 3060 Laptop GPU).
+TEST(TimelineReader, RealExportWithUntracedKernels) {
+  KEET_REQUIRE_SHARED();
+  auto t = read(*testing::shared_dir() + "/fixtures/nsys/haroonsyed__NVIDIA_SGEMM_PRACTICE/report1.sqlite");
+  EXPECT_TRUE(t.kernels.empty());
+  EXPECT_EQ(t.meta.untraced.launch_calls, 192u);
+  EXPECT_EQ(render::timeline_text(t, {}).find("No kernel ran"), std::string::npos);
 }
 
 TEST(TimelineReader, TruncatedAndDamagedFilesAreErrorsNotCrashes) {
