@@ -103,13 +103,19 @@ std::string export_folder(Context& ctx, const TimelineArgs& a) {
   return fs::is_directory(dir, ec) && writable_dir(dir) ? dir.string() : "";
 }
 
-// Exports `report`; returns the SQLite file and whether it is a temporary.
-// Nothing is written beside the report: its folder may be read-only, or
-// someone else's (a fixtures folder, a colleague's share).
-Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
+// An export KEET made (the file, and whether it is a temporary); an export
+// the user made is read but never `ours` to remove.
+struct Export {
+  std::string path;
+  bool temporary = false, ours = false;
+};
+
+// Exports `report`, or finds the export made before. Nothing is written beside the report: its folder may be read-only,
+// or someone else's (a fixtures folder, a colleague's share).
+Result<Export> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
   if (std::string beside = export_path_for(a.path); fresh_export(a.path, beside)) {
     ctx.err << "keet: reading " << beside << ", the export beside the report\n";
-    return std::pair{beside, false};
+    return Export{beside};
   }
   std::string dir = export_folder(ctx, a);
   if (dir.empty() && !a.export_dir.empty())
@@ -119,7 +125,7 @@ Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineA
   std::string kept = dir.empty() ? "" : cached_export_path(dir, hash);
   if (!kept.empty() && usable_export(kept)) {
     ctx.err << "keet: reading " << kept << ", the export made before of this report\n";
-    return std::pair{kept, false};
+    return Export{kept, false, true};
   }
   auto nsys = find_nsys(a.nsys, ctx.getenv);
   if (!nsys) {
@@ -145,10 +151,10 @@ Result<std::pair<std::string, bool>> export_report(Context& ctx, const TimelineA
     fs::remove(partial, ec);
     return std::unexpected(export_failure(*nsys, a.path, *status, output.text()));
   }
-  if (kept.empty()) return std::pair{partial, true};
+  if (kept.empty()) return Export{partial, true, true};
   fs::rename(partial, kept, ec);
-  if (ec) return std::pair{partial, true};
-  return std::pair{kept, false};
+  if (ec) return Export{partial, true, true};
+  return Export{kept, false, true};
 }
 
 Result<model::TimelineSummary> read_export(const std::string& path, const std::string& shown) {
@@ -217,8 +223,10 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
       break;
   }
   KEET_TRY(exported, export_report(ctx, a, runner));
-  auto t = read_export(exported->first, a.path);
-  if (exported->second) fs::remove(exported->first, ec);
+  auto t = read_export(exported->path, a.path);
+  // A temporary goes; so does a kept export that does not read (a disk that
+  // filled up while nsys wrote it), so the next run exports again.
+  if (exported->temporary || (!t && exported->ours)) fs::remove(exported->path, ec);
   return t;
 }
 

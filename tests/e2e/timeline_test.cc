@@ -230,6 +230,20 @@ TEST(TimelineCli, ExportDirAndAFailedExport) {
   ASSERT_EQ(names_in(exports).size(), 1u);
   EXPECT_EQ(names_in(folder), (std::vector<std::string>{"exports", "made.sqlite", "nsys", "run.nsys-rep"}));
 
+  // A kept export that no longer reads (the disk filled up while nsys wrote
+  // it) is an error naming the report, and goes: the next run exports again.
+  std::string kept = exports + "/" + names_in(exports)[0];
+  std::ofstream(kept, std::ios::binary | std::ios::trunc)
+      << std::string("SQLite format 3\0", 16) << std::string(300, 'z');
+  auto damaged = run_keet("timeline --export-dir " + shell_quote(exports) + " --nsys " + shell_quote(nsys) + " " +
+                          shell_quote(report));
+  EXPECT_EQ(damaged.rc, 2) << damaged.err;
+  EXPECT_TRUE(names_in(exports).empty());
+  EXPECT_EQ(run_keet("timeline --export-dir " + shell_quote(exports) + " --nsys " + shell_quote(nsys) + " " +
+                     shell_quote(report))
+                .rc,
+            0);
+
   std::ofstream(nsys) << "#!/bin/sh\necho half > \"$7\"\necho 'nsys: cannot export' >&2\nexit 4\n";
   std::ofstream(report, std::ios::app) << "changed";  // other bytes: not the export made before
   auto failed = run_keet("timeline --export-dir " + shell_quote(exports) + " --nsys " + shell_quote(nsys) + " " +
