@@ -19,8 +19,8 @@ struct HistoryDialect {
   const char* runs;
   const char* kernels;
   const char* calibration;
-  const char* schema;              // every table, for a new history
-  const char* calibration_schema;  // added after the first schema
+  const char* schema;              // runs and kernels, for a new history
+  const char* calibration_schema;  // made on the first calibration write
   const char* write_begin;
   const char* read_begin;
   const char* schema_lock;  // taken inside the transaction that creates tables; "" for none
@@ -43,10 +43,6 @@ CREATE TABLE IF NOT EXISTS kernels (
   ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL, duration_ns REAL, payload TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS kernels_run ON kernels(run_id);
 CREATE INDEX IF NOT EXISTS runs_tag ON runs(tag, recorded_at);
-CREATE TABLE IF NOT EXISTS calibration (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  source TEXT NOT NULL, rule TEXT NOT NULL, arch TEXT NOT NULL, kernel TEXT NOT NULL,
-  predicted REAL NOT NULL, measured REAL NOT NULL, recorded_at INTEGER NOT NULL);
 )sql",
     .calibration_schema = R"sql(
 CREATE TABLE IF NOT EXISTS calibration (
