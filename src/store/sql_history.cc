@@ -16,11 +16,12 @@ namespace keet::store {
 namespace {
 
 struct HistoryDialect {
-  const char* runs;
-  const char* kernels;
-  const char* calibration;
-  const char* schema;              // runs and kernels, for a new history
-  const char* calibration_schema;  // made on the first calibration write
+  // Of every table and index name: histories already exist under both.
+  const char* prefix;
+  // Column types: an auto-numbered 64-bit key, a 64-bit integer, a double.
+  const char* id;
+  const char* bigint;
+  const char* real;
   const char* write_begin;
   const char* read_begin;
   const char* schema_lock;  // taken inside the transaction that creates tables; "" for none
@@ -30,26 +31,10 @@ struct HistoryDialect {
 // Writers take SQLite's lock up front, so two of them never deadlock upgrading;
 // BEGIN IMMEDIATE also serialises first-time schema creation.
 constexpr HistoryDialect kSqlite{
-    .runs = "runs",
-    .kernels = "kernels",
-    .calibration = "calibration",
-    .schema = R"sql(
-CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at INTEGER NOT NULL, report_path TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS kernels (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL, duration_ns REAL, payload TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS kernels_run ON kernels(run_id);
-CREATE INDEX IF NOT EXISTS runs_tag ON runs(tag, recorded_at);
-)sql",
-    .calibration_schema = R"sql(
-CREATE TABLE IF NOT EXISTS calibration (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  source TEXT NOT NULL, rule TEXT NOT NULL, arch TEXT NOT NULL, kernel TEXT NOT NULL,
-  predicted REAL NOT NULL, measured REAL NOT NULL, recorded_at INTEGER NOT NULL);
-)sql",
+    .prefix = "",
+    .id = "INTEGER PRIMARY KEY AUTOINCREMENT",
+    .bigint = "INTEGER",
+    .real = "REAL",
     .write_begin = "BEGIN IMMEDIATE",
     .read_begin = "BEGIN",
     .schema_lock = "",
@@ -61,39 +46,51 @@ CREATE TABLE IF NOT EXISTS calibration (
 // snapshot even while other writers commit; statements of a dead or stuck
 // server end rather than hold a CI job.
 constexpr HistoryDialect kPostgres{
-    .runs = "keet_runs",
-    .kernels = "keet_kernels",
-    .calibration = "keet_calibration",
-    .schema = R"sql(
-CREATE TABLE IF NOT EXISTS keet_runs (
-  id BIGSERIAL PRIMARY KEY,
-  tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at BIGINT NOT NULL, report_path TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS keet_kernels (
-  id BIGSERIAL PRIMARY KEY,
-  run_id BIGINT NOT NULL REFERENCES keet_runs(id) ON DELETE CASCADE,
-  ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL,
-  duration_ns DOUBLE PRECISION, payload TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS keet_kernels_run ON keet_kernels(run_id);
-CREATE INDEX IF NOT EXISTS keet_runs_tag ON keet_runs(tag, recorded_at);
-)sql",
-    .calibration_schema = R"sql(
-CREATE TABLE IF NOT EXISTS keet_calibration (
-  id BIGSERIAL PRIMARY KEY,
-  source TEXT NOT NULL, rule TEXT NOT NULL, arch TEXT NOT NULL, kernel TEXT NOT NULL,
-  predicted DOUBLE PRECISION NOT NULL, measured DOUBLE PRECISION NOT NULL, recorded_at BIGINT NOT NULL);
-)sql",
+    .prefix = "keet_",
+    .id = "BIGSERIAL PRIMARY KEY",
+    .bigint = "BIGINT",
+    .real = "DOUBLE PRECISION",
     .write_begin = "BEGIN",
     .read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ",
     .schema_lock = "SELECT pg_advisory_xact_lock(7321001)",
     .session = "SET statement_timeout = 120000",
 };
 
+// Runs and kernels, for a new history, in either dialect ({p}: the prefix).
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS {p}runs (
+  id {id},
+  tag TEXT NOT NULL, commit_sha TEXT NOT NULL, recorded_at {bigint} NOT NULL, report_path TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS {p}kernels (
+  id {id},
+  run_id {bigint} NOT NULL REFERENCES {p}runs(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL, name TEXT NOT NULL, device TEXT NOT NULL, duration_ns {real}, payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS {p}kernels_run ON {p}kernels(run_id);
+CREATE INDEX IF NOT EXISTS {p}runs_tag ON {p}runs(tag, recorded_at);
+)sql";
+// Made on the first calibration write (histories older than it lack it).
+constexpr const char* kCalibrationSchema = R"sql(
+CREATE TABLE IF NOT EXISTS {p}calibration (
+  id {id},
+  source TEXT NOT NULL, rule TEXT NOT NULL, arch TEXT NOT NULL, kernel TEXT NOT NULL,
+  predicted {real} NOT NULL, measured {real} NOT NULL, recorded_at {bigint} NOT NULL);
+)sql";
+
+std::string in_dialect(const char* ddl, const HistoryDialect& d) {
+  return fmt::format(fmt::runtime(ddl), fmt::arg("p", d.prefix), fmt::arg("id", d.id), fmt::arg("bigint", d.bigint),
+                     fmt::arg("real", d.real));
+}
+
 int64_t integer_of(const std::string& text) { return static_cast<int64_t>(parse_number(text).value_or(0)); }
 
 class SqlHistoryStore final : public HistoryStore {
  public:
   SqlHistoryStore(std::unique_ptr<SqlConnection> conn, const HistoryDialect& dialect)
-      : conn_(std::move(conn)), d_(dialect) {}
+      : conn_(std::move(conn)),
+        d_(dialect),
+        runs_(std::string(dialect.prefix) + "runs"),
+        kernels_(std::string(dialect.prefix) + "kernels"),
+        calibration_(std::string(dialect.prefix) + "calibration") {}
 
   // Only the first writer creates the schema: PostgreSQL's CREATE INDEX IF NOT
   // EXISTS takes share locks even when the index exists, which deadlocks with
@@ -105,13 +102,13 @@ class SqlHistoryStore final : public HistoryStore {
   Result<void> init() {
     if (conn_->read_only()) return {};
     if (*d_.session) KEET_TRY_VOID(conn_->exec("query failed", d_.session));
-    KEET_TRY(exists, conn_->table_exists(d_.kernels));
+    KEET_TRY(exists, conn_->table_exists(kernels_));
     if (*exists) return {};
     return conn_->in_transaction(d_.write_begin, [&]() -> Result<void> {
       if (*d_.schema_lock) KEET_TRY_VOID(conn_->exec("query failed", d_.schema_lock));
-      KEET_TRY(again, conn_->table_exists(d_.kernels));  // another process may have made it meanwhile
+      KEET_TRY(again, conn_->table_exists(kernels_));  // another process may have made it meanwhile
       if (*again) return {};
-      return conn_->exec("query failed", d_.schema);
+      return conn_->exec("query failed", in_dialect(kSchema, d_));
     });
   }
 
@@ -150,7 +147,7 @@ class SqlHistoryStore final : public HistoryStore {
     KEET_TRY(ids, conn_->query("insert run",
                                fmt::format("INSERT INTO {}(tag, commit_sha, recorded_at, report_path) "
                                            "VALUES($1,$2,$3,$4) RETURNING id",
-                                           d_.runs),
+                                           runs_),
                                row));
     if (ids->size() != 1 || (*ids)[0].empty())
       return std::unexpected(conn_->error(ExitCode::Dependency, "insert run: no id came back"));
@@ -159,7 +156,7 @@ class SqlHistoryStore final : public HistoryStore {
 
   Result<void> insert_kernels(int64_t run_id, const std::vector<compare::KernelSnapshot>& kernels) {
     std::string sql = fmt::format(
-        "INSERT INTO {}(run_id, ordinal, name, device, duration_ns, payload) VALUES($1,$2,$3,$4,$5,$6)", d_.kernels);
+        "INSERT INTO {}(run_id, ordinal, name, device, duration_ns, payload) VALUES($1,$2,$3,$4,$5,$6)", kernels_);
     for (size_t i = 0; i < kernels.size(); ++i) {
       const auto& k = kernels[i];
       SqlValue row[] = {run_id, static_cast<int64_t>(i), k.display, k.device, k.duration_ns, kernel_payload(k)};
@@ -170,7 +167,7 @@ class SqlHistoryStore final : public HistoryStore {
 
   Result<std::vector<Run>> read_runs(size_t limit) {
     std::string sql = fmt::format(
-        "SELECT id, tag, commit_sha, recorded_at, report_path FROM {} ORDER BY recorded_at DESC, id DESC", d_.runs);
+        "SELECT id, tag, commit_sha, recorded_at, report_path FROM {} ORDER BY recorded_at DESC, id DESC", runs_);
     if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
     KEET_TRY(rows, conn_->query("read runs", sql));
     std::vector<Run> out;
@@ -191,7 +188,7 @@ class SqlHistoryStore final : public HistoryStore {
     KEET_TRY(rows,
              conn_->query("read kernels",
                           fmt::format("SELECT run_id, payload FROM {} WHERE run_id IN ({}) ORDER BY run_id, ordinal",
-                                      d_.kernels, ids)));
+                                      kernels_, ids)));
     for (const auto& r : *rows) {
       auto k = kernel_from_payload(r[1]);
       if (!k)
@@ -206,15 +203,15 @@ class SqlHistoryStore final : public HistoryStore {
   // were kept gets the table, made under the schema lock and re-checked once
   // the lock is held.
   Result<void> insert_calibration(const std::vector<compare::CalibrationPoint>& points) {
-    KEET_TRY(exists, conn_->table_exists(d_.calibration));
+    KEET_TRY(exists, conn_->table_exists(calibration_));
     if (!*exists) {
       if (*d_.schema_lock) KEET_TRY_VOID(conn_->exec("query failed", d_.schema_lock));
-      KEET_TRY(again, conn_->table_exists(d_.calibration));
-      if (!*again) KEET_TRY_VOID(conn_->exec("query failed", d_.calibration_schema));
+      KEET_TRY(again, conn_->table_exists(calibration_));
+      if (!*again) KEET_TRY_VOID(conn_->exec("query failed", in_dialect(kCalibrationSchema, d_)));
     }
     std::string sql = fmt::format(
         "INSERT INTO {}(source, rule, arch, kernel, predicted, measured, recorded_at) VALUES($1,$2,$3,$4,$5,$6,$7)",
-        d_.calibration);
+        calibration_);
     for (const auto& p : points) {
       SqlValue row[] = {p.source, p.rule, p.arch, p.kernel, p.predicted, p.measured, p.recorded_at};
       KEET_TRY_VOID(conn_->query("insert calibration", sql, row));
@@ -225,12 +222,12 @@ class SqlHistoryStore final : public HistoryStore {
   // A history written before calibration was kept has no table: no points.
   Result<std::vector<compare::CalibrationPoint>> read_calibration() {
     std::vector<compare::CalibrationPoint> out;
-    KEET_TRY(exists, conn_->table_exists(d_.calibration));
+    KEET_TRY(exists, conn_->table_exists(calibration_));
     if (!*exists) return out;
     KEET_TRY(rows, conn_->query("read calibration",
                                 fmt::format("SELECT source, rule, arch, kernel, predicted, measured, recorded_at "
                                             "FROM {} ORDER BY id",
-                                            d_.calibration)));
+                                            calibration_)));
     for (const auto& r : *rows)
       out.push_back(
           {r[0], r[1], r[2], r[3], parse_number(r[4]).value_or(0), parse_number(r[5]).value_or(0), integer_of(r[6])});
@@ -239,6 +236,7 @@ class SqlHistoryStore final : public HistoryStore {
 
   std::unique_ptr<SqlConnection> conn_;
   const HistoryDialect& d_;
+  const std::string runs_, kernels_, calibration_;
 };
 
 Result<std::unique_ptr<HistoryStore>> open_history(Result<std::unique_ptr<SqlConnection>> opened,
