@@ -38,6 +38,7 @@ TextTemplate::TextTemplate(std::string_view text, SymbolTable& symbols) : text_(
     piece.word = text_var(name);
     piece.spec = colon == std::string_view::npos ? "{:.4g}" : "{" + std::string(body.substr(colon)) + "}";
     if (piece.spec == "{:auto}") piece.unit = readable_unit(piece.symbol);
+    piece.ms = piece.spec == "{:ms}";
     pieces_.push_back(std::move(piece));
     piece = Piece{};
     i = close;
@@ -55,6 +56,10 @@ bool TextTemplate::append_value(const Piece& p, std::span<const std::optional<do
   if (!v) return false;
   if (p.unit) {
     out += model::readable(*v, *p.unit);
+    return true;
+  }
+  if (p.ms) {
+    out += model::readable_duration(*v * 1e6);
     return true;
   }
   fmt::format_to(std::back_inserter(out), fmt::runtime(p.spec), *v);

@@ -23,7 +23,8 @@ class TextTemplate {
   bool empty() const { return text_.empty(); }
   // A placeholder becomes its word when one is set, else its value formatted
   // with the spec ("{:.4g}" when none is given; "auto": model::readable in
-  // the quantity's catalogue unit). KEET never prints a value the
+  // the quantity's catalogue unit; "ms": a value in milliseconds written as a
+  // readable duration). KEET never prints a value the
   // report does not hold: a sentence with an unknown placeholder is left out.
   std::string render(std::span<const std::optional<double>> values, const TextValues& words) const;
   // The whole text, or nothing when any placeholder is unknown (titles).
@@ -40,6 +41,7 @@ class TextTemplate {
     std::optional<TextVar> word;
     std::string spec;                 // a complete fmt replacement field, e.g. "{:.1f}"
     std::optional<std::string> unit;  // {name:auto}: written by model::readable in this unit
+    bool ms = false;                  // {name:ms}: a duration in milliseconds, written readable ("1.2 s")
   };
   // Appends piece `p`'s value; false when it is unknown.
   bool append_value(const Piece& p, std::span<const std::optional<double>> values, const TextValues& words,

@@ -1,4 +1,5 @@
 #include "app/timeline_input.h"
+#include "analysis/run_verdicts.h"
 #include "app/tool_path.h"
 #include "util/error.h"
 
@@ -158,7 +159,7 @@ Result<Export> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner&
 }
 
 Result<model::TimelineSummary> read_export(const std::string& path, const std::string& shown) {
-  model::TimelineBuilder builder;
+  model::TimelineBuilder builder(analysis::run_limits());
   auto ok = readers::read_nsys_export(path, builder);
   if (!ok) {
     auto e = ok.error();
@@ -205,7 +206,7 @@ std::vector<std::string> nsys_export_arguments(const std::string& nsys, const st
 Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a, ProcessRunner& runner) {
   if (a.path == "-") {
     KEET_TRY(bytes, io::read_stdin());
-    model::TimelineBuilder builder;
+    model::TimelineBuilder builder(analysis::run_limits());
     if (auto ok = readers::read_nsys_export_bytes(*bytes, "-", builder); !ok)
       return fail(ExitCode::BadInput, readers::timeline_error_message(ok.error()));
     return std::move(builder).finish();

@@ -1,8 +1,11 @@
 #include "model/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
+
+#include "util/strings.h"
 
 namespace keet::model {
 
@@ -51,8 +54,56 @@ double TimelineSummary::span_share(const KernelSummary& k) const {
   return span_ns() > 0 ? static_cast<double>(k.time.total_ns) / static_cast<double>(span_ns()) : 0;
 }
 
+namespace {
+
+// "cudaMemcpy_v3020" -> "cudaMemcpy": the runtime's version suffix says
+// nothing to the reader.
+std::string api_base_name(std::string_view api) {
+  auto v = api.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < api.size() &&
+      api.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+    api = api.substr(0, v);
+  return std::string(api);
+}
+
+}  // namespace
+
+void OpList::add(TimedOp op, size_t keep) {
+  ++count;
+  total_ns += op.duration();
+  bytes += op.bytes;
+  auto longer = [](const TimedOp& a, const TimedOp& b) {
+    return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
+  };
+  if (keep == 0) return;
+  if (longest.size() == keep) {  // a heap whose top is the shortest kept
+    if (!longer(op, longest.front())) return;
+    std::ranges::pop_heap(longest, longer);
+    longest.back() = std::move(op);
+  } else {
+    longest.push_back(std::move(op));
+  }
+  std::ranges::push_heap(longest, longer);
+}
+
+void OpList::finish() {
+  std::ranges::sort(longest, [](const TimedOp& a, const TimedOp& b) {
+    return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
+  });
+}
+
+TimelineBuilder::TimelineBuilder(RunLimits limits) { s_.limits = limits; }
+
 void TimelineBuilder::begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) {
   s_.meta = meta;
+  auto chunks = std::max<int64_t>(1, s_.limits.chunks);
+  for (const auto& r : meta.gpu_ranges) {
+    if (activity_.size() >= 4096) break;  // a hostile file's thousands of processes
+    GpuActivity a{.pid = r.pid, .device = r.device, .start = r.start, .end = r.end};
+    a.chunk_ns = r.end > r.start ? (r.end - r.start + chunks - 1) / chunks : 0;
+    a.in_use.assign(a.chunk_ns > 0 ? static_cast<size_t>(chunks) : 0, 0);
+    activity_.push_back(std::move(a));
+  }
   span_given_ = span_end > span_start;
   if (span_given_) {
     s_.span_start = span_start, s_.span_end = span_end;
@@ -150,6 +201,109 @@ void TimelineBuilder::kernel(const KernelLaunch& k) {
   }
   occupy(lane(s_.streams, stream_index_, (k.device << 32) ^ k.stream, k.device, k.stream), k.start, k.end);
   occupy(lane(s_.devices, device_index_, k.device, k.device, 0), k.start, k.end);
+  if (auto* a = activity(k.pid, k.device)) gpu_op(*a, k.start, k.end);
+}
+
+TimelineBuilder::GpuActivity* TimelineBuilder::activity(uint32_t pid, uint64_t device) {
+  if (last_activity_ < activity_.size() && activity_[last_activity_].pid == pid &&
+      activity_[last_activity_].device == device)
+    return &activity_[last_activity_];
+  for (size_t i = 0; i < activity_.size(); ++i)
+    if (activity_[i].pid == pid && activity_[i].device == device) return &activity_[last_activity_ = i];
+  return nullptr;
+}
+
+// As Nsight Systems' rules read them: operations with a start past 0, a gap
+// where the next one starts after every earlier one ended, and each slice's
+// in-use time the operations' overlap with it (concurrent ones add up).
+void TimelineBuilder::gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy) {
+  if (start <= 0) return;
+  if (a.seen && start > a.cursor) {
+    if (start - a.cursor > s_.limits.gap_ns)
+      s_.checks.gaps.add({.start = a.cursor, .end = start, .pid = a.pid, .device = a.device}, s_.limits.keep);
+  }
+  int64_t from = a.seen ? std::max(start, a.cursor) : start;
+  if (busy && end > from) s_.gpu_busy_ns += end - from;
+  a.cursor = a.seen ? std::max(a.cursor, end) : end;
+  a.seen = true;
+  if (a.chunk_ns <= 0 || end <= start) return;
+  auto n = static_cast<int64_t>(a.in_use.size());
+  int64_t first = std::clamp<int64_t>((start - a.start) / a.chunk_ns, 0, n - 1);
+  for (int64_t c = first; c < n; ++c) {
+    int64_t lo = a.start + c * a.chunk_ns, hi = std::min(lo + a.chunk_ns, a.end);
+    if (lo >= end) break;
+    a.in_use[static_cast<size_t>(c)] += std::max<int64_t>(0, std::min(end, hi) - std::max(start, lo));
+  }
+}
+
+void TimelineBuilder::overhead(const ProfilerOverhead& o) {
+  for (auto& a : activity_)
+    if (a.pid == o.pid && o.start > a.start && o.end < a.end) gpu_op(a, o.start, o.end, false);
+}
+
+void TimelineBuilder::sync_call(const SyncCall& c) {
+  if (c.end < c.start) return;
+  s_.checks.sync_calls.add({.start = c.start, .end = c.end, .pid = c.pid, .name = api_base_name(c.name)},
+                           s_.limits.keep);
+}
+
+// The copies and memsets that block the host, as NVIDIA's cuda_memcpy_sync,
+// cuda_memcpy_async and cuda_memset_sync rules pick them (the API name
+// matched without regard to case, as SQLite's LIKE does).
+void TimelineBuilder::classify(const MemoryOp& m) {
+  std::string api = to_lower(m.api);
+  if (api.empty()) return;
+  bool async = api.find("async") != std::string::npos;
+  TimedOp op{.start = m.start,
+             .end = m.end,
+             .pid = m.pid,
+             .device = m.device,
+             .stream = m.stream,
+             .bytes = m.bytes,
+             .name = api_base_name(m.api),
+             .direction = std::string(m.direction),
+             .src = m.src,
+             .dst = m.dst};
+  if (m.kind == MemoryKind::Set) {
+    if (api.starts_with("cudamemset") && !async && (m.dst == HostMemory::Pinned || m.dst == HostMemory::Managed))
+      s_.checks.sync_memsets.add(std::move(op), s_.limits.keep);
+    return;
+  }
+  if (!api.starts_with("cudamemcpy")) return;
+  if (async) {
+    if (m.src == HostMemory::Pageable || m.dst == HostMemory::Pageable)
+      s_.checks.pageable_async_copies.add(std::move(op), s_.limits.keep);
+  } else if (!(m.bytes <= s_.limits.small_h2d_bytes && m.copy_kind == 1) && !m.same_device) {
+    s_.checks.sync_copies.add(std::move(op), s_.limits.keep);
+  }
+}
+
+void TimelineBuilder::finish_activity(const GpuActivity& a) {
+  // Consecutive slices under the limit form one stretch, its use the
+  // slices' length-weighted mean (rounded to 0.1% as nsys prints it).
+  TimedOp run;
+  int64_t weighted = 0;
+  bool open = false;
+  auto close = [&] {
+    if (!open) return;
+    auto len = static_cast<double>(run.end - run.start);
+    run.in_use_pct = len > 0 ? std::round(static_cast<double>(weighted) / len * 100 * 10) / 10 : 0;
+    s_.checks.low_use.add(run, s_.limits.keep);
+    open = false;
+  };
+  for (size_t c = 0; c < a.in_use.size(); ++c) {
+    int64_t lo = a.start + static_cast<int64_t>(c) * a.chunk_ns, hi = std::min(lo + a.chunk_ns, a.end);
+    if (lo >= hi) break;
+    double pct = static_cast<double>(a.in_use[c]) / static_cast<double>(hi - lo) * 100;
+    if (pct >= s_.limits.low_use_pct) {
+      close();
+      continue;
+    }
+    if (!open) run = TimedOp{.start = lo, .end = lo, .pid = a.pid, .device = a.device}, weighted = 0, open = true;
+    run.end = hi;
+    weighted += a.in_use[c];
+  }
+  close();
 }
 
 void TimelineBuilder::memory(const MemoryOp& m) {
@@ -158,6 +312,8 @@ void TimelineBuilder::memory(const MemoryOp& m) {
     return;
   }
   widen_span(m.start, m.end);
+  if (auto* a = activity(m.pid, m.device)) gpu_op(*a, m.start, m.end);
+  classify(m);
   std::string key = m.kind == MemoryKind::Set ? "memset" : std::string(m.direction.empty() ? "Unknown" : m.direction);
   auto [it, fresh] = memory_index_.try_emplace(key, s_.memory.size());
   if (fresh) s_.memory.push_back({.direction = key});
@@ -188,6 +344,10 @@ TimelineSummary TimelineBuilder::finish() && {
   auto by_id = [](const Lane& a, const Lane& b) { return std::tie(a.device, a.stream) < std::tie(b.device, b.stream); };
   std::ranges::sort(s_.streams, by_id);
   std::ranges::sort(s_.devices, by_id);
+  for (const auto& a : activity_) finish_activity(a);
+  for (auto* list : {&s_.checks.gaps, &s_.checks.low_use, &s_.checks.sync_copies, &s_.checks.pageable_async_copies,
+                     &s_.checks.sync_memsets, &s_.checks.sync_calls})
+    list->finish();
   if (skipped_negative_)
     s_.warnings.push_back(fmt::format("{} event(s) end before they start and were left out", skipped_negative_));
   return std::move(s_);

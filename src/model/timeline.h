@@ -30,11 +30,26 @@ struct TimelineMeta {
   };
   std::vector<Gpu> gpus;
   std::vector<std::string> absent_tables;  // the exporter writes only tables with data
+  // What nsys was asked to trace (META_DATA_CAPTURE's CAPTURE_EVENT_TYPE:
+  // "Cuda", "NvtxEvents", "OSRuntime", ...); empty when the export does not say.
+  std::vector<std::string> traced;
   // CUDA API calls in the runtime trace whose GPU activity table is absent:
   // the work ran, and its GPU side was not recorded (0 where the table exists).
   struct Untraced {
     uint64_t launch_calls = 0, memcpy_calls = 0, memset_calls = 0;
   } untraced;
+  // The profiled program as nsys launched it (META_DATA_CAPTURE): the
+  // command and its arguments, empty when the export does not say.
+  std::vector<std::string> command;
+  // First start and last end of the GPU operations (kernels, copies,
+  // memsets) of each process on each device: the range Nsight Systems' own
+  // rules examine for gaps and utilisation.
+  struct GpuRange {
+    uint32_t pid = 0;
+    uint64_t device = 0;
+    int64_t start = 0, end = 0;
+  };
+  std::vector<GpuRange> gpu_ranges;
 };
 
 // One kernel execution. `name_key` is unique per distinct name within one
@@ -42,6 +57,7 @@ struct TimelineMeta {
 struct KernelLaunch {
   int64_t start = 0, end = 0;  // ns
   uint64_t device = 0, stream = 0;
+  uint32_t pid = 0;  // the process (globalPid >> 24), 0 when the export does not say
   uint64_t name_key = 0;
   std::string_view name;        // demangled, as nsys stats names it
   std::string_view short_name;  // base function name (ncu's -k matches it)
@@ -50,12 +66,34 @@ struct KernelLaunch {
 };
 
 enum class MemoryKind { Copy, Set };
+// CUDA's memory kinds (ENUM_CUDA_MEM_KIND): where a copy reads or writes.
+enum class HostMemory : int8_t { Unknown = -1, Pageable = 0, Pinned = 1, Device = 2, Array = 3, Managed = 4 };
 struct MemoryOp {
   MemoryKind kind = MemoryKind::Copy;
   int64_t start = 0, end = 0;
   uint64_t device = 0, stream = 0;
   uint64_t bytes = 0;
   std::string_view direction;  // "Host-to-Device", ...; "" for a memset
+  uint32_t pid = 0;
+  int copy_kind = -1;                                               // ENUM_CUDA_MEMCPY_OPER id (1: host to device)
+  HostMemory src = HostMemory::Unknown, dst = HostMemory::Unknown;  // a memset's memory is `dst`
+  bool same_device = false;  // a copy within one device (source and destination device ids equal)
+  std::string_view api;      // the runtime call that issued it ("cudaMemcpy_v3020"), "" when not joined
+};
+
+// A host-side CUDA runtime call that blocks the calling thread until the
+// GPU finishes (cudaDeviceSynchronize, cudaStreamSynchronize).
+struct SyncCall {
+  int64_t start = 0, end = 0;
+  uint32_t pid = 0, tid = 0;
+  std::string_view name;
+};
+
+// Time the profiler itself held the GPU (flushing its buffers): Nsight
+// Systems counts it as busy, since the user cannot remove it.
+struct ProfilerOverhead {
+  int64_t start = 0, end = 0;
+  uint32_t pid = 0;
 };
 
 struct NvtxRange {
@@ -69,9 +107,13 @@ class TimelineSink {
   // Called once, before any event; [span_start, span_end] covers every GPU
   // activity (kernel, copy, memset) of the file, or is {0, 0} when unknown.
   virtual void begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) = 0;
-  virtual void kernel(const KernelLaunch& k) = 0;  // in start order
+  // Kernels, copies, memsets and profiler overhead arrive merged in start
+  // order (kernels by start, then end); NVTX ranges and sync calls in any order.
+  virtual void kernel(const KernelLaunch& k) = 0;
   virtual void memory(const MemoryOp& m) = 0;
   virtual void nvtx(const NvtxRange& r) = 0;
+  virtual void sync_call(const SyncCall& c) = 0;
+  virtual void overhead(const ProfilerOverhead& o) = 0;
 };
 
 struct DurationStats {
@@ -141,6 +183,47 @@ struct NvtxSummary {
   DurationStats time;
 };
 
+// Limits of the run-level checks; the defaults are those of Nsight Systems'
+// own rules (nsys analyze, 2023.4), and data/rules/timeline.json sets them.
+struct RunLimits {
+  int64_t gap_ns = 500'000'000;      // gpu_gaps: an idle GPU longer than this
+  int64_t chunks = 30;               // gpu_time_util: equal slices of each process's GPU range
+  double low_use_pct = 50;           // gpu_time_util: a slice in use less than this
+  uint64_t small_h2d_bytes = 64000;  // cuda_memcpy_sync: host-to-device copies up to this are not flagged
+  size_t keep = 200;                 // operations kept per list (the longest)
+};
+
+// One operation (or idle stretch) a run check names.
+struct TimedOp {
+  int64_t start = 0, end = 0;
+  uint32_t pid = 0;
+  uint64_t device = 0, stream = 0, bytes = 0;
+  std::string name;       // the API call ("cudaMemcpy"), "" for gaps and slices
+  std::string direction;  // a copy's "Host-to-Device", ...
+  HostMemory src = HostMemory::Unknown, dst = HostMemory::Unknown;
+  std::optional<double> in_use_pct;  // a low-utilisation stretch: the GPU's time in use, %
+  int64_t duration() const { return end - start; }
+};
+
+// Every operation a check matched, counted, and the longest kept.
+struct OpList {
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  uint64_t bytes = 0;
+  std::vector<TimedOp> longest;  // longest first after finish()
+  void add(TimedOp op, size_t keep);
+  void finish();
+};
+
+struct RunChecks {
+  OpList gaps;                   // GPU idle longer than RunLimits::gap_ns, per process and device
+  OpList low_use;                // stretches of slices in use under RunLimits::low_use_pct
+  OpList sync_copies;            // cudaMemcpy* without Async (NVIDIA's cuda_memcpy_sync)
+  OpList pageable_async_copies;  // cudaMemcpy*Async from or to pageable memory (cuda_memcpy_async)
+  OpList sync_memsets;           // cudaMemset* without Async on pinned or managed memory (cuda_memset_sync)
+  OpList sync_calls;             // cudaDeviceSynchronize / cudaStreamSynchronize (cuda_api_sync)
+};
+
 struct TimelineSummary {
   TimelineMeta meta;
   int64_t span_start = 0, span_end = 0;  // first to last GPU activity seen
@@ -153,6 +236,12 @@ struct TimelineSummary {
   DurationStats latency;              // every joined launch
   size_t bins = 0;                    // slices of the span in each lane's chart
   std::vector<std::string> warnings;
+  RunLimits limits;
+  RunChecks checks;
+  // Time some GPU operation (kernel, copy, memset) runs, summed over each
+  // process's devices, overlaps counted once: the GPU-busy time (the
+  // profiler's own overhead left out).
+  int64_t gpu_busy_ns = 0;
   int64_t span_ns() const { return span_end - span_start; }
   double gpu_share(const KernelSummary& k) const;   // of kernel_ns
   double span_share(const KernelSummary& k) const;  // of the span
@@ -165,13 +254,31 @@ class TimelineBuilder final : public TimelineSink {
  public:
   static constexpr size_t kMaxNames = 100'000;
   static constexpr size_t kBins = 120;
+  explicit TimelineBuilder(RunLimits limits = {});
   void begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) override;
   void kernel(const KernelLaunch& k) override;
   void memory(const MemoryOp& m) override;
   void nvtx(const NvtxRange& r) override;
+  void sync_call(const SyncCall& c) override;
+  void overhead(const ProfilerOverhead& o) override;
   TimelineSummary finish() &&;
 
  private:
+  // One process's GPU operations on one device, in start order: its gaps
+  // and the in-use time of each slice of its range.
+  struct GpuActivity {
+    uint32_t pid = 0;
+    uint64_t device = 0;
+    int64_t start = 0, end = 0, chunk_ns = 0;  // the range and its slice length
+    int64_t cursor = 0;                        // end of the operations so far
+    bool seen = false;
+    std::vector<int64_t> in_use;  // ns of operations per slice
+  };
+  GpuActivity* activity(uint32_t pid, uint64_t device);
+  void gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy = true);
+  void classify(const MemoryOp& m);
+  void finish_activity(const GpuActivity& a);
+
   KernelSummary& group_of(const KernelLaunch& k);
   Lane& lane(std::vector<Lane>& lanes, std::unordered_map<uint64_t, size_t>& index, uint64_t key, uint64_t device,
              uint64_t stream);
@@ -184,6 +291,8 @@ class TimelineBuilder final : public TimelineSink {
   std::unordered_map<uint64_t, size_t> kernel_index_, stream_index_, device_index_;
   std::unordered_map<std::string, size_t> memory_index_, nvtx_index_;
   uint64_t skipped_negative_ = 0;
+  std::vector<GpuActivity> activity_;  // one per process and device (few)
+  size_t last_activity_ = 0;
 };
 
 }  // namespace keet::model

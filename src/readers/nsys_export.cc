@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -25,9 +26,15 @@ constexpr const char* kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr const char* kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
 constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
 constexpr const char* kNvtx = "NVTX_EVENTS";
+constexpr const char* kOsrt = "OSRT_API";
 constexpr const char* kStrings = "StringIds";
 constexpr const char* kGpus = "TARGET_INFO_GPU";
 constexpr const char* kCopyKinds = "ENUM_CUDA_MEMCPY_OPER";
+constexpr const char* kOverhead = "PROFILER_OVERHEAD";
+constexpr const char* kCapture = "META_DATA_CAPTURE";
+// The profiler's own GPU time, as Nsight Systems' rules count it (gpustats.py).
+constexpr const char* kOverheadNames =
+    "'CUDA profiling data flush overhead', 'CUDA profiling stop overhead', 'CUDA profiling overhead'";
 // nsys 2023.1 renamed the export's own metadata table.
 constexpr std::array<const char*, 2> kMetaTables = {"META_DATA_EXPORT", "EXPORT_META_DATA"};
 // NVTX push/pop and start/end ranges (and their NVTX-text forms), as nsys's
@@ -158,11 +165,11 @@ class ExportReader {
   void read() {
     read_meta();
     auto [lo, hi] = span();
+    read_gpu_ranges();
     sink_.begin(meta_, lo, hi);
-    if (schema_.has(kKernels)) read_kernels();
-    if (schema_.has(kMemcpy)) read_copies();
-    if (schema_.has(kMemset)) read_memsets();
+    read_gpu_operations();
     if (schema_.has(kNvtx)) read_nvtx();
+    read_sync_calls();
   }
 
  private:
@@ -181,9 +188,10 @@ class ExportReader {
     if (meta_.schema.empty() && !(schema_.has(kStrings) && activity))
       throw Failure{"not an Nsight Systems export (no META_DATA_EXPORT or EXPORT_META_DATA table, no CUPTI activity)"};
     if (!schema_.has(kStrings)) throw Failure{"not an Nsight Systems export this reader knows: no StringIds table"};
-    for (const char* t : {kKernels, kMemcpy, kMemset, kRuntime, kNvtx})
+    for (const char* t : {kKernels, kMemcpy, kMemset, kRuntime, kNvtx, kOsrt})
       if (!schema_.has(t)) meta_.absent_tables.emplace_back(t);
     count_untraced_calls();
+    read_command();
     if (schema_.has(db_, kGpus, "id") && schema_.has(db_, kGpus, "name")) {
       Stmt g(db_, "SELECT id, name FROM TARGET_INFO_GPU ORDER BY id");
       while (g.step() && meta_.gpus.size() < 1024) meta_.gpus.push_back({g.u64(0), std::string(g.text(1))});
@@ -216,6 +224,56 @@ class ExportReader {
           if (sets) meta_.untraced.memset_calls = n;
       }
     }
+  }
+
+  // PROCESS_0:COMMAND and PROCESS_0:ARGUMENT_<i>, in argument order, and
+  // the kinds of events nsys was asked to trace.
+  void read_command() {
+    if (!schema_.has(db_, kCapture, "name") || !schema_.has(db_, kCapture, "value")) return;
+    Stmt s(db_,
+           "SELECT name, value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:COMMAND' OR name LIKE "
+           "'PROCESS_0:ARGUMENT_%' OR name = 'CAPTURE_EVENT_TYPE'");
+    std::map<int64_t, std::string> args;
+    std::string command;
+    while (s.step() && args.size() < 4096) {
+      auto name = s.text(0);
+      if (name == "CAPTURE_EVENT_TYPE") {
+        if (meta_.traced.size() < 64) meta_.traced.emplace_back(s.text(1));
+        continue;
+      }
+      if (name == "PROCESS_0:COMMAND") {
+        command = s.text(1);
+        continue;
+      }
+      auto index = name.substr(std::string_view("PROCESS_0:ARGUMENT_").size());
+      if (!index.empty() && index.size() < 6 && index.find_first_not_of("0123456789") == std::string_view::npos)
+        args.emplace(std::stoll(std::string(index)), std::string(s.text(1)));
+    }
+    if (command.empty()) return;
+    meta_.command.push_back(std::move(command));
+    for (auto& [i, a] : args) meta_.command.push_back(std::move(a));
+  }
+
+  // The process of a row: globalPid (or globalTid) >> 24, as nsys's rules
+  // take it; 0 where the table has no such column.
+  std::string pid_of(const char* table, const char* alias = "") {
+    for (const char* col : {"globalPid", "globalTid"})
+      if (schema_.has(db_, table, col)) return fmt::format("(({}{} >> 24) & 16777215)", alias, col);
+    return "0";
+  }
+
+  void read_gpu_ranges() {
+    std::vector<std::string> parts;
+    for (const char* t : {kKernels, kMemcpy, kMemset})
+      if (schema_.has(t) && schema_.has(db_, t, "deviceId"))
+        parts.push_back(fmt::format(
+            "SELECT {} AS p, deviceId AS d, min(start) AS lo, max(end) AS hi FROM {} WHERE start > 0 GROUP BY 1, 2",
+            pid_of(t), t));
+    if (parts.empty()) return;
+    Stmt s(db_, fmt::format("SELECT p, d, min(lo), max(hi) FROM ({}) GROUP BY 1, 2 ORDER BY 1, 2",
+                            fmt::join(parts, " UNION ALL ")));
+    while (s.step() && meta_.gpu_ranges.size() < 4096)
+      meta_.gpu_ranges.push_back({static_cast<uint32_t>(s.u64(0)), s.u64(1), s.i64(2), s.i64(3)});
   }
 
   std::pair<int64_t, int64_t> span() {
@@ -255,7 +313,34 @@ class ExportReader {
            "CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY 1, 2) r ON r.c = k.correlationId AND r.p = k.globalPid";
   }
 
-  void read_kernels() {
+  // One table's rows in start order, handed to the sink one at a time so
+  // that the tables can be merged by start.
+  struct Cursor {
+    std::unique_ptr<Stmt> stmt;
+    std::function<void(const Stmt&)> emit;
+    bool live = false;
+    void advance() { live = stmt->step(); }
+  };
+
+  void read_gpu_operations() {
+    std::vector<Cursor> cursors;
+    if (schema_.has(kKernels)) cursors.push_back(kernels());
+    if (schema_.has(kMemcpy)) cursors.push_back(copies());
+    if (schema_.has(kMemset)) cursors.push_back(memsets());
+    if (schema_.has(db_, kOverhead, "nameId") && schema_.has(db_, kOverhead, "globalTid"))
+      cursors.push_back(overheads());
+    for (auto& c : cursors) c.advance();
+    for (;;) {
+      Cursor* next = nullptr;
+      for (auto& c : cursors)
+        if (c.live && (!next || c.stmt->i64(0) < next->stmt->i64(0))) next = &c;
+      if (!next) break;
+      next->emit(*next->stmt);
+      next->advance();
+    }
+  }
+
+  Cursor kernels() {
     schema_.require(db_, kKernels, {"deviceId", "streamId", "demangledName"});
     bool has_short = schema_.has(db_, kKernels, "shortName");
     bool has_dims = true;
@@ -263,27 +348,53 @@ class ExportReader {
       has_dims &= schema_.has(db_, kKernels, c);
     std::string join = launch_join();
     std::string sql = fmt::format(
-        "SELECT k.start, k.end, k.deviceId, k.streamId, k.demangledName, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_KERNEL "
-        "k{} "
-        "ORDER BY k.start, k.end",
+        "SELECT k.start, k.end, k.deviceId, k.streamId, k.demangledName, {}, {}, {}, {} FROM "
+        "CUPTI_ACTIVITY_KIND_KERNEL k{} ORDER BY k.start, k.end",
         has_short ? "k.shortName" : "k.demangledName",
         has_dims ? "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ" : "0, 0, 0, 0, 0, 0",
-        join.empty() ? "NULL" : "r.s", join);
-    Stmt s(db_, sql);
-    while (s.step()) {
-      model::KernelLaunch k{.start = s.i64(0),
-                            .end = s.i64(1),
-                            .device = s.u64(2),
-                            .stream = s.u64(3),
-                            .name_key = static_cast<uint64_t>(s.i64(4))};
-      k.name = string_of(s.i64(4));
-      k.short_name = string_of(s.i64(5));
-      k.grid = {s.u64(6), s.u64(7), s.u64(8)};
-      k.block = {s.u64(9), s.u64(10), s.u64(11)};
-      if (!s.null(12)) k.api_start = s.i64(12);
-      sink_.kernel(k);
-    }
+        join.empty() ? "NULL" : "r.s", pid_of(kKernels, "k."), join);
+    return {std::make_unique<Stmt>(db_, sql), [this](const Stmt& s) {
+              model::KernelLaunch k{.start = s.i64(0),
+                                    .end = s.i64(1),
+                                    .device = s.u64(2),
+                                    .stream = s.u64(3),
+                                    .pid = static_cast<uint32_t>(s.u64(13)),
+                                    .name_key = static_cast<uint64_t>(s.i64(4))};
+              k.name = string_of(s.i64(4));
+              k.short_name = string_of(s.i64(5));
+              k.grid = {s.u64(6), s.u64(7), s.u64(8)};
+              k.block = {s.u64(9), s.u64(10), s.u64(11)};
+              if (!s.null(12)) k.api_start = s.i64(12);
+              sink_.kernel(k);
+            }};
   }
+
+  // The runtime call (its name's string id) of each row of `table`, joined
+  // by correlation id within the process, among the calls whose names match
+  // `names` (a filter on StringIds, so the runtime table is scanned, not grouped whole).
+  std::string api_join(const char* table, const char* names) {
+    if (!schema_.has(db_, kRuntime, "correlationId") || !schema_.has(db_, kRuntime, "nameId") ||
+        !schema_.has(db_, table, "correlationId"))
+      return {};
+    bool by_process = schema_.has(db_, kRuntime, "globalTid") && schema_.has(db_, table, "globalPid");
+    return fmt::format(
+        " LEFT JOIN (SELECT correlationId AS c, {} min(nameId) AS n FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId IN "
+        "(SELECT id FROM StringIds WHERE {}) GROUP BY 1{}) r ON r.c = m.correlationId{}",
+        by_process ? "globalTid & -16777216 AS p," : "", names, by_process ? ", 2" : "",
+        by_process ? " AND r.p = m.globalPid" : "");
+  }
+
+  std::string column_or(const char* table, const char* column, const char* otherwise) {
+    return schema_.has(db_, table, column) ? fmt::format("m.{}", column) : otherwise;
+  }
+
+  static model::HostMemory memory_kind(const Stmt& s, int i) {
+    if (s.null(i)) return model::HostMemory::Unknown;
+    auto v = s.i64(i);
+    return v >= 0 && v <= 4 ? static_cast<model::HostMemory>(v) : model::HostMemory::Unknown;
+  }
+
+  std::string_view api_name(const Stmt& s, int i) { return s.null(i) ? std::string_view() : string_of(s.i64(i)); }
 
   std::unordered_map<int64_t, std::string> copy_kinds() {
     std::unordered_map<int64_t, std::string> kinds;
@@ -293,21 +404,81 @@ class ExportReader {
     return kinds;
   }
 
-  void read_copies() {
+  Cursor copies() {
     schema_.require(db_, kMemcpy, {"deviceId", "streamId", "bytes", "copyKind"});
-    auto kinds = copy_kinds();
-    Stmt s(db_, "SELECT start, end, deviceId, streamId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY");
-    while (s.step()) {
-      auto it = kinds.find(s.i64(5));
-      if (it == kinds.end()) it = kinds.emplace(s.i64(5), fmt::format("copy kind {}", s.i64(5))).first;
-      sink_.memory({model::MemoryKind::Copy, s.i64(0), s.i64(1), s.u64(2), s.u64(3), s.u64(4), it->second});
-    }
+    kinds_ = copy_kinds();
+    std::string join = api_join(kMemcpy, "value LIKE 'cudaMemcpy%' OR value LIKE 'cuMemcpy%'");
+    bool devices = schema_.has(db_, kMemcpy, "srcDeviceId") && schema_.has(db_, kMemcpy, "dstDeviceId");
+    std::string sql = fmt::format(
+        "SELECT m.start, m.end, m.deviceId, m.streamId, m.bytes, m.copyKind, {}, {}, {}, {}, {} FROM "
+        "CUPTI_ACTIVITY_KIND_MEMCPY m{} ORDER BY m.start",
+        pid_of(kMemcpy, "m."), column_or(kMemcpy, "srcKind", "NULL"), column_or(kMemcpy, "dstKind", "NULL"),
+        devices ? "(m.srcDeviceId IS NOT NULL AND m.srcDeviceId = m.dstDeviceId)" : "0", join.empty() ? "NULL" : "r.n",
+        join);
+    return {std::make_unique<Stmt>(db_, sql), [this](const Stmt& s) {
+              auto it = kinds_.find(s.i64(5));
+              if (it == kinds_.end()) it = kinds_.emplace(s.i64(5), fmt::format("copy kind {}", s.i64(5))).first;
+              sink_.memory({.kind = model::MemoryKind::Copy,
+                            .start = s.i64(0),
+                            .end = s.i64(1),
+                            .device = s.u64(2),
+                            .stream = s.u64(3),
+                            .bytes = s.u64(4),
+                            .direction = it->second,
+                            .pid = static_cast<uint32_t>(s.u64(6)),
+                            .copy_kind = static_cast<int>(s.i64(5)),
+                            .src = memory_kind(s, 7),
+                            .dst = memory_kind(s, 8),
+                            .same_device = s.i64(9) != 0,
+                            .api = api_name(s, 10)});
+            }};
   }
 
-  void read_memsets() {
+  Cursor memsets() {
     schema_.require(db_, kMemset, {"deviceId", "streamId", "bytes"});
-    Stmt s(db_, "SELECT start, end, deviceId, streamId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET");
-    while (s.step()) sink_.memory({model::MemoryKind::Set, s.i64(0), s.i64(1), s.u64(2), s.u64(3), s.u64(4), {}});
+    std::string join = api_join(kMemset, "value LIKE 'cudaMemset%' OR value LIKE 'cuMemset%'");
+    std::string sql = fmt::format(
+        "SELECT m.start, m.end, m.deviceId, m.streamId, m.bytes, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_MEMSET m{} "
+        "ORDER BY m.start",
+        pid_of(kMemset, "m."), column_or(kMemset, "memKind", "NULL"), join.empty() ? "NULL" : "r.n", join);
+    return {std::make_unique<Stmt>(db_, sql), [this](const Stmt& s) {
+              sink_.memory({.kind = model::MemoryKind::Set,
+                            .start = s.i64(0),
+                            .end = s.i64(1),
+                            .device = s.u64(2),
+                            .stream = s.u64(3),
+                            .bytes = s.u64(4),
+                            .pid = static_cast<uint32_t>(s.u64(5)),
+                            .dst = memory_kind(s, 6),
+                            .api = api_name(s, 7)});
+            }};
+  }
+
+  Cursor overheads() {
+    schema_.require(db_, kOverhead, {"start", "end"});
+    std::string sql = fmt::format(
+        "SELECT o.start, o.end, (o.globalTid >> 24) & 16777215 FROM PROFILER_OVERHEAD o JOIN StringIds s ON s.id = "
+        "o.nameId WHERE s.value IN ({}) ORDER BY o.start",
+        kOverheadNames);
+    return {std::make_unique<Stmt>(db_, sql), [this](const Stmt& s) {
+              sink_.overhead({s.i64(0), s.i64(1), static_cast<uint32_t>(s.u64(2))});
+            }};
+  }
+
+  // The runtime calls that block the host until the GPU is done.
+  void read_sync_calls() {
+    if (!schema_.has(db_, kRuntime, "nameId")) return;
+    schema_.require(db_, kRuntime, {"start", "end"});
+    bool tid = schema_.has(db_, kRuntime, "globalTid");
+    Stmt s(db_, fmt::format("SELECT r.start, r.end, {}, r.nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.nameId IN "
+                            "(SELECT id FROM StringIds WHERE value LIKE 'cudaDeviceSynchronize%' OR value LIKE "
+                            "'cudaStreamSynchronize%')",
+                            tid ? "r.globalTid" : "0"));
+    while (s.step()) {
+      auto g = s.u64(2);
+      sink_.sync_call({s.i64(0), s.i64(1), static_cast<uint32_t>((g >> 24) & 0xFFFFFF),
+                       static_cast<uint32_t>(g & 0xFFFFFF), string_of(s.i64(3))});
+    }
   }
 
   void read_nvtx() {
@@ -328,6 +499,7 @@ class ExportReader {
   model::TimelineSink& sink_;
   model::TimelineMeta meta_;
   std::unordered_map<int64_t, std::string> strings_;
+  std::unordered_map<int64_t, std::string> kinds_;  // copy kind labels
   std::unique_ptr<Stmt> lookup_;
 };
 

@@ -1,10 +1,12 @@
 #include "render/timeline.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/run_verdicts.h"
 #include "render/html_parts.h"
 #include "render/markdown.h"
 
@@ -58,18 +60,21 @@ json kernel_json(const model::TimelineSummary& t, const model::KernelSummary& k,
     cj["block"] = dim_json(c.block);
     configs.push_back(cj);
   }
-  return {{"name", k.name},
-          {"short_name", k.short_name},
-          {"launches", k.time.count},
-          {"total_ns", k.time.total_ns},
-          {"mean_ns", k.time.mean_ns()},
-          {"min_ns", k.time.min_ns},
-          {"max_ns", k.time.max_ns},
-          {"gpu_share", t.gpu_share(k)},
-          {"span_share", t.span_share(k)},
-          {"configs", configs},
-          {"launch_latency", latency_json(k.latency)},
-          {"drift", drift_json(k, threshold)}};
+  return {
+      {"name", k.name},
+      {"short_name", k.short_name},
+      {"launches", k.time.count},
+      {"total_ns", k.time.total_ns},
+      {"mean_ns", k.time.mean_ns()},
+      {"min_ns", k.time.min_ns},
+      {"max_ns", k.time.max_ns},
+      {"gpu_share", t.gpu_share(k)},
+      {"span_share", t.span_share(k)},
+      {"busy_share", t.gpu_busy_ns > 0 ? json(static_cast<double>(k.time.total_ns) / static_cast<double>(t.gpu_busy_ns))
+                                       : json(nullptr)},
+      {"configs", configs},
+      {"launch_latency", latency_json(k.latency)},
+      {"drift", drift_json(k, threshold)}};
 }
 
 json lane_json(const model::Lane& l, bool stream) {
@@ -176,6 +181,64 @@ std::string nvtx_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   return out;
 }
 
+double gpu_ranges_ns(const model::TimelineMeta& m) {
+  double total = 0;
+  for (const auto& r : m.gpu_ranges) total += static_cast<double>(r.end - r.start);
+  return total;
+}
+
+// A table the export lacks: what it would hold, and whether nsys traced it
+// (the program then did none of it) or not (and which option records it).
+struct NotRecorded {
+  std::string table, what, why;
+  std::optional<bool> traced;
+  std::string record_with;
+};
+
+std::vector<NotRecorded> not_recorded(const model::TimelineMeta& m) {
+  struct Kind {
+    const char *table, *what, *capture, *option;
+  };
+  static constexpr Kind kKinds[] = {
+      {"CUPTI_ACTIVITY_KIND_KERNEL", "GPU kernels", "Cuda", "cuda"},
+      {"CUPTI_ACTIVITY_KIND_MEMCPY", "memory copies", "Cuda", "cuda"},
+      {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets", "Cuda", "cuda"},
+      {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls", "Cuda", "cuda"},
+      {"NVTX_EVENTS", "NVTX ranges", "NvtxEvents", "nvtx"},
+      {"OSRT_API", "OS runtime calls", "OSRuntime", "osrt"},
+  };
+  std::vector<NotRecorded> out;
+  for (const auto& table : m.absent_tables)
+    for (const auto& k : kKinds) {
+      if (table != k.table) continue;
+      NotRecorded n{.table = table, .what = k.what, .record_with = fmt::format("nsys profile --trace={}", k.option)};
+      if (!m.traced.empty()) n.traced = std::ranges::find(m.traced, k.capture) != m.traced.end();
+      bool untraced_kernels = table == "CUPTI_ACTIVITY_KIND_KERNEL" && m.untraced.launch_calls > 0;
+      if (untraced_kernels)
+        n.why = "launch calls traced, their GPU activity not: see below";
+      else if (!n.traced)
+        n.why = "the export does not say whether nsys traced them; `" + n.record_with + "` records them";
+      else if (*n.traced)
+        n.why = table == "NVTX_EVENTS" ? "traced: the program marks no range; NVTX ranges around its phases show them"
+                                       : "traced: the program made none";
+      else
+        n.why = "not traced: `" + n.record_with + "` records them";
+      out.push_back(std::move(n));
+    }
+  return out;
+}
+
+json not_recorded_json(const model::TimelineMeta& m) {
+  json out = json::array();
+  for (const auto& n : not_recorded(m))
+    out.push_back({{"table", n.table},
+                   {"what", n.what},
+                   {"traced", n.traced ? json(*n.traced) : json(nullptr)},
+                   {"record_with", n.record_with},
+                   {"why", n.why}});
+  return out;
+}
+
 std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   const auto& m = t.meta;
   std::string version = m.tool_version.empty() ? "nsys version not recorded" : "nsys " + m.tool_version;
@@ -187,8 +250,13 @@ std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s)
         fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)\n",
                     human_duration(static_cast<double>(t.span_ns())), human_duration(static_cast<double>(t.kernel_ns)),
                     t.launches, pct(static_cast<double>(t.kernel_ns) / static_cast<double>(t.span_ns())));
-  if (!m.absent_tables.empty())
-    out += fmt::format("Not in the export (nothing recorded): {}\n", fmt::join(m.absent_tables, ", "));
+  if (double ranges = gpu_ranges_ns(m); t.gpu_busy_ns > 0 && ranges > 0)
+    out += fmt::format(
+        "GPU busy {} (a kernel, copy or memset running: {} of each process's first to last GPU operation)\n",
+        human_duration(static_cast<double>(t.gpu_busy_ns)), pct(static_cast<double>(t.gpu_busy_ns) / ranges));
+  std::vector<std::string> absent;
+  for (const auto& n : not_recorded(m)) absent.push_back(fmt::format("{} ({})", n.what, n.why));
+  if (!absent.empty()) out += fmt::format("Not in the export: {}\n", fmt::join(absent, "; "));
   return out;
 }
 
@@ -244,6 +312,160 @@ std::string kernel_table_html(const model::TimelineSummary& t, const TimelineSty
   return out + "</table>";
 }
 
+std::string_view memory_name(model::HostMemory m) {
+  switch (m) {
+    case model::HostMemory::Pageable:
+      return "pageable";
+    case model::HostMemory::Pinned:
+      return "pinned";
+    case model::HostMemory::Device:
+      return "device";
+    case model::HostMemory::Array:
+      return "array";
+    case model::HostMemory::Managed:
+      return "managed";
+    default:
+      return "";
+  }
+}
+
+json memory_json(model::HostMemory m) {
+  auto name = memory_name(m);
+  return name.empty() ? json(nullptr) : json(name);
+}
+
+// An operation a check lists, times relative to the span's start.
+std::string op_line(const model::TimedOp& op, int64_t origin) {
+  std::string out = fmt::format("{:>10} at {:>10}", human_duration(static_cast<double>(op.duration())),
+                                human_duration(static_cast<double>(op.start - origin)));
+  if (!op.name.empty()) out += "  " + op.name;
+  if (!op.direction.empty()) out += "  " + op.direction;
+  if (!memory_name(op.src).empty() || !memory_name(op.dst).empty())
+    out += fmt::format("  {} -> {}", memory_name(op.src).empty() ? "?" : memory_name(op.src),
+                       memory_name(op.dst).empty() ? "?" : memory_name(op.dst));
+  if (op.bytes > 0) out += "  " + human_bytes(op.bytes);
+  if (op.in_use_pct) out += fmt::format("  in use {:.1f}%", *op.in_use_pct);
+  if (op.name.empty() && op.direction.empty())
+    out += fmt::format("  (process {}, device {})", op.pid, op.device);
+  else if (op.name.find("Synchronize") == std::string::npos)
+    out += fmt::format("  (device {}, stream {})", op.device, op.stream);
+  return out + "\n";
+}
+
+json op_json(const model::TimedOp& op) {
+  json j = {{"start_ns", op.start}, {"end_ns", op.end}, {"duration_ns", op.duration()}, {"pid", op.pid}};
+  if (!op.name.empty()) j["api"] = op.name;
+  if (op.name.find("Synchronize") == std::string::npos) j["device"] = op.device;
+  if (!op.name.empty() && op.name.find("Synchronize") == std::string::npos) {
+    j["stream"] = op.stream;
+    j["bytes"] = op.bytes;
+    j["direction"] = op.direction.empty() ? json(nullptr) : json(op.direction);
+    j["src_memory"] = memory_json(op.src);
+    j["dst_memory"] = memory_json(op.dst);
+  }
+  if (op.in_use_pct) j["in_use_pct"] = *op.in_use_pct;
+  return j;
+}
+
+json ops_json(const model::OpList* ops) {
+  if (!ops) return nullptr;
+  json list = json::array();
+  for (const auto& op : ops->longest) list.push_back(op_json(op));
+  return {{"count", ops->count}, {"total_ns", ops->total_ns}, {"bytes", ops->bytes}, {"operations", list}};
+}
+
+constexpr size_t kOpsShown = 5;
+
+std::string ops_text(const model::OpList* ops, int64_t origin) {
+  if (!ops || ops->longest.empty()) return "";
+  std::string out;
+  for (size_t i = 0; i < std::min(kOpsShown, ops->longest.size()); ++i)
+    out += "     " + op_line(ops->longest[i], origin);
+  if (ops->count > kOpsShown) out += fmt::format("     ... {} more\n", ops->count - kOpsShown);
+  return out;
+}
+
+std::string verdicts_text(const analysis::RunDiagnosis& d, const TimelineStyle& s) {
+  const auto& t = *d.timeline;
+  std::string out = bold(s.color, "Verdicts for the run") + "\n";
+  if (d.verdicts.empty())
+    out += "  No problem found by KEET's run checks (they include nsys analyze's six CUDA rules).\n";
+  for (size_t i = 0; i < d.verdicts.size(); ++i) {
+    const auto& v = d.verdicts[i];
+    out += fmt::format("{}. {}{}\n", i + 1, v.title, v.nsys_rule.empty() ? "" : "  [nsys: " + v.nsys_rule + "]");
+    if (!v.subject.empty()) out += "   Kernel: " + v.subject + "\n";
+    if (!v.explanation.empty()) out += "   " + v.explanation + "\n";
+    if (v.cost_ns && t.span_ns() > 0)
+      out += fmt::format("   Costs the run up to {} ({} of its span).\n", human_duration(*v.cost_ns),
+                         pct(*v.cost_ns / static_cast<double>(t.span_ns())));
+    for (const auto& a : v.advice) out += "   - " + a + "\n";
+    for (const auto& c : v.commands) out += "     $ " + c + "\n";
+    out += ops_text(v.ops, t.span_start);
+  }
+  std::string quiet;
+  for (const auto& c : d.checks)
+    if (!c.quiet.empty()) quiet += fmt::format("  {} [nsys: {}]\n", c.quiet, c.nsys_rule);
+  if (!quiet.empty()) out += "Checked, below the level worth acting on:\n" + quiet;
+  return out;
+}
+
+json verdicts_json(const analysis::RunDiagnosis& d) {
+  json out = json::array();
+  for (const auto& v : d.verdicts)
+    out.push_back({{"id", v.id},
+                   {"title", v.title},
+                   {"explanation", v.explanation},
+                   {"cost_ns", v.cost_ns ? json(*v.cost_ns) : json(nullptr)},
+                   {"subject", v.subject.empty() ? json(nullptr) : json(v.subject)},
+                   {"nsys_rule", v.nsys_rule.empty() ? json(nullptr) : json(v.nsys_rule)},
+                   {"advice", v.advice},
+                   {"commands", v.commands},
+                   {"references", v.references},
+                   {"evidence", v.evidence}});
+  return out;
+}
+
+json checks_json(const analysis::RunDiagnosis& d) {
+  json out = json::array();
+  for (const auto& c : d.checks) {
+    json j = ops_json(c.ops);
+    if (j.is_null()) j = json::object();
+    j["list"] = c.list;
+    j["nsys_rule"] = c.nsys_rule;
+    j["what"] = c.what;
+    j["verdict"] = c.verdict.empty() ? json(nullptr) : json(c.verdict);
+    j["quiet"] = c.quiet.empty() ? json(nullptr) : json(c.quiet);
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::string verdicts_html(const analysis::RunDiagnosis& d) {
+  const auto& t = *d.timeline;
+  std::string out = "<h3>Verdicts for the run</h3>";
+  if (d.verdicts.empty())
+    return out + "<p>No problem found by KEET's run checks (they include nsys analyze's six CUDA rules).</p>";
+  out += "<ol class='verdicts'>";
+  for (const auto& v : d.verdicts) {
+    out += "<li><strong>" + html::esc(v.title) + "</strong>";
+    if (!v.nsys_rule.empty()) out += " <small>nsys: " + html::esc(v.nsys_rule) + "</small>";
+    if (!v.subject.empty()) out += "<br>Kernel: <code>" + html::esc(v.subject) + "</code>";
+    if (!v.explanation.empty()) out += "<p>" + html::esc(v.explanation) + "</p>";
+    if (v.cost_ns && t.span_ns() > 0)
+      out += "<p>" +
+             html::esc(fmt::format("Costs the run up to {} ({} of its span).", human_duration(*v.cost_ns),
+                                   pct(*v.cost_ns / static_cast<double>(t.span_ns())))) +
+             "</p>";
+    out += "<ul>";
+    for (const auto& a : v.advice) out += "<li>" + html::esc(a) + "</li>";
+    out += "</ul>";
+    for (const auto& c : v.commands) out += "<pre>$ " + html::esc(c) + "</pre>";
+    if (auto ops = ops_text(v.ops, t.span_start); !ops.empty()) out += "<pre>" + html::esc(ops) + "</pre>";
+    out += "</li>";
+  }
+  return out + "</ol>";
+}
+
 }  // namespace
 
 std::string human_bytes(uint64_t bytes) {
@@ -280,6 +502,7 @@ std::string untraced_text(const model::TimelineMeta& m) {
 
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = header_text(t, s) + "\n" + untraced_text(t.meta);
+  out += verdicts_text(analysis::diagnose_run(t), s) + "\n";
   if (t.kernels.empty() && t.meta.untraced.launch_calls == 0)
     out += "No kernel ran in this timeline.\n";
   else if (!t.kernels.empty())
@@ -308,6 +531,7 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
     nvtx.push_back(rj);
   }
   auto opt = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+  auto diagnosis = analysis::diagnose_run(t);
   return {{"schema", "keet.timeline/1"},
           {"timeline", t.meta.path},
           {"nsys_version", opt(t.meta.tool_version)},
@@ -315,6 +539,8 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
           {"export_schema_version", opt(t.meta.schema_version)},
           {"gpus", gpus},
           {"absent_tables", t.meta.absent_tables},
+          {"traced", t.meta.traced},
+          {"not_recorded", not_recorded_json(t.meta)},
           {"untraced",
            {{"kernel_launch_calls", t.meta.untraced.launch_calls},
             {"memcpy_calls", t.meta.untraced.memcpy_calls},
@@ -329,12 +555,17 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
           {"streams", streams},
           {"memory", memory},
           {"nvtx", nvtx},
+          {"gpu_busy_ns", t.gpu_busy_ns},
+          {"verdicts", verdicts_json(diagnosis)},
+          {"checks", checks_json(diagnosis)},
+          {"command", t.meta.command},
           {"warnings", t.warnings}};
 }
 
 std::string timeline_html_section(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = "<section class='timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
   out += "<pre>" + html::esc(header_text(t, TimelineStyle{s.top, s.drift_threshold, false})) + "</pre>";
+  out += verdicts_html(analysis::diagnose_run(t));
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
   TimelineStyle plain{s.top, s.drift_threshold, false};

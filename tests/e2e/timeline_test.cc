@@ -4,10 +4,13 @@
 // exports; the keet.timeline/1 contract; `analyze --timeline` on the fixture
 // pair with both report kinds and on test-made timelines where the profiled
 // kernel is and is not the hot one; `profile --nsys` with stand-in tools.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -89,7 +92,7 @@ std::string oracle_export(const std::string& report, std::string* refused) {
     if (c == '/' || c == ' ') c = '_';
   std::string out = (cache / (key + ".sqlite")).string();
   if (fs::exists(out)) return out;
-  std::string partial = out + ".partial.sqlite";
+  std::string partial = out + "." + std::to_string(getpid()) + ".partial.sqlite";  // tests run side by side
   auto r = run_command(shell_quote(oracle()) + " export --type sqlite --force-overwrite true -o " +
                        shell_quote(partial) + " " + shell_quote(report));
   std::string said = r.out + r.err;  // nsys writes its refusal on stderr
@@ -161,6 +164,73 @@ TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
   std::cout << "[ nsys    ] " << read << " timelines agree with nsys stats cuda_gpu_kern_sum (" << kernels
             << " kernel names, " << launches << " launches); " << refused << " reports refused by nsys 2023.4\n";
   EXPECT_EQ(read + refused, paths.size());
+}
+
+// The rows `nsys analyze` lists for each of its six CUDA rules (rows=-1:
+// all of them), by rule; a rule nsys skips (its table is absent) lists none.
+std::map<std::string, json> nsys_analyze(const std::string& sqlite, const fs::path& dir) {
+  static const char* kRules[] = {"cuda_memcpy_sync", "cuda_memcpy_async", "cuda_memset_sync",
+                                 "cuda_api_sync",    "gpu_gaps",          "gpu_time_util"};
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string cmd = shell_quote(oracle()) + " analyze";
+  for (const char* r : kRules) cmd += fmt::format(" -r {}:rows=-1", r);
+  run_command(cmd + " -f json -o " + shell_quote((dir / "a").string()) + " " + shell_quote(sqlite) + " 2>&1");
+  std::map<std::string, json> out;
+  for (const char* r : kRules) {
+    out[r] = json::array();
+    std::ifstream in(dir / fmt::format("a_{}_rows=-1.json", r));
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto doc = json::parse(text.str(), nullptr, false); doc.is_array()) out[r] = doc;
+  }
+  return out;
+}
+
+// Every row NVIDIA's rules list is an operation of the same check in keet's
+// JSON (same start and duration; a utilisation stretch with the same use),
+// and the check either raised a verdict or says why it stays quiet.
+TEST(TimelineFixtures, EveryProblemNsysAnalyzeFindsKeetFindsToo) {
+  KEET_REQUIRE_SHARED();
+  size_t files = 0, rows = 0, verdicts = 0;
+  std::map<std::string, size_t> per_rule;
+  for (const auto& f : manifest_paths()) {
+    SCOPED_TRACE(f);
+    std::string sqlite = f, refused;
+    if (!f.ends_with(".sqlite")) sqlite = oracle_export(f, &refused);
+    if (sqlite.empty()) continue;  // nsys 2023.4 cannot read it (the test above checks keet says so)
+    auto nvidia = nsys_analyze(sqlite, fs::path(temp_path("nsys-analyze")));
+    auto r = run_keet("timeline --format json " + shell_quote(sqlite));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto doc = json::parse(r.out);
+    ++files;
+    verdicts += doc["verdicts"].size();
+    for (const auto& check : doc["checks"]) {
+      std::string rule = check["nsys_rule"];
+      const auto& want = nvidia[rule];
+      if (want.empty()) continue;
+      EXPECT_GE(check["count"].get<size_t>(), 1u) << rule;
+      EXPECT_TRUE(!check["verdict"].is_null() || !check["quiet"].is_null()) << rule << ": neither verdict nor reason";
+      for (const auto& row : want) {
+        auto number = [](const json& j) { return j.is_number() ? j.get<double>() : -1.0; };
+        double start = number(row["Start (ns)"]), duration = number(row["Duration (ns)"]);
+        auto same = [&](const json& op) {
+          if (number(op["start_ns"]) != start || number(op["duration_ns"]) != duration) return false;
+          if (rule != "gpu_time_util") return true;
+          return std::abs(number(op["in_use_pct"]) - number(row["In-Use (%)"])) < 0.051;
+        };
+        const auto& ops = check["operations"];
+        EXPECT_TRUE(std::ranges::any_of(ops, same)) << rule << " row " << row.dump() << " not in keet's check";
+        ++rows;
+        ++per_rule[rule];
+      }
+    }
+  }
+  std::cout << "[ nsys    ] " << files << " exports: keet lists all " << rows << " rows of nsys analyze (";
+  for (const auto& [rule, n] : per_rule) std::cout << rule << " " << n << ", ";
+  std::cout << "), " << verdicts << " verdicts\n";
+  EXPECT_GE(files, 20u);
+  EXPECT_GE(per_rule.size(), 5u);  // the fixtures exercise all but cuda_memset_sync
 }
 
 std::vector<std::string> names_in(const std::string& dir) {

@@ -97,6 +97,7 @@ void TimelineWriter::write(const std::string& path) const {
   if (!kernels_.empty()) db.exec(kKernelTable);
   bool api = false;
   for (const auto& k : kernels_) api |= k.api_start.has_value();
+  for (const auto& [t, set] : transfers_) api |= !t.api.empty();
   if (api || !calls_.empty()) db.exec(kRuntimeTable);
   int64_t correlation = 100;
   for (const auto& c : calls_)
@@ -113,13 +114,48 @@ void TimelineWriter::write(const std::string& path) const {
       db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, {}, 0, NULL)",
                           *k.api_start, *k.api_start + 2000, kTid, correlation, id("cudaLaunchKernel_v7000")));
   }
-  if (!copies_.empty()) db.exec(kMemcpyTable);
+  bool any_copy = !copies_.empty(), any_set = !sets_.empty();
+  for (const auto& [t, set] : transfers_) (set ? any_set : any_copy) = true;
+  if (any_copy) db.exec(kMemcpyTable);
+  if (any_set) db.exec(kMemsetTable);
+  auto column = [](int v) { return v < 0 ? std::string("NULL") : std::to_string(v); };
+  for (const auto& [t, set] : transfers_) {
+    ++correlation;
+    if (set)
+      db.exec(fmt::format(
+          "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+          "globalPid, value, bytes, memKind) VALUES ({}, {}, 0, 1, 7, {}, {}, 0, {}, {})",
+          t.start, t.end, correlation, kPid, t.bytes, column(t.dst)));
+    else
+      db.exec(fmt::format(
+          "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+          "globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId) VALUES ({}, {}, 0, 1, 7, {}, {}, "
+          "{}, {}, {}, {}, {}, {})",
+          t.start, t.end, correlation, kPid, t.bytes, t.kind, column(t.src), column(t.dst), column(t.src_device),
+          column(t.dst_device)));
+    if (!t.api.empty())
+      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 1, {}, {}, {}, 0, NULL)",
+                          t.start - 5000, t.end + 1000, kTid, correlation, id(t.api)));
+  }
+  if (!overheads_.empty()) {
+    db.exec("CREATE TABLE PROFILER_OVERHEAD (start INTEGER NOT NULL, end INTEGER, globalTid INTEGER, nameId INTEGER)");
+    for (const auto& o : overheads_)
+      db.exec(fmt::format("INSERT INTO PROFILER_OVERHEAD VALUES ({}, {}, {}, {})", o.start, o.end, kTid, id(o.name)));
+  }
+  if (!command_.empty() || !traced_.empty()) {
+    db.exec("CREATE TABLE META_DATA_CAPTURE (name TEXT NOT NULL, value TEXT)");
+    for (const auto& kind : traced_)
+      db.exec(fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('CAPTURE_EVENT_TYPE', {})", db.quote(kind)));
+    for (size_t i = 0; i < command_.size(); ++i)
+      db.exec(fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ({}, {})",
+                          db.quote(i == 0 ? "PROCESS_0:COMMAND" : fmt::format("PROCESS_0:ARGUMENT_{}", i - 1)),
+                          db.quote(command_[i])));
+  }
   for (const auto& c : copies_)
     db.exec(
         fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, bytes, "
                     "copyKind) VALUES ({}, {}, 0, 1, 7, {}, {})",
                     c.start, c.end, c.bytes, c.kind));
-  if (!sets_.empty()) db.exec(kMemsetTable);
   for (const auto& s : sets_)
     db.exec(
         fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, value, bytes) "

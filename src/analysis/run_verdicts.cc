@@ -1,0 +1,265 @@
+#include "analysis/run_verdicts.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "analysis/expr.h"
+#include "analysis/symbols.h"
+#include "analysis/text_template.h"
+#include "analysis/timeline_join.h"
+#include "util/data_value.h"
+
+namespace keet::analysis {
+namespace {
+
+struct CheckRule {
+  std::string list, nsys_rule, what;
+};
+
+struct VerdictRule {
+  std::string id, evidence;
+  Expr when;
+  std::optional<Expr> cost_ms;
+  TextTemplate title, explanation, quiet;
+  std::vector<std::string> advice, references;
+};
+
+struct RunRules {
+  SymbolTable symbols;
+  model::RunLimits limits;
+  std::vector<CheckRule> checks;
+  std::vector<VerdictRule> verdicts;
+};
+
+Expr bound(const std::string& text, SymbolTable& symbols) {
+  auto e = Expr::parse(text);
+  if (!e) throw std::invalid_argument(fmt::format("{}: {}", text, e.error().message));
+  e->bind([&](const std::string& name) { return symbols.intern(name); });
+  return std::move(*e);
+}
+
+// The rule data is compiled in and checked by the unit tests; a broken one
+// here leaves the run without verdicts rather than the program without a timeline.
+const RunRules& rules() {
+  static const RunRules loaded = [] {
+    RunRules r;
+    auto doc = compiled_data("rules/timeline.json");
+    if (!doc) return r;
+    try {
+      auto l = doc->at("limits");
+      r.limits.gap_ns = static_cast<int64_t>(l.value("gap_ms", 500.0) * 1e6);
+      r.limits.chunks = static_cast<int64_t>(l.value("chunks", 30.0));
+      r.limits.low_use_pct = l.value("low_use_pct", 50.0);
+      r.limits.small_h2d_bytes = static_cast<uint64_t>(l.value("small_h2d_bytes", 64000.0));
+      r.limits.keep = static_cast<size_t>(l.value("keep", 200.0));
+      for (auto c : doc->at("checks"))
+        r.checks.push_back({c.at("list").str(), c.at("nsys_rule").str(), c.at("what").str()});
+      for (auto v : doc->at("verdicts")) {
+        VerdictRule rule{.id = v.at("id").str(),
+                         .evidence = v.at("evidence").str(),
+                         .when = bound(v.at("when").str(), r.symbols),
+                         .cost_ms = std::nullopt,
+                         .title = TextTemplate(v.at("title").view(), r.symbols),
+                         .explanation = TextTemplate(v.at("explanation").view(), r.symbols),
+                         .quiet = TextTemplate(v.value("quiet", ""), r.symbols),
+                         .advice = v.member("advice").strings(),
+                         .references = v.member("references").strings()};
+        if (auto cost = v.value("cost_ms", ""); !cost.empty()) rule.cost_ms = bound(cost, r.symbols);
+        r.verdicts.push_back(std::move(rule));
+      }
+    } catch (const std::exception&) {
+      return RunRules{};
+    }
+    return r;
+  }();
+  return loaded;
+}
+
+constexpr double kMs = 1e6;
+
+double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
+
+struct Facts {
+  std::vector<std::pair<std::string, double>> values;
+  void set(std::string name, double v) { values.emplace_back(std::move(name), v); }
+  void list(const std::string& prefix, const model::OpList& ops, double span_ns) {
+    set(prefix + "_count", static_cast<double>(ops.count));
+    set(prefix + "_ms", static_cast<double>(ops.total_ns) / kMs);
+    set(prefix + "_mb", static_cast<double>(ops.bytes) / 1e6);
+    if (span_ns > 0) set(prefix + "_span_pct", pct(static_cast<double>(ops.total_ns), span_ns));
+  }
+};
+
+const model::Lane* busiest_stream(const model::TimelineSummary& t) {
+  const model::Lane* best = nullptr;
+  for (const auto& l : t.streams)
+    if (!best || l.kernels > best->kernels) best = &l;
+  return best;
+}
+
+const model::KernelSummary* most_drifting(const model::TimelineSummary& t) {
+  const model::KernelSummary* best = nullptr;
+  double growth = 0;
+  for (const auto& k : t.kernels)
+    if (auto g = drift_growth(k); g && *g > growth) best = &k, growth = *g;
+  return best;
+}
+
+Facts facts_of(const model::TimelineSummary& t) {
+  Facts f;
+  auto span = static_cast<double>(t.span_ns());
+  double ranges = 0;
+  for (const auto& r : t.meta.gpu_ranges) ranges += static_cast<double>(r.end - r.start);
+  const auto& c = t.checks;
+  f.set("span_ms", span / kMs);
+  f.set("kernel_ms", static_cast<double>(t.kernel_ns) / kMs);
+  f.set("gpu_busy_ms", static_cast<double>(t.gpu_busy_ns) / kMs);
+  if (ranges > 0) f.set("gpu_busy_pct", pct(static_cast<double>(t.gpu_busy_ns), ranges));
+  f.set("chunks", static_cast<double>(t.limits.chunks));
+  f.list("sync_copy", c.sync_copies, span);
+  uint64_t pageable = 0;
+  for (const auto& op : c.sync_copies.longest)
+    pageable += op.src == model::HostMemory::Pageable || op.dst == model::HostMemory::Pageable;
+  f.set("sync_copy_pageable_count", static_cast<double>(pageable));
+  f.list("pageable_async", c.pageable_async_copies, span);
+  f.list("sync_memset", c.sync_memsets, span);
+  f.list("sync_call", c.sync_calls, span);
+  f.set("gap_count", static_cast<double>(c.gaps.count));
+  f.set("gap_ms", static_cast<double>(c.gaps.total_ns) / kMs);
+  f.set("gap_limit_ms", static_cast<double>(t.limits.gap_ns) / kMs);
+  if (!c.gaps.longest.empty()) f.set("gap_max_ms", static_cast<double>(c.gaps.longest.front().duration()) / kMs);
+  if (ranges > 0) f.set("gap_range_pct", pct(static_cast<double>(c.gaps.total_ns), ranges));
+  f.set("low_use_count", static_cast<double>(c.low_use.count));
+  f.set("low_use_ms", static_cast<double>(c.low_use.total_ns) / kMs);
+  f.set("low_use_limit_pct", t.limits.low_use_pct);
+  double weighted = 0, idle = 0;
+  for (const auto& op : c.low_use.longest) {
+    weighted += op.in_use_pct.value_or(0) * static_cast<double>(op.duration());
+    idle += static_cast<double>(op.duration()) * (1 - op.in_use_pct.value_or(0) / 100);
+  }
+  if (c.low_use.total_ns > 0) f.set("low_use_pct", weighted / static_cast<double>(c.low_use.total_ns));
+  f.set("low_use_idle_ms", idle / kMs);
+  if (ranges > 0) f.set("low_use_range_pct", pct(static_cast<double>(c.low_use.total_ns), ranges));
+  if (const auto* s = busiest_stream(t); s && s->kernels > 0) {
+    f.set("launch_stream_kernels", static_cast<double>(s->kernels));
+    f.set("launch_stream_mean_us", static_cast<double>(s->busy_ns) / static_cast<double>(s->kernels) / 1e3);
+    f.set("launch_stream_idle_pct",
+          pct(static_cast<double>(s->idle_ns), static_cast<double>(s->last_end - s->first_start)));
+    f.set("launch_stream_idle_ms", static_cast<double>(s->idle_ns) / kMs);
+  }
+  if (t.latency.count > 0) {
+    // Each host synchronisation drains the GPU's queue: refilling it takes
+    // at least one launch latency, the shortest this run measured (the mean
+    // also holds launches that queued behind others).
+    auto refill_ns = static_cast<double>(t.latency.min_ns);
+    f.set("launch_latency_us", t.latency.mean_ns() / 1e3);
+    f.set("sync_call_refill_us", refill_ns / 1e3);
+    f.set("sync_call_refill_ms", static_cast<double>(c.sync_calls.count) * refill_ns / kMs);
+  }
+  if (const auto* k = most_drifting(t)) {
+    auto [early, late] = k->drift.early_late_means();
+    f.set("drift_pct", 100 * drift_growth(*k).value_or(0));
+    f.set("drift_early_us", early / 1e3);
+    f.set("drift_late_us", late / 1e3);
+    f.set("drift_cost_ms", std::max(0.0, late - early) * static_cast<double>(k->time.count) / 4 / kMs);
+  }
+  if (!t.kernels.empty()) {
+    const auto& k = t.kernels.front();
+    f.set("hot_kernel_pct", 100 * t.gpu_share(k));
+    f.set("hot_kernel_ms", static_cast<double>(k.time.total_ns) / kMs);
+    f.set("hot_kernel_launches", static_cast<double>(k.time.count));
+    f.set("hot_kernel_span_pct", 100 * t.span_share(k));
+  }
+  return f;
+}
+
+// A word the shell reads back unchanged.
+std::string shell_word(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// keet profile (and the bare ncu line) for one launch of the kernel, on the
+// program nsys profiled when the export names it.
+std::vector<std::string> profile_commands(const model::TimelineSummary& t, const model::KernelSummary& k) {
+  std::string app;
+  for (const auto& a : t.meta.command) app += (app.empty() ? "" : " ") + shell_word(a);
+  if (app.empty()) app = "<your program and its arguments>";
+  std::string base = k.short_name.empty() ? k.name : k.short_name;
+  std::string pattern = shell_word("regex:^" + base + "$");
+  return {fmt::format("keet profile -k {} -c 1 -- {}", pattern, app),
+          fmt::format("ncu -k {} -c 1 --set full -o {} {}", pattern, shell_word(base), app)};
+}
+
+std::string subject_of(const model::TimelineSummary& t, const std::string& evidence) {
+  if (evidence == "hot_kernel" && !t.kernels.empty()) return t.kernels.front().name;
+  if (evidence == "drift_kernel")
+    if (const auto* k = most_drifting(t)) return k->name;
+  if (evidence == "launch_stream")
+    if (const auto* s = busiest_stream(t)) return fmt::format("device {} stream {}", s->device, s->stream);
+  return {};
+}
+
+const model::OpList* list_named(const model::TimelineSummary& t, const std::string& name) {
+  const auto& c = t.checks;
+  if (name == "sync_copies") return &c.sync_copies;
+  if (name == "pageable_async_copies") return &c.pageable_async_copies;
+  if (name == "sync_memsets") return &c.sync_memsets;
+  if (name == "sync_calls") return &c.sync_calls;
+  if (name == "gaps") return &c.gaps;
+  if (name == "low_use") return &c.low_use;
+  return nullptr;
+}
+
+}  // namespace
+
+model::RunLimits run_limits() { return rules().limits; }
+
+RunDiagnosis diagnose_run(const model::TimelineSummary& t) {
+  const auto& r = rules();
+  RunDiagnosis out{.timeline = &t};
+  std::vector<std::optional<double>> values(r.symbols.size());
+  for (auto& [name, v] : facts_of(t).values)
+    if (auto id = r.symbols.find(name)) values[*id] = v;
+  TextValues words;
+  for (const auto& rule : r.verdicts) {
+    auto fires = rule.when.eval(values);
+    if (!fires || *fires == 0) continue;
+    RunVerdict v{.id = rule.id,
+                 .title = rule.title.render(values, words),
+                 .explanation = rule.explanation.render(values, words),
+                 .advice = rule.advice,
+                 .references = rule.references,
+                 .evidence = rule.evidence,
+                 .ops = list_named(t, rule.evidence),
+                 .subject = subject_of(t, rule.evidence)};
+    if (rule.cost_ms)
+      if (auto ms = rule.cost_ms->eval(values)) v.cost_ns = *ms * kMs;
+    for (const auto& c : r.checks)
+      if (c.list == rule.evidence) v.nsys_rule = c.nsys_rule;
+    if (rule.evidence == "hot_kernel" && !t.kernels.empty()) v.commands = profile_commands(t, t.kernels.front());
+    out.verdicts.push_back(std::move(v));
+  }
+  std::ranges::stable_sort(out.verdicts, [](const RunVerdict& a, const RunVerdict& b) {
+    return a.cost_ns.value_or(-1) > b.cost_ns.value_or(-1);
+  });
+  for (const auto& c : r.checks) {
+    RunCheck check{.list = c.list, .nsys_rule = c.nsys_rule, .what = c.what, .ops = list_named(t, c.list)};
+    for (const auto& v : out.verdicts)
+      if (v.evidence == c.list) check.verdict = v.id;
+    if (check.verdict.empty() && check.ops && check.ops->count > 0)
+      for (const auto& rule : r.verdicts)
+        if (rule.evidence == c.list) check.quiet = rule.quiet.render(values, words);
+    out.checks.push_back(std::move(check));
+  }
+  return out;
+}
+
+}  // namespace keet::analysis

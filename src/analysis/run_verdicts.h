@@ -1,0 +1,55 @@
+// Verdicts for a whole run: what the timeline's checks and kernel summary
+// say is wrong with it, each with the operations that show it, the time it
+// costs and what to do (data/rules/timeline.json). The checks cover Nsight
+// Systems' own six CUDA rules (nsys analyze), so a run KEET calls clean is
+// one those rules pass too, or the check says why it stays quiet.
+//
+// Run facts the rule data may name (times in ms, shares in %):
+//   span_ms, kernel_ms, gpu_busy_ms, gpu_busy_pct (of the processes' GPU ranges), chunks;
+//   sync_copy_{count,ms,mb,span_pct,pageable_count}, pageable_async_{count,ms,mb,span_pct},
+//   sync_memset_{count,ms,span_pct}, sync_call_{count,ms,span_pct,refill_us,refill_ms};
+//   gap_{count,ms,max_ms,limit_ms,range_pct};
+//   low_use_{count,ms,pct,limit_pct,range_pct,idle_ms};
+//   launch_stream_{kernels,mean_us,idle_pct,idle_ms}, launch_latency_us;
+//   drift_{pct,early_us,late_us,cost_ms}; hot_kernel_{pct,ms,launches,span_pct}.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/timeline.h"
+
+namespace keet::analysis {
+
+// One of Nsight Systems' rules and what the run holds for it.
+struct RunCheck {
+  std::string list;       // the OpList of model::RunChecks it reads ("sync_copies")
+  std::string nsys_rule;  // "cuda_memcpy_sync"
+  std::string what;
+  const model::OpList* ops = nullptr;
+  std::string verdict;  // the verdict it raised, "" when quiet
+  std::string quiet;    // why it is quiet (empty when nothing matched or a verdict fired)
+};
+
+struct RunVerdict {
+  std::string id, title, explanation;
+  std::optional<double> cost_ns;  // time it costs the run, at most
+  std::vector<std::string> advice, references;
+  std::string evidence;   // an OpList name, or hot_kernel / launch_stream / drift_kernel
+  std::string nsys_rule;  // the check it comes from, if any
+  const model::OpList* ops = nullptr;
+  std::string subject;                // the kernel or stream it is about
+  std::vector<std::string> commands;  // command lines that take the next step
+};
+
+struct RunDiagnosis {
+  const model::TimelineSummary* timeline = nullptr;
+  std::vector<RunVerdict> verdicts;  // largest cost first
+  std::vector<RunCheck> checks;      // in the data's order
+};
+
+// The limits the timeline builder applies (rule data "limits").
+model::RunLimits run_limits();
+RunDiagnosis diagnose_run(const model::TimelineSummary& t);
+
+}  // namespace keet::analysis

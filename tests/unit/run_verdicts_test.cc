@@ -1,0 +1,280 @@
+// The run checks the timeline builder makes as events stream past (the
+// operations Nsight Systems' six CUDA rules would list, with their
+// thresholds) and the verdicts data/rules/timeline.json draws from them, on
+// exports the test writes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/run_verdicts.h"
+#include "model/timeline.h"
+#include "readers/nsys_export.h"
+#include "render/timeline.h"
+#include "support/testing.h"
+#include "support/timeline_writer.h"
+
+namespace keet {
+namespace {
+
+using testing::TimelineWriter;
+using Transfer = TimelineWriter::Transfer;
+
+constexpr int64_t kMs = 1'000'000;
+
+model::TimelineSummary read(const TimelineWriter& w, const std::string& name) {
+  auto path = testing::temp_path(name);
+  w.write(path);
+  model::TimelineBuilder b(analysis::run_limits());
+  auto ok = readers::read_nsys_export(path, b);
+  EXPECT_TRUE(ok) << (ok ? "" : readers::timeline_error_message(ok.error()));
+  return std::move(b).finish();
+}
+
+const analysis::RunVerdict* verdict(const analysis::RunDiagnosis& d, std::string_view id) {
+  auto it = std::ranges::find(d.verdicts, id, &analysis::RunVerdict::id);
+  return it == d.verdicts.end() ? nullptr : &*it;
+}
+
+// Copies and memsets of every kind NVIDIA's rules tell apart.
+TimelineWriter transfers() {
+  TimelineWriter w;
+  w.kernel({"k(float *)", "k", 1 * kMs, 2 * kMs});
+  w.memcpy(Transfer{.kind = 1,
+                    .start = 3 * kMs,
+                    .end = 18 * kMs,
+                    .bytes = 67'108'864,
+                    .api = "cudaMemcpy_v3020",
+                    .src = 0,
+                    .dst = 2});  // synchronous, pageable: flagged
+  w.memcpy(Transfer{.kind = 1,
+                    .start = 19 * kMs,
+                    .end = 19 * kMs + 5000,
+                    .bytes = 64000,
+                    .api = "cudaMemcpy_v3020",
+                    .src = 0,
+                    .dst = 2});  // a small host-to-device copy: left out
+  w.memcpy(Transfer{.kind = 8,
+                    .start = 20 * kMs,
+                    .end = 21 * kMs,
+                    .bytes = 1 << 20,
+                    .api = "cudaMemcpy_v3020",
+                    .src = 2,
+                    .dst = 2,
+                    .src_device = 0,
+                    .dst_device = 0});  // within one device: left out
+  w.memcpy(Transfer{.kind = 2,
+                    .start = 22 * kMs,
+                    .end = 24 * kMs,
+                    .bytes = 1 << 22,
+                    .api = "cudaMemcpyAsync_v3020",
+                    .src = 2,
+                    .dst = 0});  // asynchronous to pageable memory: flagged
+  w.memcpy(Transfer{.kind = 2,
+                    .start = 25 * kMs,
+                    .end = 26 * kMs,
+                    .bytes = 1 << 22,
+                    .api = "cudaMemcpyAsync_v3020",
+                    .src = 2,
+                    .dst = 1});  // pinned: fine
+  w.memset(Transfer{.start = 27 * kMs, .end = 28 * kMs, .bytes = 4096, .api = "cudaMemset_v3020", .dst = 1});
+  w.memset(Transfer{.start = 29 * kMs, .end = 30 * kMs, .bytes = 4096, .api = "cudaMemset_v3020", .dst = 2});
+  w.memset(Transfer{.start = 31 * kMs, .end = 32 * kMs, .bytes = 4096, .api = "cudaMemsetAsync_v3020", .dst = 4});
+  w.api_call("cudaDeviceSynchronize_v3020", 33 * kMs, 40 * kMs);
+  w.api_call("cudaStreamSynchronize_v3020", 41 * kMs, 41 * kMs + 100);
+  w.api_call("cudaLaunchKernel_v7000", 42 * kMs, 42 * kMs + 100);
+  return w;
+}
+
+TEST(RunChecks, CopiesMemsetsAndSyncCallsAsNsysRulesPickThem) {
+  auto t = read(transfers(), "transfers.sqlite");
+  const auto& c = t.checks;
+  ASSERT_EQ(c.sync_copies.count, 1u);
+  EXPECT_EQ(c.sync_copies.longest[0].start, 3 * kMs);
+  EXPECT_EQ(c.sync_copies.longest[0].name, "cudaMemcpy");
+  EXPECT_EQ(c.sync_copies.longest[0].src, model::HostMemory::Pageable);
+  EXPECT_EQ(c.sync_copies.longest[0].direction, "Host-to-Device");
+  ASSERT_EQ(c.pageable_async_copies.count, 1u);
+  EXPECT_EQ(c.pageable_async_copies.longest[0].start, 22 * kMs);
+  ASSERT_EQ(c.sync_memsets.count, 1u);
+  EXPECT_EQ(c.sync_memsets.longest[0].start, 27 * kMs);
+  ASSERT_EQ(c.sync_calls.count, 2u);
+  EXPECT_EQ(c.sync_calls.longest[0].name, "cudaDeviceSynchronize");
+  EXPECT_EQ(c.sync_calls.total_ns, 7 * kMs + 100);
+}
+
+TEST(RunVerdicts, HostBlockingCopiesAndCallsBecomeVerdictsWithTheirCost) {
+  auto t = read(transfers(), "transfers-verdicts.sqlite");
+  auto d = analysis::diagnose_run(t);
+  const auto* copy = verdict(d, "sync-memcpy");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->nsys_rule, "cuda_memcpy_sync");
+  ASSERT_TRUE(copy->cost_ns);
+  EXPECT_DOUBLE_EQ(*copy->cost_ns, 15.0 * kMs);
+  EXPECT_NE(copy->title.find("1 synchronous copy call(s) hold the host for 15.000 ms"), std::string::npos)
+      << copy->title;
+  EXPECT_NE(copy->explanation.find("1 of them read or write pageable"), std::string::npos) << copy->explanation;
+  EXPECT_EQ(verdict(d, "host-sync"), nullptr);  // two calls: the waits a program needs
+  ASSERT_NE(verdict(d, "pageable-async-memcpy"), nullptr);
+  ASSERT_NE(verdict(d, "sync-memset"), nullptr);
+  for (const auto& v : d.verdicts) {
+    EXPECT_FALSE(v.title.empty()) << v.id;
+    EXPECT_FALSE(v.advice.empty()) << v.id;
+  }
+  // Largest cost first.
+  for (size_t i = 1; i < d.verdicts.size(); ++i)
+    EXPECT_GE(d.verdicts[i - 1].cost_ns.value_or(-1), d.verdicts[i].cost_ns.value_or(-1));
+  auto check = std::ranges::find(d.checks, "cuda_memcpy_sync", &analysis::RunCheck::nsys_rule);
+  ASSERT_NE(check, d.checks.end());
+  EXPECT_EQ(check->verdict, "sync-memcpy");
+}
+
+// Two 30 ms kernels 600 ms apart: one gap past nsys's 500 ms, and the 30
+// slices of the 660 ms range show one stretch in use 2.6% (16 ms of 616).
+TimelineWriter idle_run() {
+  TimelineWriter w;
+  w.kernel({"a(float *)", "a", 1 * kMs, 31 * kMs});
+  w.kernel({"b(float *)", "b", 631 * kMs, 661 * kMs});
+  return w;
+}
+
+TEST(RunChecks, GapsPastTheLimitAndLowUseSlicesAsNsysComputesThem) {
+  auto t = read(idle_run(), "idle.sqlite");
+  ASSERT_EQ(t.checks.gaps.count, 1u);
+  EXPECT_EQ(t.checks.gaps.longest[0].start, 31 * kMs);
+  EXPECT_EQ(t.checks.gaps.longest[0].end, 631 * kMs);
+  ASSERT_EQ(t.checks.low_use.count, 1u);
+  const auto& low = t.checks.low_use.longest[0];
+  EXPECT_EQ(low.start, 23 * kMs);
+  EXPECT_EQ(low.end, 639 * kMs);
+  EXPECT_DOUBLE_EQ(low.in_use_pct.value_or(-1), 2.6);
+  EXPECT_EQ(t.gpu_busy_ns, 60 * kMs);
+  auto d = analysis::diagnose_run(t);
+  ASSERT_NE(verdict(d, "gpu-gaps"), nullptr);
+  ASSERT_NE(verdict(d, "gpu-low-use"), nullptr);
+  EXPECT_DOUBLE_EQ(*verdict(d, "gpu-gaps")->cost_ns, 600.0 * kMs);
+}
+
+TEST(RunChecks, ProfilerOverheadFillsAGapAsNsysCountsIt) {
+  auto w = idle_run();
+  w.overhead(300 * kMs, 301 * kMs);
+  w.overhead(400 * kMs, 401 * kMs, "some other overhead");  // not one nsys counts
+  auto t = read(w, "overhead.sqlite");
+  EXPECT_EQ(t.checks.gaps.count, 0u);  // 269 ms and 330 ms, both under 500
+  EXPECT_EQ(t.gpu_busy_ns, 60 * kMs);  // the profiler's own time is not the program's
+}
+
+TEST(RunVerdicts, TheHotKernelComesWithTheCommandThatProfilesIt) {
+  TimelineWriter w;
+  for (int i = 0; i < 4; ++i) w.kernel({"solve(float *)", "solve", (10 + i * 10) * kMs, (18 + i * 10) * kMs});
+  w.kernel({"init()", "init", 1 * kMs, 2 * kMs});
+  w.command({"./gaussian", "-s", "4096", "it's"});
+  auto t = read(w, "hot.sqlite");
+  EXPECT_EQ(t.meta.command, (std::vector<std::string>{"./gaussian", "-s", "4096", "it's"}));
+  auto d = analysis::diagnose_run(t);
+  const auto* hot = verdict(d, "hot-kernel");
+  ASSERT_NE(hot, nullptr);
+  EXPECT_EQ(hot->subject, "solve(float *)");
+  ASSERT_EQ(hot->commands.size(), 2u);
+  EXPECT_EQ(hot->commands[0], "keet profile -k 'regex:^solve$' -c 1 -- ./gaussian -s 4096 'it'\\''s'");
+  EXPECT_EQ(hot->commands[1], "ncu -k 'regex:^solve$' -c 1 --set full -o solve ./gaussian -s 4096 'it'\\''s'");
+  EXPECT_FALSE(hot->cost_ns);  // a pointer to the next step, not a cost
+}
+
+TEST(RunVerdicts, ShortKernelsThatLeaveTheirStreamIdleAreLaunchBound) {
+  TimelineWriter w;
+  for (int i = 0; i < 1200; ++i) w.kernel({"tiny()", "tiny", 1'000 + i * 10'000, 1'000 + i * 10'000 + 3'000});
+  auto t = read(w, "tiny.sqlite");
+  auto d = analysis::diagnose_run(t);
+  const auto* v = verdict(d, "launch-bound");
+  ASSERT_NE(v, nullptr);
+  EXPECT_NE(v->title.find("1200 short kernels (3 µs on average) leave their stream idle 70%"), std::string::npos)
+      << v->title;
+  EXPECT_EQ(v->subject, "device 0 stream 7");
+}
+
+TEST(RunVerdicts, AQuietCheckSaysWhy) {
+  TimelineWriter w;
+  w.kernel({"k()", "k", 1 * kMs, 1000 * kMs});
+  w.api_call("cudaDeviceSynchronize_v3020", 1000 * kMs, 1000 * kMs + 10'000);
+  auto t = read(w, "quiet.sqlite");
+  auto d = analysis::diagnose_run(t);
+  EXPECT_EQ(verdict(d, "host-sync"), nullptr);
+  auto check = std::ranges::find(d.checks, "cuda_api_sync", &analysis::RunCheck::nsys_rule);
+  ASSERT_NE(check, d.checks.end());
+  EXPECT_TRUE(check->verdict.empty());
+  EXPECT_NE(check->quiet.find("1 synchronisation call(s) wait 10.00 us in all. That is 0.00% of the run. Too few"),
+            std::string::npos)
+      << check->quiet;
+  auto text = render::timeline_text(t, {});
+  EXPECT_NE(text.find("Checked, below the level worth acting on:"), std::string::npos) << text;
+}
+
+// A loop that launches a 20 us kernel and waits for it, 500 times: each
+// wait drains the queue and the GPU idles for a launch latency (10 us).
+TEST(RunVerdicts, FrequentHostSynchronisationCostsOneLaunchLatencyEach) {
+  TimelineWriter w;
+  for (int i = 0; i < 500; ++i) {
+    int64_t t0 = 1'000'000 + i * 40'000;
+    w.kernel({"step()", "step", t0 + 10'000, t0 + 30'000, 0, 7, 1, 32, t0});
+    w.api_call("cudaDeviceSynchronize_v3020", t0 + 3'000, t0 + 31'000);
+  }
+  auto t = read(w, "sync-loop.sqlite");
+  auto d = analysis::diagnose_run(t);
+  const auto* v = verdict(d, "host-sync");
+  ASSERT_NE(v, nullptr);
+  ASSERT_TRUE(v->cost_ns);
+  EXPECT_NEAR(*v->cost_ns, 500 * 10'000.0, 1);
+  EXPECT_NE(v->title.find("synchronises with the GPU 500 times and waits 14.000 ms"), std::string::npos) << v->title;
+}
+
+TEST(RunVerdicts, TheRuleDataLoadsWholly) {
+  TimelineWriter w;
+  w.kernel({"k()", "k", 1 * kMs, 2 * kMs});
+  auto t = read(w, "rules.sqlite");
+  auto d = analysis::diagnose_run(t);
+  ASSERT_EQ(d.checks.size(), 6u);  // one per nsys analyze CUDA rule
+  for (const auto& c : d.checks) EXPECT_NE(c.ops, nullptr) << c.list;
+  EXPECT_EQ(analysis::run_limits().gap_ns, 500 * kMs);
+  EXPECT_EQ(analysis::run_limits().chunks, 30);
+}
+
+// A table the export lacks is "none happened" when nsys traced that kind of
+// event, and "not traced, this option records it" when it did not.
+TEST(RunReport, WhatWasNotRecordedSaysWhetherItWasTraced) {
+  TimelineWriter w;
+  w.kernel({"k()", "k", 1 * kMs, 2 * kMs});
+  w.traced({"Cuda", "NvtxEvents"});
+  auto t = read(w, "not-recorded.sqlite");
+  EXPECT_EQ(t.meta.traced, (std::vector<std::string>{"Cuda", "NvtxEvents"}));
+  auto text = render::timeline_text(t, {});
+  EXPECT_NE(text.find("memsets (traced: the program made none)"), std::string::npos) << text;
+  EXPECT_NE(text.find("NVTX ranges (traced: the program marks no range"), std::string::npos) << text;
+  EXPECT_NE(text.find("OS runtime calls (not traced: `nsys profile --trace=osrt` records them)"), std::string::npos)
+      << text;
+  auto doc = render::timeline_json(t, {});
+  ASSERT_TRUE(doc["not_recorded"].is_array());
+  bool osrt = false;
+  for (const auto& n : doc["not_recorded"])
+    if (n["table"] == "OSRT_API") osrt = n["traced"] == false && n["record_with"] == "nsys profile --trace=osrt";
+  EXPECT_TRUE(osrt) << doc["not_recorded"].dump();
+
+  TimelineWriter unknown;  // no META_DATA_CAPTURE: keet cannot tell
+  unknown.kernel({"k()", "k", 1 * kMs, 2 * kMs});
+  auto u = read(unknown, "not-said.sqlite");
+  EXPECT_NE(render::timeline_text(u, {}).find("NVTX ranges (the export does not say whether nsys traced them"),
+            std::string::npos);
+}
+
+TEST(RunVerdicts, ACleanRunSaysSo) {
+  TimelineWriter w;
+  for (int i = 0; i < 10; ++i) w.kernel({"k()", "k", (1 + i * 10) * kMs, (11 + i * 10) * kMs});
+  w.kernel({"j()", "j", 101 * kMs, 200 * kMs});
+  auto t = read(w, "clean.sqlite");
+  auto d = analysis::diagnose_run(t);
+  EXPECT_TRUE(d.verdicts.empty() || (d.verdicts.size() == 1 && d.verdicts[0].id == "hot-kernel"));
+  EXPECT_EQ(t.checks.low_use.count, 0u);
+  EXPECT_EQ(t.checks.gaps.count, 0u);
+}
+
+}  // namespace
+}  // namespace keet
