@@ -314,6 +314,7 @@ void TimelineBuilder::memory(const MemoryOp& m) {
   widen_span(m.start, m.end);
   if (auto* a = activity(m.pid, m.device)) gpu_op(*a, m.start, m.end);
   classify(m);
+  occupy(lane(s_.copy_lanes, copy_index_, m.device, m.device, 0), m.start, m.end);
   std::string key = m.kind == MemoryKind::Set ? "memset" : std::string(m.direction.empty() ? "Unknown" : m.direction);
   auto [it, fresh] = memory_index_.try_emplace(key, s_.memory.size());
   if (fresh) s_.memory.push_back({.direction = key});
@@ -344,6 +345,7 @@ TimelineSummary TimelineBuilder::finish() && {
   auto by_id = [](const Lane& a, const Lane& b) { return std::tie(a.device, a.stream) < std::tie(b.device, b.stream); };
   std::ranges::sort(s_.streams, by_id);
   std::ranges::sort(s_.devices, by_id);
+  std::ranges::sort(s_.copy_lanes, by_id);
   for (const auto& a : activity_) finish_activity(a);
   for (auto* list : {&s_.checks.gaps, &s_.checks.low_use, &s_.checks.sync_copies, &s_.checks.pageable_async_copies,
                      &s_.checks.sync_memsets, &s_.checks.sync_calls})

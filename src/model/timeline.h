@@ -231,6 +231,7 @@ struct TimelineSummary {
   uint64_t launches = 0;
   std::vector<KernelSummary> kernels;  // by total time, largest first
   std::vector<Lane> streams, devices;
+  std::vector<Lane> copy_lanes;       // per device: copies and memsets (`kernels` counts them), for the chart
   std::vector<MemorySummary> memory;  // by time, largest first
   std::vector<NvtxSummary> nvtx;      // by time, largest first
   DurationStats latency;              // every joined launch
@@ -288,7 +289,7 @@ class TimelineBuilder final : public TimelineSink {
 
   TimelineSummary s_;
   bool span_given_ = false, span_seen_ = false;
-  std::unordered_map<uint64_t, size_t> kernel_index_, stream_index_, device_index_;
+  std::unordered_map<uint64_t, size_t> kernel_index_, stream_index_, device_index_, copy_index_;
   std::unordered_map<std::string, size_t> memory_index_, nvtx_index_;
   uint64_t skipped_negative_ = 0;
   std::vector<GpuActivity> activity_;  // one per process and device (few)

@@ -15,6 +15,9 @@ namespace {
 
 using nlohmann::json;
 
+// A kernel as the chart's legend names it: the function, not its template arguments.
+std::string abbreviated(const model::KernelSummary& k) { return k.short_name.empty() ? k.name : k.short_name; }
+
 std::string bold(bool color, const std::string& text) { return color ? "\033[1m" + text + "\033[0m" : text; }
 
 std::string pct(double share) { return fmt::format("{:.1f}%", 100 * share); }
@@ -260,32 +263,79 @@ std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s)
   return out;
 }
 
-// One lane per device and stream, each slice's shade its busy fraction.
+// One lane per device (kernels, then copies and memsets) and per stream,
+// each of the span's slices shaded by how busy it was, so a million kernels
+// draw as 120 cells a lane. Over them: the gaps and low-use stretches the
+// run checks found, and the hot kernel named under the axis.
 std::string lanes_svg(const model::TimelineSummary& t) {
-  if (t.bins == 0 || t.devices.empty()) return "<p class='empty'>no kernel in the timeline</p>";
+  if (t.bins == 0 || (t.devices.empty() && t.copy_lanes.empty()))
+    return "<p class='empty'>no GPU activity in the timeline</p>";
   constexpr int kLabel = 150, kRow = 20, kWidth = 720;
-  std::vector<std::pair<std::string, const model::Lane*>> rows;
-  for (const auto& d : t.devices) rows.emplace_back(fmt::format("device {}", d.device), &d);
-  for (const auto& l : t.streams) rows.emplace_back(fmt::format("dev {} stream {}", l.device, l.stream), &l);
-  double slice = static_cast<double>(t.span_ns()) / static_cast<double>(t.bins);
+  struct Row {
+    std::string label;
+    const model::Lane* lane;
+    const char* color;
+    bool device_kernels;
+  };
+  std::vector<Row> rows;
+  for (const auto& d : t.devices) {
+    rows.push_back({fmt::format("device {} kernels", d.device), &d, "#2563eb", true});
+    for (const auto& c : t.copy_lanes)
+      if (c.device == d.device) rows.push_back({fmt::format("device {} copies", c.device), &c, "#16a34a", false});
+  }
+  for (const auto& c : t.copy_lanes)
+    if (std::ranges::none_of(t.devices, [&](const model::Lane& d) { return d.device == c.device; }))
+      rows.push_back({fmt::format("device {} copies", c.device), &c, "#16a34a", false});
+  for (const auto& l : t.streams)
+    rows.push_back({fmt::format("dev {} stream {}", l.device, l.stream), &l, "#2563eb", false});
+  double span = static_cast<double>(t.span_ns());
+  double slice = span / static_cast<double>(t.bins);
   double cell = static_cast<double>(kWidth) / static_cast<double>(t.bins);
+  auto x_of = [&](int64_t at) {
+    return kLabel + std::clamp(static_cast<double>(at - t.span_start) / span, 0.0, 1.0) * kWidth;
+  };
   std::string out = fmt::format("<svg class='timeline' width='{}' height='{}' role='img'>", kLabel + kWidth + 10,
                                 rows.size() * kRow + 24);
   for (size_t r = 0; r < rows.size(); ++r) {
     int y = static_cast<int>(r) * kRow + 2;
-    out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel - 6, y + 13, html::esc(rows[r].first));
+    out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel - 6, y + 13, html::esc(rows[r].label));
     out += fmt::format("<rect x='{}' y='{}' width='{}' height='16' fill='#e4e6eb'/>", kLabel, y, kWidth);
     for (size_t b = 0; b < t.bins; ++b) {
-      double busy = slice > 0 ? std::clamp(static_cast<double>(rows[r].second->bins[b]) / slice, 0.0, 1.0) : 0;
+      double busy = slice > 0 ? std::clamp(static_cast<double>(rows[r].lane->bins[b]) / slice, 0.0, 1.0) : 0;
       if (busy <= 0) continue;
-      out += fmt::format("<rect x='{:.1f}' y='{}' width='{:.2f}' height='16' fill='#2563eb' fill-opacity='{:.2f}'/>",
-                         kLabel + static_cast<double>(b) * cell, y, cell, 0.15 + 0.85 * busy);
+      out += fmt::format("<rect x='{:.1f}' y='{}' width='{:.2f}' height='16' fill='{}' fill-opacity='{:.2f}'/>",
+                         kLabel + static_cast<double>(b) * cell, y, cell, rows[r].color, 0.15 + 0.85 * busy);
     }
+    if (!rows[r].device_kernels || span <= 0) continue;
+    for (const auto& low : t.checks.low_use.longest)
+      if (low.device == rows[r].lane->device)
+        out += fmt::format(
+            "<rect class='low-use' x='{:.1f}' y='{}' width='{:.1f}' height='16' fill='none' stroke='#d97706' "
+            "stroke-width='2'><title>in use {:.1f}%</title></rect>",
+            x_of(low.start), y, std::max(1.0, x_of(low.end) - x_of(low.start)), low.in_use_pct.value_or(0));
+    for (const auto& gap : t.checks.gaps.longest)
+      if (gap.device == rows[r].lane->device)
+        out += fmt::format(
+            "<rect class='gap' x='{:.1f}' y='{}' width='{:.1f}' height='16' fill='#dc2626' fill-opacity='0.35'>"
+            "<title>idle {}</title></rect>",
+            x_of(gap.start), y, std::max(1.0, x_of(gap.end) - x_of(gap.start)),
+            html::esc(human_duration(static_cast<double>(gap.duration()))));
   }
   int axis = static_cast<int>(rows.size()) * kRow + 16;
   out += fmt::format("<text x='{}' y='{}'>0</text><text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel, axis,
-                     kLabel + kWidth, axis, html::esc(human_duration(static_cast<double>(t.span_ns()))));
+                     kLabel + kWidth, axis, html::esc(human_duration(span)));
   return out + "</svg>";
+}
+
+// What the chart's colours mean, and the kernel worth profiling.
+std::string chart_legend(const model::TimelineSummary& t) {
+  std::string legend =
+      "Blue: kernels; green: copies and memsets (darker: busier). Red: GPU gaps longer than the gap limit; orange "
+      "outline: stretches in use under the utilisation limit.";
+  if (!t.kernels.empty())
+    legend += fmt::format(" Hot kernel: {} ({} of GPU kernel time).", abbreviated(t.kernels.front()),
+                          pct(t.gpu_share(t.kernels.front())));
+  return "<p class='legend'>" + html::esc(legend) + "</p>";
 }
 
 std::string kernel_table_html(const model::TimelineSummary& t, const TimelineStyle& s) {
@@ -566,7 +616,7 @@ std::string timeline_html_section(const model::TimelineSummary& t, const Timelin
   std::string out = "<section class='timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
   out += "<pre>" + html::esc(header_text(t, TimelineStyle{s.top, s.drift_threshold, false})) + "</pre>";
   out += verdicts_html(analysis::diagnose_run(t));
-  out += "<h3>GPU activity over the run</h3>" + lanes_svg(t);
+  out += "<h3>GPU activity over the run</h3>" + lanes_svg(t) + chart_legend(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
   TimelineStyle plain{s.top, s.drift_threshold, false};
   std::string rest = untraced_text(t.meta);

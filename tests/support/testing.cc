@@ -189,6 +189,31 @@ const std::string& keet_binary() {
 
 std::string build_dir() { return KEET_BUILD_DIR; }
 
+std::optional<std::string> chromium() {
+  for (const char* c : {"chromium", "chromium-browser", "google-chrome"})
+    if (run_command(std::string("command -v ") + c).rc == 0) return std::string(c);
+  return std::nullopt;
+}
+
+std::string render_in_chromium(const std::string& browser, const std::string& html, const std::string& name) {
+  namespace fs = std::filesystem;
+  std::string page = temp_path(name + ".html");
+  fs::path kept = fs::path(build_dir()) / "test-artifacts";
+  fs::create_directories(kept);
+  std::string shot = (kept / (name + ".png")).string();
+  fs::remove(shot);
+  std::ofstream(page) << html;
+  std::string flags =
+      "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
+      "--host-resolver-rules='MAP * ~NOTFOUND' --virtual-time-budget=2000 --window-size=1200,1800 ";
+  auto s = run_command("timeout 90 " + browser + " " + flags + "--screenshot=" + shot + " file://" + page);
+  EXPECT_EQ(s.rc, 0) << s.err;
+  EXPECT_TRUE(fs::exists(shot) && fs::file_size(shot) > 10000) << "no screenshot at " << shot;
+  auto dom = run_command("timeout 90 " + browser + " " + flags + "--dump-dom file://" + page);
+  EXPECT_EQ(dom.rc, 0) << dom.err;
+  return dom.out;
+}
+
 bool keet_is_sanitized() {
   // ASan answers help=1 with its flag list before main runs.
   static const bool sanitized =

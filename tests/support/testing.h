@@ -27,6 +27,12 @@ std::optional<std::string> real_nvdisasm_dir(std::string* why = nullptr);
 std::optional<std::string> nvcc_path();
 std::string source_dir();
 std::string temp_path(const std::string& name);
+// Headless Chromium on this machine ("chromium", ...), or nullopt.
+std::optional<std::string> chromium();
+// Renders `html` in headless Chromium with every host name unresolvable and
+// returns the DOM it built; the screenshot is kept as a test artefact,
+// build/test-artifacts/<name>.png (checked to be there and not blank-small).
+std::string render_in_chromium(const std::string& browser, const std::string& html, const std::string& name);
 // The bytes of the file at `path` ("" when it cannot be read).
 std::string read_file(const std::string& path);
 // Writes `bytes` to `path` (a test set-up step: a failure throws).

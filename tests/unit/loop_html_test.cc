@@ -116,27 +116,8 @@ TEST(LoopHtml, DiffPage) {
   EXPECT_FALSE(references_outside(page));
 }
 
-std::optional<std::string> chromium() {
-  for (const char* c : {"chromium", "chromium-browser", "google-chrome"})
-    if (testing::run_command(std::string("command -v ") + c).rc == 0) return std::string(c);
-  return std::nullopt;
-}
-
-// Renders `html` headless with every host name unresolvable, returns the DOM
-// Chromium built, and leaves a screenshot beside the page.
-std::string render_in_chromium(const std::string& browser, const std::string& html, const std::string& name) {
-  std::string page = testing::temp_path(name + ".html"), shot = testing::temp_path(name + ".png");
-  std::ofstream(page) << html;
-  std::string flags =
-      "--headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
-      "--host-resolver-rules='MAP * ~NOTFOUND' --virtual-time-budget=2000 --window-size=1200,1800 ";
-  auto s = testing::run_command("timeout 90 " + browser + " " + flags + "--screenshot=" + shot + " file://" + page);
-  EXPECT_EQ(s.rc, 0) << s.err;
-  EXPECT_TRUE(fs::exists(shot) && fs::file_size(shot) > 10000) << "no screenshot at " << shot;
-  auto dom = testing::run_command("timeout 90 " + browser + " " + flags + "--dump-dom file://" + page);
-  EXPECT_EQ(dom.rc, 0) << dom.err;
-  return dom.out;
-}
+using testing::chromium;
+using testing::render_in_chromium;
 
 TEST(LoopHtmlChromium, RendersOfflineWithContent) {
   auto browser = chromium();

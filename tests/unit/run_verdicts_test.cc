@@ -265,6 +265,28 @@ TEST(RunReport, WhatWasNotRecordedSaysWhetherItWasTraced) {
             std::string::npos);
 }
 
+// The HTML picture: a lane per device for kernels and one for copies, the
+// gap and the low-use stretch drawn over the kernels, the hot kernel named;
+// rendered by headless Chromium, whose screenshot stays in build/test-artifacts.
+TEST(RunChart, LanesGapsAndTheHotKernelInChromium) {
+  auto w = idle_run();
+  w.memcpy(Transfer{
+      .kind = 1, .start = 32 * kMs, .end = 40 * kMs, .bytes = 1 << 24, .api = "cudaMemcpy_v3020", .src = 0, .dst = 2});
+  auto t = read(w, "chart.sqlite");
+  auto html = render::timeline_html(t, {});
+  EXPECT_NE(html.find(">device 0 kernels<"), std::string::npos);
+  EXPECT_NE(html.find(">device 0 copies<"), std::string::npos);
+  EXPECT_NE(html.find("class='gap'"), std::string::npos);
+  EXPECT_NE(html.find("class='low-use'"), std::string::npos);
+  EXPECT_NE(html.find("Hot kernel: a (50.0% of GPU kernel time)"), std::string::npos);
+  EXPECT_NE(html.find("Verdicts for the run"), std::string::npos);
+  auto browser = testing::chromium();
+  if (!browser) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
+  auto dom = testing::render_in_chromium(*browser, html, "timeline-chart");
+  EXPECT_NE(dom.find("class=\"gap\""), std::string::npos);
+  EXPECT_NE(dom.find("The GPU sits idle"), std::string::npos);
+}
+
 TEST(RunVerdicts, ACleanRunSaysSo) {
   TimelineWriter w;
   for (int i = 0; i < 10; ++i) w.kernel({"k()", "k", (1 + i * 10) * kMs, (11 + i * 10) * kMs});
