@@ -11,6 +11,7 @@
 #include "analysis/text_template.h"
 #include "analysis/timeline_join.h"
 #include "util/data_value.h"
+#include "util/strings.h"
 
 namespace keet::analysis {
 namespace {
@@ -43,7 +44,7 @@ Expr bound(const std::string& text, SymbolTable& symbols) {
 
 // The rule data is compiled in and checked by the unit tests; a broken one
 // here leaves the run without verdicts rather than the program without a timeline.
-const RunRules& rules() {
+const RunRules& run_rules() {
   static const RunRules loaded = [] {
     RunRules r;
     auto doc = compiled_data("rules/timeline.json");
@@ -80,16 +81,16 @@ const RunRules& rules() {
 
 constexpr double kMs = 1e6;
 
-double pct(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
+double percent(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
 
-struct Facts {
+struct RunFacts {
   std::vector<std::pair<std::string, double>> values;
   void set(std::string name, double v) { values.emplace_back(std::move(name), v); }
   void list(const std::string& prefix, const model::OpList& ops, double span_ns) {
     set(prefix + "_count", static_cast<double>(ops.count));
     set(prefix + "_ms", static_cast<double>(ops.total_ns) / kMs);
     set(prefix + "_mb", static_cast<double>(ops.bytes) / 1e6);
-    if (span_ns > 0) set(prefix + "_span_pct", pct(static_cast<double>(ops.total_ns), span_ns));
+    if (span_ns > 0) set(prefix + "_span_pct", percent(static_cast<double>(ops.total_ns), span_ns));
   }
 };
 
@@ -108,8 +109,8 @@ const model::KernelSummary* most_drifting(const model::TimelineSummary& t) {
   return best;
 }
 
-Facts facts_of(const model::TimelineSummary& t) {
-  Facts f;
+RunFacts facts_of(const model::TimelineSummary& t) {
+  RunFacts f;
   auto span = static_cast<double>(t.span_ns());
   double ranges = 0;
   for (const auto& r : t.meta.gpu_ranges) ranges += static_cast<double>(r.end - r.start);
@@ -117,7 +118,7 @@ Facts facts_of(const model::TimelineSummary& t) {
   f.set("span_ms", span / kMs);
   f.set("kernel_ms", static_cast<double>(t.kernel_ns) / kMs);
   f.set("gpu_busy_ms", static_cast<double>(t.gpu_busy_ns) / kMs);
-  if (ranges > 0) f.set("gpu_busy_pct", pct(static_cast<double>(t.gpu_busy_ns), ranges));
+  if (ranges > 0) f.set("gpu_busy_pct", percent(static_cast<double>(t.gpu_busy_ns), ranges));
   f.set("chunks", static_cast<double>(t.limits.chunks));
   f.list("sync_copy", c.sync_copies, span);
   uint64_t pageable = 0;
@@ -131,7 +132,7 @@ Facts facts_of(const model::TimelineSummary& t) {
   f.set("gap_ms", static_cast<double>(c.gaps.total_ns) / kMs);
   f.set("gap_limit_ms", static_cast<double>(t.limits.gap_ns) / kMs);
   if (!c.gaps.longest.empty()) f.set("gap_max_ms", static_cast<double>(c.gaps.longest.front().duration()) / kMs);
-  if (ranges > 0) f.set("gap_range_pct", pct(static_cast<double>(c.gaps.total_ns), ranges));
+  if (ranges > 0) f.set("gap_range_pct", percent(static_cast<double>(c.gaps.total_ns), ranges));
   f.set("low_use_count", static_cast<double>(c.low_use.count));
   f.set("low_use_ms", static_cast<double>(c.low_use.total_ns) / kMs);
   f.set("low_use_limit_pct", t.limits.low_use_pct);
@@ -142,12 +143,12 @@ Facts facts_of(const model::TimelineSummary& t) {
   }
   if (c.low_use.total_ns > 0) f.set("low_use_pct", weighted / static_cast<double>(c.low_use.total_ns));
   f.set("low_use_idle_ms", idle / kMs);
-  if (ranges > 0) f.set("low_use_range_pct", pct(static_cast<double>(c.low_use.total_ns), ranges));
+  if (ranges > 0) f.set("low_use_range_pct", percent(static_cast<double>(c.low_use.total_ns), ranges));
   if (const auto* s = busiest_stream(t); s && s->kernels > 0) {
     f.set("launch_stream_kernels", static_cast<double>(s->kernels));
     f.set("launch_stream_mean_us", static_cast<double>(s->busy_ns) / static_cast<double>(s->kernels) / 1e3);
     f.set("launch_stream_idle_pct",
-          pct(static_cast<double>(s->idle_ns), static_cast<double>(s->last_end - s->first_start)));
+          percent(static_cast<double>(s->idle_ns), static_cast<double>(s->last_end - s->first_start)));
     f.set("launch_stream_idle_ms", static_cast<double>(s->idle_ns) / kMs);
   }
   if (t.latency.count > 0) {
@@ -174,16 +175,6 @@ Facts facts_of(const model::TimelineSummary& t) {
     f.set("hot_kernel_span_pct", 100 * t.span_share(k));
   }
   return f;
-}
-
-// A word the shell reads back unchanged.
-std::string shell_word(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") ==
-                        std::string::npos)
-    return s;
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
 }
 
 // keet profile (and the bare ncu line) for one launch of the kernel, on the
@@ -220,10 +211,10 @@ const model::OpList* list_named(const model::TimelineSummary& t, const std::stri
 
 }  // namespace
 
-model::RunLimits run_limits() { return rules().limits; }
+model::RunLimits run_limits() { return run_rules().limits; }
 
 RunDiagnosis diagnose_run(const model::TimelineSummary& t) {
-  const auto& r = rules();
+  const auto& r = run_rules();
   RunDiagnosis out{.timeline = &t};
   std::vector<std::optional<double>> values(r.symbols.size());
   for (auto& [name, v] : facts_of(t).values)

@@ -1,5 +1,7 @@
 #include "analysis/timeline_join.h"
 
+#include "util/strings.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -39,16 +41,6 @@ std::vector<std::string> ncu_options(const model::KernelSummary& k) {
   if (k.time.count > 1) o.insert(o.end(), {"--launch-skip", "1"});
   o.insert(o.end(), {"--launch-count", "1"});
   return o;
-}
-
-std::string shell_word(const std::string& s) {
-  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_-.:/=", c);
-  });
-  if (plain) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace

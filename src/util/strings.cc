@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -35,6 +37,16 @@ std::string to_lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::string shell_word(std::string_view s) {
+  bool plain = !s.empty() && std::ranges::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || (c != '\0' && std::strchr("_-.:/=", c));
+  });
+  if (plain) return std::string(s);
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 std::optional<double> parse_number(std::string_view s) {

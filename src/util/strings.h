@@ -26,6 +26,9 @@ std::string wrap_text(std::string_view text, size_t width, std::string_view firs
 // then 1), then the parameter list as "(...)", then cut with "...". The
 // namespace markers "<unnamed>" and "(anonymous namespace)" are kept.
 std::string abbreviate_name(std::string_view name, size_t max = 100);
+// A word a POSIX shell reads back unchanged: as it is when it holds only
+// letters, digits and _-.:/=, else in single quotes.
+std::string shell_word(std::string_view s);
 // Parses a number the way ncu prints it ("1,234.5", "12.3%", "n/a" -> nullopt).
 std::optional<double> parse_number(std::string_view s);
 
