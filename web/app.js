@@ -259,6 +259,31 @@ function showAnalysis(doc) {
   for (const {fold, kernel} of groups.slice(0, 10)) diag.appendChild(kernelDiagnosis(kernel, fold));
 }
 
+// A whole run (keet.timeline/1): its verdicts, largest cost first; the
+// picture of the run is in the HTML result below.
+function showTimeline(doc) {
+  $('ranking-box').hidden = true;
+  const diag = $('diagnosis');
+  diag.replaceChildren();
+  const span = (doc.span || {}).duration_ns || 0;
+  diag.appendChild(el('h3', 'Verdicts for the run'));
+  const verdicts = doc.verdicts || [];
+  if (!verdicts.length) diag.appendChild(el('p', 'No problem found by the run checks.', 'muted'));
+  const list = el('ol');
+  list.id = 'run-verdicts';
+  for (const v of verdicts) {
+    const item = el('li');
+    item.appendChild(el('strong', v.title));
+    if (typeof v.cost_ns === 'number' && span > 0)
+      item.appendChild(el('span', ' Costs the run up to ' + duration(v.cost_ns) + ' (' +
+        (100 * v.cost_ns / span).toFixed(1) + '% of its span).', 'muted'));
+    if (v.explanation) item.appendChild(el('p', v.explanation));
+    for (const c of v.commands || []) item.appendChild(el('pre', '$ ' + c));
+    list.appendChild(item);
+  }
+  diag.appendChild(list);
+}
+
 // How keet diff made a pair (keet.diff/1 paired_by), in the words keet diff uses.
 const PAIRED_BY = {
   name: 'name',
@@ -352,11 +377,12 @@ function resultLinks(job) {
 async function showResult(job) {
   try {
     const doc = await apiJson('/api/v1/jobs/' + job.id + '/result?format=json');
-    if (job.kind === 'diff') showDiff(doc); else showAnalysis(doc);
+    const run = doc.schema === 'keet.timeline/1';
+    if (job.kind === 'diff') showDiff(doc); else if (run) showTimeline(doc); else showAnalysis(doc);
     const html = await (await api('/api/v1/jobs/' + job.id + '/result?format=html')).text();
     $('report').srcdoc = html;  // sandbox="": no script, no same-origin access
     resultLinks(job);
-    $('ask-box').hidden = !(info.llm && job.kind === 'analyze');
+    $('ask-box').hidden = !(info.llm && job.kind === 'analyze' && !run);
   } catch (e) {
     $('detail-state').textContent = 'Cannot read the result: ' + e.message;
   }

@@ -109,7 +109,7 @@ const model::KernelSummary* most_drifting(const model::TimelineSummary& t) {
   return best;
 }
 
-RunFacts facts_of(const model::TimelineSummary& t) {
+RunFacts facts_of(const model::TimelineSummary& t, const RunOptions& opt) {
   RunFacts f;
   auto span = static_cast<double>(t.span_ns());
   double ranges = 0;
@@ -133,6 +133,20 @@ RunFacts facts_of(const model::TimelineSummary& t) {
   f.set("gap_limit_ms", static_cast<double>(t.limits.gap_ns) / kMs);
   if (!c.gaps.longest.empty()) f.set("gap_max_ms", static_cast<double>(c.gaps.longest.front().duration()) / kMs);
   if (ranges > 0) f.set("gap_range_pct", percent(static_cast<double>(c.gaps.total_ns), ranges));
+  double kept = 0, in_sync = 0, issued = 0, issued_of = 0;
+  for (const auto& gap : c.gaps.longest) {
+    kept += static_cast<double>(gap.duration());
+    in_sync += static_cast<double>(gap.host_sync_ns);
+    if (gap.issued_after_ns) {
+      issued += static_cast<double>(*gap.issued_after_ns);
+      issued_of += static_cast<double>(gap.duration());
+    }
+  }
+  // Without the CUDA API trace the export cannot say what the host did.
+  bool api_traced =
+      std::ranges::find(t.meta.absent_tables, "CUPTI_ACTIVITY_KIND_RUNTIME") == t.meta.absent_tables.end();
+  if (kept > 0 && api_traced) f.set("gap_sync_pct", percent(in_sync, kept));
+  if (issued_of > 0) f.set("gap_issued_pct", percent(issued, issued_of));
   f.set("low_use_count", static_cast<double>(c.low_use.count));
   f.set("low_use_ms", static_cast<double>(c.low_use.total_ns) / kMs);
   f.set("low_use_limit_pct", t.limits.low_use_pct);
@@ -160,12 +174,19 @@ RunFacts facts_of(const model::TimelineSummary& t) {
     f.set("sync_call_refill_us", refill_ns / 1e3);
     f.set("sync_call_refill_ms", static_cast<double>(c.sync_calls.count) * refill_ns / kMs);
   }
+  f.set("drift_limit_pct", 100 * opt.drift_threshold);
   if (const auto* k = most_drifting(t)) {
     auto [early, late] = k->drift.early_late_means();
     f.set("drift_pct", 100 * drift_growth(*k).value_or(0));
     f.set("drift_early_us", early / 1e3);
     f.set("drift_late_us", late / 1e3);
     f.set("drift_cost_ms", std::max(0.0, late - early) * static_cast<double>(k->time.count) / 4 / kMs);
+  }
+  if (c.copy_ns > 0) {
+    f.set("copy_ms", static_cast<double>(c.copy_ns) / kMs);
+    f.list("copy_exposed", c.exposed_copies, span);
+    f.set("copy_hideable_ms", static_cast<double>(c.hideable_ns) / kMs);
+    if (span > 0) f.set("copy_hideable_span_pct", percent(static_cast<double>(c.hideable_ns), span));
   }
   if (!t.kernels.empty()) {
     const auto& k = t.kernels.front();
@@ -206,6 +227,7 @@ const model::OpList* list_named(const model::TimelineSummary& t, const std::stri
   if (name == "sync_calls") return &c.sync_calls;
   if (name == "gaps") return &c.gaps;
   if (name == "low_use") return &c.low_use;
+  if (name == "exposed_copies") return &c.exposed_copies;
   return nullptr;
 }
 
@@ -213,11 +235,11 @@ const model::OpList* list_named(const model::TimelineSummary& t, const std::stri
 
 model::RunLimits run_limits() { return run_rules().limits; }
 
-RunDiagnosis diagnose_run(const model::TimelineSummary& t) {
+RunDiagnosis diagnose_run(const model::TimelineSummary& t, const RunOptions& opt) {
   const auto& r = run_rules();
   RunDiagnosis out{.timeline = &t};
   std::vector<std::optional<double>> values(r.symbols.size());
-  for (auto& [name, v] : facts_of(t).values)
+  for (auto& [name, v] : facts_of(t, opt).values)
     if (auto id = r.symbols.find(name)) values[*id] = v;
   TextValues words;
   for (const auto& rule : r.verdicts) {

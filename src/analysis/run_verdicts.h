@@ -8,10 +8,11 @@
 //   span_ms, kernel_ms, gpu_busy_ms, gpu_busy_pct (of the processes' GPU ranges), chunks;
 //   sync_copy_{count,ms,mb,span_pct,pageable_count}, pageable_async_{count,ms,mb,span_pct},
 //   sync_memset_{count,ms,span_pct}, sync_call_{count,ms,span_pct,refill_us,refill_ms};
-//   gap_{count,ms,max_ms,limit_ms,range_pct};
+//   gap_{count,ms,max_ms,limit_ms,range_pct,sync_pct,issued_pct};
 //   low_use_{count,ms,pct,limit_pct,range_pct,idle_ms};
 //   launch_stream_{kernels,mean_us,idle_pct,idle_ms}, launch_latency_us;
-//   drift_{pct,early_us,late_us,cost_ms}; hot_kernel_{pct,ms,launches,span_pct}.
+//   drift_{pct,early_us,late_us,cost_ms,limit_pct}; hot_kernel_{pct,ms,launches,span_pct};
+//   copy_{ms,exposed_count,exposed_ms,exposed_span_pct,hideable_ms,hideable_span_pct}.
 #pragma once
 #include <optional>
 #include <string>
@@ -48,8 +49,13 @@ struct RunDiagnosis {
   std::vector<RunCheck> checks;      // in the data's order
 };
 
+// What the user sets for the verdicts (keet timeline's flags).
+struct RunOptions {
+  double drift_threshold = 0.2;  // growth from first to last quarter of launches that counts as drift
+};
+
 // The limits the timeline builder applies (rule data "limits").
 model::RunLimits run_limits();
-RunDiagnosis diagnose_run(const model::TimelineSummary& t);
+RunDiagnosis diagnose_run(const model::TimelineSummary& t, const RunOptions& opt = {});
 
 }  // namespace keet::analysis

@@ -71,7 +71,15 @@ double app_speedup(double share, double kernel_speedup) {
 
 TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<ProfiledKernel>& profiled,
                            double threshold) {
-  TimelineJoin j{.timeline = t.meta.path, .gpu_time_ns = t.kernel_ns, .span_ns = t.span_ns(), .threshold = threshold};
+  TimelineJoin j{.timeline = t.meta.path,
+                 .gpu_time_ns = t.kernel_ns,
+                 .span_ns = t.span_ns(),
+                 .busy_ns = t.gpu_busy_ns,
+                 .threshold = threshold,
+                 .run = diagnose_run(t)};
+  auto busy_share = [&](int64_t ns) {
+    return t.gpu_busy_ns > 0 ? static_cast<double>(ns) / static_cast<double>(t.gpu_busy_ns) : 0.0;
+  };
   std::set<size_t> covered;
   for (const auto& p : profiled) {
     JoinedKernel jk{.index = p.index, .name = p.display_name()};
@@ -83,6 +91,7 @@ TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<Pr
       jk.launches += t.kernels[i].time.count;
       jk.total_ns += t.kernels[i].time.total_ns;
     }
+    jk.busy_share = busy_share(jk.total_ns);
     for (const auto& g : p.gains)
       jk.gains.push_back({g.finding, g.title, g.kernel_speedup, app_speedup(jk.gpu_share, g.kernel_speedup)});
     std::ranges::stable_sort(jk.gains, [](const auto& a, const auto& b) { return a.app_speedup > b.app_speedup; });
@@ -92,6 +101,7 @@ TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<Pr
   for (size_t i : covered) {
     j.coverage += t.gpu_share(t.kernels[i]);
     j.span_coverage += t.span_share(t.kernels[i]);
+    j.busy_coverage += busy_share(t.kernels[i].time.total_ns);
   }
   j.low_coverage = t.kernel_ns > 0 && j.coverage < threshold;
   for (size_t i = 0; i < t.kernels.size() && j.not_profiled.size() < TimelineJoin::kMaxHot; ++i) {

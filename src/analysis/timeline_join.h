@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/diagnosis.h"
+#include "analysis/run_verdicts.h"
 #include "model/timeline.h"
 
 namespace keet::analysis {
@@ -45,6 +46,7 @@ struct JoinedKernel {
   bool in_timeline = false;
   double gpu_share = 0;   // of the timeline's GPU kernel time (the sum of every kernel's duration)
   double span_share = 0;  // of the run's span (first to last GPU activity)
+  double busy_share = 0;  // of the GPU-busy time (some kernel, copy or memset running)
   uint64_t launches = 0;  // in the timeline
   int64_t total_ns = 0;
   std::vector<JoinedGain> gains;  // largest application gain first
@@ -63,11 +65,14 @@ struct TimelineJoin {
   double span_coverage = 0;  // their share of the run's span (0 when the span is unknown)
   int64_t gpu_time_ns = 0;   // the denominators: the timeline's GPU kernel time
   int64_t span_ns = 0;       // and its span
+  int64_t busy_ns = 0;       // and its GPU-busy time (0 when unknown)
+  double busy_coverage = 0;  // the profiled kernels' share of the GPU-busy time
   double threshold = 0;
   bool low_coverage = false;
   std::vector<JoinedKernel> kernels;    // by share, largest first
   std::vector<HotKernel> not_profiled;  // hottest first (at most kMaxHot)
   static constexpr size_t kMaxHot = 5;
+  RunDiagnosis run;  // the verdicts for the whole run (its lists point into the timeline)
 };
 
 TimelineJoin join_timeline(const model::TimelineSummary& t, const std::vector<ProfiledKernel>& profiled,

@@ -53,7 +53,7 @@ Command timeline_command() {
             ->capture_default_str();
         sub.add_option("--drift-threshold", a->drift,
                        "growth of a kernel's mean duration from its first to its last quarter of launches that "
-                       "counts as drift")
+                       "counts as drift (the drift table and the kernel-drift verdict)")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.callback([a, &action] { action = [a](Context& ctx) { return run_timeline(ctx, *a, system_runner()); }; });

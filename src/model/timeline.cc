@@ -86,6 +86,19 @@ void OpList::add(TimedOp op, size_t keep) {
   std::ranges::push_heap(longest, longer);
 }
 
+void OpList::merge(OpList&& other, size_t keep) {
+  for (const auto& op : other.longest) {
+    other.count -= 1;
+    other.total_ns -= op.duration();
+    other.bytes -= op.bytes;
+  }
+  count += other.count;
+  total_ns += other.total_ns;
+  bytes += other.bytes;
+  for (auto& op : other.longest) add(std::move(op), keep);
+  other = {};
+}
+
 void OpList::finish() {
   std::ranges::sort(longest, [](const TimedOp& a, const TimedOp& b) {
     return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
@@ -201,7 +214,53 @@ void TimelineBuilder::kernel(const KernelLaunch& k) {
   }
   occupy(lane(s_.streams, stream_index_, (k.device << 32) ^ k.stream, k.device, k.stream), k.start, k.end);
   occupy(lane(s_.devices, device_index_, k.device, k.device, 0), k.start, k.end);
-  if (auto* a = activity(k.pid, k.device)) gpu_op(*a, k.start, k.end);
+  if (auto* a = activity(k.pid, k.device)) {
+    gpu_op(*a, k.start, k.end, true, k.api_start);
+    settle_copies(*a, k.start);
+    // The copies since the last kernel ran between two kernels.
+    close_stretch(*a);
+    a->exposed_ns += a->pending.total_ns;
+    s_.checks.exposed_copies.merge(std::move(a->pending), s_.limits.keep);
+    a->kernels.add(k.start, k.end);
+  }
+}
+
+void TimelineBuilder::GpuActivity::Cover::add(int64_t s, int64_t e) {
+  int64_t from = open ? std::max(s, end) : s;
+  if (e > from) total += e - from;
+  if (!open || s > end) start = s, end = e, open = true;
+  end = std::max(end, e);
+}
+
+// Every operation still to come starts at or after `until`, so what copies
+// and kernels cover before it is final: the copy time no kernel covers
+// there joins the exposed stretch (or starts a new one). Before the first
+// kernel nothing counts.
+
+void TimelineBuilder::settle_copies(GpuActivity& a, int64_t until) {
+  if (until <= a.frontier) return;
+  auto piece = [&](const GpuActivity::Cover& c) {
+    return c.open ? std::pair{std::max(a.frontier, c.start), std::min(until, c.end)} : std::pair{until, until};
+  };
+  auto [c0, c1] = piece(a.copies);
+  auto [k0, k1] = piece(a.kernels);
+  a.frontier = until;
+  if (c1 <= c0) return;
+  std::pair<int64_t, int64_t> exposed[2] = {{c0, c1}, {c1, c1}};
+  if (k1 > k0) exposed[0] = {c0, std::min(c1, k0)}, exposed[1] = {std::max(c0, k1), c1};
+  for (auto [x, y] : exposed) {
+    if (y <= x || !a.kernels.open) continue;
+    if (a.stretch.end != x || a.stretch.end == a.stretch.start) {
+      close_stretch(a);
+      a.stretch = TimedOp{.start = x, .end = x, .pid = a.pid, .device = a.device};
+    }
+    a.stretch.end = y;
+  }
+}
+
+void TimelineBuilder::close_stretch(GpuActivity& a) {
+  if (a.stretch.end > a.stretch.start) a.pending.add(a.stretch, s_.limits.keep);
+  a.stretch.end = a.stretch.start;
 }
 
 TimelineBuilder::GpuActivity* TimelineBuilder::activity(uint32_t pid, uint64_t device) {
@@ -216,11 +275,12 @@ TimelineBuilder::GpuActivity* TimelineBuilder::activity(uint32_t pid, uint64_t d
 // As Nsight Systems' rules read them: operations with a start past 0, a gap
 // where the next one starts after every earlier one ended, and each slice's
 // in-use time the operations' overlap with it (concurrent ones add up).
-void TimelineBuilder::gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy) {
+void TimelineBuilder::gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy, std::optional<int64_t> issued) {
   if (start <= 0) return;
-  if (a.seen && start > a.cursor) {
-    if (start - a.cursor > s_.limits.gap_ns)
-      s_.checks.gaps.add({.start = a.cursor, .end = start, .pid = a.pid, .device = a.device}, s_.limits.keep);
+  if (a.seen && start > a.cursor && start - a.cursor > s_.limits.gap_ns) {
+    TimedOp gap{.start = a.cursor, .end = start, .pid = a.pid, .device = a.device};
+    if (issued && *issued <= start) gap.issued_after_ns = std::max<int64_t>(0, *issued - a.cursor);
+    s_.checks.gaps.add(std::move(gap), s_.limits.keep);
   }
   int64_t from = a.seen ? std::max(start, a.cursor) : start;
   if (busy && end > from) s_.gpu_busy_ns += end - from;
@@ -278,7 +338,10 @@ void TimelineBuilder::classify(const MemoryOp& m) {
   }
 }
 
-void TimelineBuilder::finish_activity(const GpuActivity& a) {
+void TimelineBuilder::finish_activity(GpuActivity& a) {
+  // Copies after the last kernel (still pending) are left out.
+  s_.checks.copy_ns += a.copies.total;
+  s_.checks.hideable_ns += std::min(a.exposed_ns, a.kernels.total);
   // Consecutive slices under the limit form one stretch, its use the
   // slices' length-weighted mean (rounded to 0.1% as nsys prints it).
   TimedOp run;
@@ -306,13 +369,28 @@ void TimelineBuilder::finish_activity(const GpuActivity& a) {
   close();
 }
 
+// The host's synchronisation calls inside each kept gap (of the kept, longest
+// calls: one that fills much of a gap longer than the gap limit is among them).
+void TimelineBuilder::attribute_gaps() {
+  for (auto& gap : s_.checks.gaps.longest)
+    for (const auto& call : s_.checks.sync_calls.longest)
+      if (call.pid == gap.pid)
+        gap.host_sync_ns += std::max<int64_t>(0, std::min(call.end, gap.end) - std::max(call.start, gap.start));
+}
+
 void TimelineBuilder::memory(const MemoryOp& m) {
   if (m.end < m.start) {
     ++skipped_negative_;
     return;
   }
   widen_span(m.start, m.end);
-  if (auto* a = activity(m.pid, m.device)) gpu_op(*a, m.start, m.end);
+  if (auto* a = activity(m.pid, m.device)) {
+    gpu_op(*a, m.start, m.end, true, m.api_start);
+    if (m.kind == MemoryKind::Copy) {
+      settle_copies(*a, m.start);
+      a->copies.add(m.start, m.end);
+    }
+  }
   classify(m);
   occupy(lane(s_.copy_lanes, copy_index_, m.device, m.device, 0), m.start, m.end);
   std::string key = m.kind == MemoryKind::Set ? "memset" : std::string(m.direction.empty() ? "Unknown" : m.direction);
@@ -346,10 +424,11 @@ TimelineSummary TimelineBuilder::finish() && {
   std::ranges::sort(s_.streams, by_id);
   std::ranges::sort(s_.devices, by_id);
   std::ranges::sort(s_.copy_lanes, by_id);
-  for (const auto& a : activity_) finish_activity(a);
+  for (auto& a : activity_) finish_activity(a);
   for (auto* list : {&s_.checks.gaps, &s_.checks.low_use, &s_.checks.sync_copies, &s_.checks.pageable_async_copies,
-                     &s_.checks.sync_memsets, &s_.checks.sync_calls})
+                     &s_.checks.sync_memsets, &s_.checks.sync_calls, &s_.checks.exposed_copies})
     list->finish();
+  attribute_gaps();
   if (skipped_negative_)
     s_.warnings.push_back(fmt::format("{} event(s) end before they start and were left out", skipped_negative_));
   return std::move(s_);

@@ -77,8 +77,9 @@ struct MemoryOp {
   uint32_t pid = 0;
   int copy_kind = -1;                                               // ENUM_CUDA_MEMCPY_OPER id (1: host to device)
   HostMemory src = HostMemory::Unknown, dst = HostMemory::Unknown;  // a memset's memory is `dst`
-  bool same_device = false;  // a copy within one device (source and destination device ids equal)
-  std::string_view api;      // the runtime call that issued it ("cudaMemcpy_v3020"), "" when not joined
+  bool same_device = false;          // a copy within one device (source and destination device ids equal)
+  std::string_view api;              // the runtime call that issued it ("cudaMemcpy_v3020"), "" when not joined
+  std::optional<int64_t> api_start;  // when that call began
 };
 
 // A host-side CUDA runtime call that blocks the calling thread until the
@@ -202,6 +203,11 @@ struct TimedOp {
   std::string direction;  // a copy's "Host-to-Device", ...
   HostMemory src = HostMemory::Unknown, dst = HostMemory::Unknown;
   std::optional<double> in_use_pct;  // a low-utilisation stretch: the GPU's time in use, %
+  // A gap: how long after it began the host called the runtime for the
+  // operation that ends it (unknown when that call is not in the trace), and
+  // how much of it the host spent in synchronisation calls.
+  std::optional<int64_t> issued_after_ns;
+  int64_t host_sync_ns = 0;
   int64_t duration() const { return end - start; }
 };
 
@@ -212,6 +218,7 @@ struct OpList {
   uint64_t bytes = 0;
   std::vector<TimedOp> longest;  // longest first after finish()
   void add(TimedOp op, size_t keep);
+  void merge(OpList&& other, size_t keep);  // `other`'s operations, as if each were added
   void finish();
 };
 
@@ -222,6 +229,14 @@ struct RunChecks {
   OpList pageable_async_copies;  // cudaMemcpy*Async from or to pageable memory (cuda_memcpy_async)
   OpList sync_memsets;           // cudaMemset* without Async on pinned or managed memory (cuda_memset_sync)
   OpList sync_calls;             // cudaDeviceSynchronize / cudaStreamSynchronize (cuda_api_sync)
+  // Copies against kernels, per process and device: stretches between its
+  // first and last kernel where a copy runs and no kernel does (KEET's own
+  // check; no nsys rule looks at it). Copies before the first kernel and
+  // after the last are left out: only splitting the whole computation into
+  // chunks could hide them.
+  OpList exposed_copies;
+  int64_t copy_ns = 0;      // time some copy runs (overlaps counted once)
+  int64_t hideable_ns = 0;  // per process and device, the exposed copy time up to its kernel time, summed
 };
 
 struct TimelineSummary {
@@ -274,11 +289,25 @@ class TimelineBuilder final : public TimelineSink {
     int64_t cursor = 0;                        // end of the operations so far
     bool seen = false;
     std::vector<int64_t> in_use;  // ns of operations per slice
+    // Copies against kernels, swept in start order: the current stretch
+    // each of them covers, the time before `frontier` already settled.
+    struct Cover {
+      int64_t start = 0, end = 0;
+      bool open = false;
+      int64_t total = 0;  // covered ns, overlaps once
+      void add(int64_t s, int64_t e);
+    } kernels, copies;
+    int64_t frontier = 0, exposed_ns = 0;
+    TimedOp stretch;  // the exposed stretch being grown (end == start: none)
+    OpList pending;   // exposed stretches since the last kernel: counted once another kernel follows
   };
   GpuActivity* activity(uint32_t pid, uint64_t device);
-  void gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy = true);
+  void gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy = true, std::optional<int64_t> issued = {});
+  void attribute_gaps();
   void classify(const MemoryOp& m);
-  void finish_activity(const GpuActivity& a);
+  void finish_activity(GpuActivity& a);
+  void settle_copies(GpuActivity& a, int64_t until);
+  void close_stretch(GpuActivity& a);
 
   KernelSummary& group_of(const KernelLaunch& k);
   Lane& lane(std::vector<Lane>& lanes, std::unordered_map<uint64_t, size_t>& index, uint64_t key, uint64_t device,

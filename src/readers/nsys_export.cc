@@ -378,7 +378,8 @@ class ExportReader {
       return {};
     bool by_process = schema_.has(db_, kRuntime, "globalTid") && schema_.has(db_, table, "globalPid");
     return fmt::format(
-        " LEFT JOIN (SELECT correlationId AS c, {} min(nameId) AS n FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId IN "
+        " LEFT JOIN (SELECT correlationId AS c, {} min(nameId) AS n, min(start) AS t FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+        "WHERE nameId IN "
         "(SELECT id FROM StringIds WHERE {}) GROUP BY 1{}) r ON r.c = m.correlationId{}",
         by_process ? "globalTid & -16777216 AS p," : "", names, by_process ? ", 2" : "",
         by_process ? " AND r.p = m.globalPid" : "");
@@ -395,6 +396,9 @@ class ExportReader {
   }
 
   std::string_view api_name(const Stmt& s, int i) { return s.null(i) ? std::string_view() : string_of(s.i64(i)); }
+  static std::optional<int64_t> api_start(const Stmt& s, int i) {
+    return s.null(i) ? std::nullopt : std::optional<int64_t>(s.i64(i));
+  }
 
   std::unordered_map<int64_t, std::string> copy_kinds() {
     std::unordered_map<int64_t, std::string> kinds;
@@ -410,11 +414,11 @@ class ExportReader {
     std::string join = api_join(kMemcpy, "value LIKE 'cudaMemcpy%' OR value LIKE 'cuMemcpy%'");
     bool devices = schema_.has(db_, kMemcpy, "srcDeviceId") && schema_.has(db_, kMemcpy, "dstDeviceId");
     std::string sql = fmt::format(
-        "SELECT m.start, m.end, m.deviceId, m.streamId, m.bytes, m.copyKind, {}, {}, {}, {}, {} FROM "
+        "SELECT m.start, m.end, m.deviceId, m.streamId, m.bytes, m.copyKind, {}, {}, {}, {}, {}, {} FROM "
         "CUPTI_ACTIVITY_KIND_MEMCPY m{} ORDER BY m.start",
         pid_of(kMemcpy, "m."), column_or(kMemcpy, "srcKind", "NULL"), column_or(kMemcpy, "dstKind", "NULL"),
         devices ? "(m.srcDeviceId IS NOT NULL AND m.srcDeviceId = m.dstDeviceId)" : "0", join.empty() ? "NULL" : "r.n",
-        join);
+        join.empty() ? "NULL" : "r.t", join);
     return {std::make_unique<Stmt>(db_, sql), [this](const Stmt& s) {
               auto it = kinds_.find(s.i64(5));
               if (it == kinds_.end()) it = kinds_.emplace(s.i64(5), fmt::format("copy kind {}", s.i64(5))).first;
@@ -430,7 +434,8 @@ class ExportReader {
                             .src = memory_kind(s, 7),
                             .dst = memory_kind(s, 8),
                             .same_device = s.i64(9) != 0,
-                            .api = api_name(s, 10)});
+                            .api = api_name(s, 10),
+                            .api_start = api_start(s, 11)});
             }};
   }
 
@@ -438,9 +443,10 @@ class ExportReader {
     schema_.require(db_, kMemset, {"deviceId", "streamId", "bytes"});
     std::string join = api_join(kMemset, "value LIKE 'cudaMemset%' OR value LIKE 'cuMemset%'");
     std::string sql = fmt::format(
-        "SELECT m.start, m.end, m.deviceId, m.streamId, m.bytes, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_MEMSET m{} "
+        "SELECT m.start, m.end, m.deviceId, m.streamId, m.bytes, {}, {}, {}, {} FROM CUPTI_ACTIVITY_KIND_MEMSET m{} "
         "ORDER BY m.start",
-        pid_of(kMemset, "m."), column_or(kMemset, "memKind", "NULL"), join.empty() ? "NULL" : "r.n", join);
+        pid_of(kMemset, "m."), column_or(kMemset, "memKind", "NULL"), join.empty() ? "NULL" : "r.n",
+        join.empty() ? "NULL" : "r.t", join);
     return {std::make_unique<Stmt>(db_, sql), [this](const Stmt& s) {
               sink_.memory({.kind = model::MemoryKind::Set,
                             .start = s.i64(0),
@@ -450,7 +456,8 @@ class ExportReader {
                             .bytes = s.u64(4),
                             .pid = static_cast<uint32_t>(s.u64(5)),
                             .dst = memory_kind(s, 6),
-                            .api = api_name(s, 7)});
+                            .api = api_name(s, 7),
+                            .api_start = api_start(s, 8)});
             }};
   }
 

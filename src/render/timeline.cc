@@ -294,8 +294,12 @@ std::string lanes_svg(const model::TimelineSummary& t) {
   auto x_of = [&](int64_t at) {
     return kLabel + std::clamp(static_cast<double>(at - t.span_start) / span, 0.0, 1.0) * kWidth;
   };
-  std::string out = fmt::format("<svg class='timeline' width='{}' height='{}' role='img'>", kLabel + kWidth + 10,
-                                rows.size() * kRow + 24);
+  // The hot kernel gets a row of its own: a bar from its first launch to
+  // the end of its last, so where it runs in the run shows at a glance.
+  const model::KernelSummary* hot = t.kernels.empty() || span <= 0 ? nullptr : &t.kernels.front();
+  size_t drawn = rows.size() + (hot ? 1 : 0);
+  std::string out =
+      fmt::format("<svg class='timeline' width='{}' height='{}' role='img'>", kLabel + kWidth + 10, drawn * kRow + 24);
   for (size_t r = 0; r < rows.size(); ++r) {
     int y = static_cast<int>(r) * kRow + 2;
     out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel - 6, y + 13, html::esc(rows[r].label));
@@ -321,7 +325,16 @@ std::string lanes_svg(const model::TimelineSummary& t) {
             x_of(gap.start), y, std::max(1.0, x_of(gap.end) - x_of(gap.start)),
             html::esc(human_duration(static_cast<double>(gap.duration()))));
   }
-  int axis = static_cast<int>(rows.size()) * kRow + 16;
+  if (hot) {
+    int y = static_cast<int>(rows.size()) * kRow + 2;
+    out += fmt::format("<text x='{}' y='{}' text-anchor='end'>hot kernel</text>", kLabel - 6, y + 13);
+    out += fmt::format(
+        "<rect class='hot' x='{:.1f}' y='{}' width='{:.1f}' height='10' fill='#7c3aed'><title>{}</title></rect>",
+        x_of(hot->first_start), y + 3, std::max(1.0, x_of(hot->last_end) - x_of(hot->first_start)),
+        html::esc(fmt::format("{}: {} launch(es), {} of GPU kernel time, from its first launch to the end of its last",
+                              abbreviated(*hot), hot->time.count, pct(t.gpu_share(*hot)))));
+  }
+  int axis = static_cast<int>(drawn) * kRow + 16;
   out += fmt::format("<text x='{}' y='{}'>0</text><text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel, axis,
                      kLabel + kWidth, axis, html::esc(human_duration(span)));
   return out + "</svg>";
@@ -331,7 +344,7 @@ std::string lanes_svg(const model::TimelineSummary& t) {
 std::string chart_legend(const model::TimelineSummary& t) {
   std::string legend =
       "Blue: kernels; green: copies and memsets (darker: busier). Red: GPU gaps longer than the gap limit; orange "
-      "outline: stretches in use under the utilisation limit.";
+      "outline: stretches in use under the utilisation limit; purple: the hot kernel, first to last launch.";
   if (!t.kernels.empty())
     legend += fmt::format(" Hot kernel: {} ({} of GPU kernel time).", abbreviated(t.kernels.front()),
                           pct(t.gpu_share(t.kernels.front())));
@@ -395,6 +408,9 @@ std::string op_line(const model::TimedOp& op, int64_t origin) {
                        memory_name(op.dst).empty() ? "?" : memory_name(op.dst));
   if (op.bytes > 0) out += "  " + human_bytes(op.bytes);
   if (op.in_use_pct) out += fmt::format("  in use {:.1f}%", *op.in_use_pct);
+  if (op.issued_after_ns)
+    out += "  next work issued " + human_duration(static_cast<double>(*op.issued_after_ns)) + " in";
+  if (op.host_sync_ns > 0) out += "  host in sync calls " + human_duration(static_cast<double>(op.host_sync_ns));
   if (op.name.empty() && op.direction.empty())
     out += fmt::format("  (process {}, device {})", op.pid, op.device);
   else if (op.name.find("Synchronize") == std::string::npos)
@@ -414,6 +430,8 @@ json op_json(const model::TimedOp& op) {
     j["dst_memory"] = memory_json(op.dst);
   }
   if (op.in_use_pct) j["in_use_pct"] = *op.in_use_pct;
+  if (op.issued_after_ns) j["issued_after_ns"] = *op.issued_after_ns;
+  if (op.host_sync_ns > 0) j["host_sync_ns"] = op.host_sync_ns;
   return j;
 }
 
@@ -454,7 +472,7 @@ std::string verdicts_text(const analysis::RunDiagnosis& d, const TimelineStyle& 
   }
   std::string quiet;
   for (const auto& c : d.checks)
-    if (!c.quiet.empty()) quiet += fmt::format("  {} [nsys: {}]\n", c.quiet, c.nsys_rule);
+    if (!c.quiet.empty()) quiet += "  " + c.quiet + (c.nsys_rule.empty() ? "" : " [nsys: " + c.nsys_rule + "]") + "\n";
   if (!quiet.empty()) out += "Checked, below the level worth acting on:\n" + quiet;
   return out;
 }
@@ -481,7 +499,7 @@ json checks_json(const analysis::RunDiagnosis& d) {
     json j = ops_json(c.ops);
     if (j.is_null()) j = json::object();
     j["list"] = c.list;
-    j["nsys_rule"] = c.nsys_rule;
+    j["nsys_rule"] = c.nsys_rule.empty() ? json(nullptr) : json(c.nsys_rule);
     j["what"] = c.what;
     j["verdict"] = c.verdict.empty() ? json(nullptr) : json(c.verdict);
     j["quiet"] = c.quiet.empty() ? json(nullptr) : json(c.quiet);
@@ -552,7 +570,7 @@ std::string untraced_text(const model::TimelineMeta& m) {
 
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = header_text(t, s) + "\n" + untraced_text(t.meta);
-  out += verdicts_text(analysis::diagnose_run(t), s) + "\n";
+  out += verdicts_text(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold}), s) + "\n";
   if (t.kernels.empty() && t.meta.untraced.launch_calls == 0)
     out += "No kernel ran in this timeline.\n";
   else if (!t.kernels.empty())
@@ -581,7 +599,7 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
     nvtx.push_back(rj);
   }
   auto opt = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
-  auto diagnosis = analysis::diagnose_run(t);
+  auto diagnosis = analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold});
   return {{"schema", "keet.timeline/1"},
           {"timeline", t.meta.path},
           {"nsys_version", opt(t.meta.tool_version)},
@@ -615,7 +633,7 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
 std::string timeline_html_section(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = "<section class='timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
   out += "<pre>" + html::esc(header_text(t, TimelineStyle{s.top, s.drift_threshold, false})) + "</pre>";
-  out += verdicts_html(analysis::diagnose_run(t));
+  out += verdicts_html(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold}));
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t) + chart_legend(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
   TimelineStyle plain{s.top, s.drift_threshold, false};
@@ -639,10 +657,33 @@ namespace {
 std::string coverage_sentence(std::string_view who, const analysis::TimelineJoin& j) {
   std::string out = fmt::format("{} carry {} of the GPU kernel time ({}, the sum of every kernel's duration)", who,
                                 pct(j.coverage), human_duration(static_cast<double>(j.gpu_time_ns)));
+  if (j.busy_ns > 0)
+    out += fmt::format(", {} of the GPU-busy time ({}, some kernel, copy or memset running{})", pct(j.busy_coverage),
+                       human_duration(static_cast<double>(j.busy_ns)),
+                       j.busy_coverage > 1 ? "; over 100% because kernels ran at the same time" : "");
   if (j.span_ns > 0)
     out += fmt::format(" and {} of the run's span ({}, first to last GPU activity)", pct(j.span_coverage),
                        human_duration(static_cast<double>(j.span_ns)));
   return out + ".";
+}
+
+// The run's verdicts, one line each, for the joined view (keet timeline
+// gives the operations and the advice).
+std::string run_verdict_lines(const analysis::TimelineJoin& j, bool markdown) {
+  const auto& d = j.run;
+  std::string head = fmt::format("Verdicts for the run ({} gives their evidence and advice):",
+                                 markdown ? md_code("keet timeline " + j.timeline) : "keet timeline " + j.timeline);
+  if (d.verdicts.empty()) head = "Verdicts for the run: no problem found by KEET's run checks.";
+  std::string out = markdown ? "\n" + (d.verdicts.empty() ? md_text(head) : head) + "\n\n" : "  " + head + "\n";
+  for (size_t i = 0; i < d.verdicts.size(); ++i) {
+    const auto& v = d.verdicts[i];
+    std::string line = v.title;
+    if (v.cost_ns && j.span_ns > 0)
+      line += fmt::format(" (costs up to {}, {} of the span)", human_duration(*v.cost_ns),
+                          pct(*v.cost_ns / static_cast<double>(j.span_ns)));
+    out += markdown ? fmt::format("{}. {}\n", i + 1, md_text(line)) : fmt::format("    {}. {}\n", i + 1, line);
+  }
+  return out;
 }
 
 }  // namespace
@@ -656,12 +697,11 @@ std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s) {
   std::string cover = coverage_sentence("The profiled kernels", j);
   out += (s.markdown ? md_text(cover) + "\n\n" : "  " + cover + "\n");
   for (const auto& k : j.kernels) {
-    std::string where = k.in_timeline ? fmt::format(
-                                            "{} of GPU kernel time ({} of the span), {} launches, {} in the "
-                                            "timeline",
-                                            pct(k.gpu_share), pct(k.span_share), k.launches,
-                                            human_duration(static_cast<double>(k.total_ns)))
-                                      : "not in the timeline";
+    std::string where = "not in the timeline";
+    if (k.in_timeline)
+      where = fmt::format("{} of GPU kernel time ({}{} of the span), {} launches, {} in the timeline", pct(k.gpu_share),
+                          j.busy_ns > 0 ? pct(k.busy_share) + " of GPU-busy time, " : "", pct(k.span_share), k.launches,
+                          human_duration(static_cast<double>(k.total_ns)));
     out += s.markdown ? fmt::format("- #{} {}: {}\n", k.index, md_code(k.name), md_text(where))
                       : fmt::format("  [{}] {}: {}\n", k.index, k.name, where);
     for (const auto& g : k.gains) {
@@ -675,6 +715,7 @@ std::string join_text(const analysis::TimelineJoin& j, const TextStyle& s) {
     std::string w = "warning: " + analysis::coverage_warning(j);
     out += s.markdown ? "\n> " + md_text(w) + "\n" : "  " + w + "\n";
   }
+  out += run_verdict_lines(j, s.markdown);
   return out + (s.markdown ? "\n" : "");
 }
 
@@ -692,6 +733,7 @@ nlohmann::json join_json(const analysis::TimelineJoin& j) {
                        {"in_timeline", k.in_timeline},
                        {"gpu_share", k.gpu_share},
                        {"span_share", k.span_share},
+                       {"busy_share", k.busy_share},
                        {"launches", k.launches},
                        {"total_ns", k.total_ns},
                        {"gains", gains}});
@@ -706,8 +748,11 @@ nlohmann::json join_json(const analysis::TimelineJoin& j) {
   return {{"path", j.timeline},
           {"coverage", j.coverage},
           {"span_coverage", j.span_coverage},
+          {"busy_coverage", j.busy_coverage},
           {"gpu_time_ns", j.gpu_time_ns},
           {"span_ns", j.span_ns},
+          {"gpu_busy_ns", j.busy_ns},
+          {"verdicts", verdicts_json(j.run)},
           {"threshold", j.threshold},
           {"low_coverage", j.low_coverage},
           {"kernels", kernels},

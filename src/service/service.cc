@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "io/file.h"
 #include "llm/cache.h"
+#include "readers/nsys_export.h"
 #include "util/strings.h"
 
 namespace keet::service {
@@ -233,7 +235,14 @@ struct Step {
   bool gate = false;  // exit 1 is a finding (a regression), not a failure
 };
 
-std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt) {
+// An Nsight Systems report or its SQLite export is a whole run, not kernel
+// profiles: its job runs keet timeline, whose HTML draws the run.
+bool is_timeline(const std::string& path) {
+  auto file = io::open_file(path);
+  return file && readers::sniff_timeline((*file)->bytes().substr(0, 128)) != readers::TimelineFile::Other;
+}
+
+std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt, const std::string& report) {
   std::vector<Step> steps;
   if (job.kind == JobKind::Diff) {
     std::vector<std::string> diff{"diff", "before", "after"};
@@ -242,6 +251,10 @@ std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt) {
       steps.push_back({f, diff});
       steps.back().args.insert(steps.back().args.end(), {"--format", f});
     }
+    return steps;
+  }
+  if (is_timeline(report)) {
+    for (std::string f : {"json", "html"}) steps.push_back({f, {"timeline", "report", "--format", f}});
     return steps;
   }
   for (std::string f : {"json", "html", "markdown"}) steps.push_back({f, {"analyze", "report", "--format", f}});
@@ -312,7 +325,7 @@ void Workers::run_job(Job job) {
     log("job.abandoned", {{"job", job.id}, {"worker", job.worker}, {"why", std::string(why)}});
   };
   if (!present) return end(JobState::Failed, "the uploaded report is no longer in the data folder", {});
-  auto steps = steps_for(job, opt_);
+  auto steps = steps_for(job, opt_, blobs_.path(job.report));
   auto deadline = std::chrono::steady_clock::now() + opt_.job_timeout;
   std::map<std::string, std::string> results;
   bool cancelled = false, lost = false;

@@ -16,6 +16,7 @@
 #include "support/report_writer.h"
 #include "support/serve_process.h"
 #include "support/testing.h"
+#include "support/timeline_writer.h"
 
 namespace keet::testing {
 namespace {
@@ -120,6 +121,32 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
   auto cli = run_command("cd " + shell_quote(cli_dir) + " && " + keet_binary() + " analyze report --format markdown");
   EXPECT_EQ(cli.rc, 0);
   EXPECT_EQ(cli.out, md->body);
+}
+
+// An Nsight Systems export is a whole run: its job runs keet timeline, and
+// the HTML result draws the run (the web UI shows it in its report frame).
+TEST_F(Serve, AnUploadedTimelineIsDiagnosedAsARun) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  constexpr int64_t kMs = 1'000'000;
+  TimelineWriter w;
+  w.kernel({"a(float *)", "a", 1 * kMs, 31 * kMs});
+  w.kernel({"b(float *)", "b", 631 * kMs, 661 * kMs});
+  std::string path = dir_ + "/run.sqlite";
+  w.write(path);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto job = upload(bytes, "name=run.sqlite");
+  auto done = wait_for(job["id"]);
+  ASSERT_EQ(done["state"], "done") << done.dump();
+  EXPECT_EQ(done["results"], json::array({"html", "json"}));
+  auto doc = json::parse(result(job["id"], "json")->body);
+  EXPECT_EQ(doc["schema"], "keet.timeline/1");
+  EXPECT_EQ(doc["timeline"], "report") << "no server path in a result";
+  ASSERT_FALSE(doc["verdicts"].empty());
+  EXPECT_EQ(doc["verdicts"][0]["id"], "gpu-gaps");
+  auto html = result(job["id"], "html")->body;
+  EXPECT_NE(html.find(">device 0 kernels<"), std::string::npos) << "the picture of the run";
+  EXPECT_NE(html.find("Verdicts for the run"), std::string::npos);
 }
 
 TEST_F(Serve, MultipartUploadAndServerSentEvents) {

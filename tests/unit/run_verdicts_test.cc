@@ -152,6 +152,29 @@ TEST(RunChecks, GapsPastTheLimitAndLowUseSlicesAsNsysComputesThem) {
   ASSERT_NE(verdict(d, "gpu-gaps"), nullptr);
   ASSERT_NE(verdict(d, "gpu-low-use"), nullptr);
   EXPECT_DOUBLE_EQ(*verdict(d, "gpu-gaps")->cost_ns, 600.0 * kMs);
+  // No CUDA API trace: nothing said of what the host did in the gap.
+  EXPECT_EQ(verdict(d, "gpu-gaps")->explanation.find("synchronisation"), std::string::npos)
+      << verdict(d, "gpu-gaps")->explanation;
+}
+
+// The kernel after the gap was launched 600 ms into it, and the host sat in
+// a synchronisation call for 5 ms of it: the GPU waited on other host work.
+TEST(RunChecks, AGapSaysWhenTheHostIssuedTheNextWork) {
+  TimelineWriter w;
+  w.kernel({"a(float *)", "a", 1 * kMs, 31 * kMs});
+  w.kernel({"b(float *)", "b", 700 * kMs, 730 * kMs, 0, 7, 1, 32, 631 * kMs});
+  w.api_call("cudaDeviceSynchronize_v3020", 35 * kMs, 40 * kMs);
+  auto t = read(w, "gap-cause.sqlite");
+  ASSERT_EQ(t.checks.gaps.count, 1u);
+  const auto& gap = t.checks.gaps.longest[0];
+  EXPECT_EQ(gap.issued_after_ns, 600 * kMs);
+  EXPECT_EQ(gap.host_sync_ns, 5 * kMs);
+  const auto* v = verdict(analysis::diagnose_run(t), "gpu-gaps");
+  ASSERT_NE(v, nullptr);
+  EXPECT_NE(v->explanation.find("ends a gap 90% of the way into it"), std::string::npos) << v->explanation;
+  EXPECT_NE(v->explanation.find("synchronisation calls for 1% of the gap time"), std::string::npos) << v->explanation;
+  EXPECT_NE(render::timeline_text(t, {}).find("next work issued 600.000 ms in  host in sync calls 5.000 ms"),
+            std::string::npos);
 }
 
 TEST(RunChecks, ProfilerOverheadFillsAGapAsNsysCountsIt) {
@@ -232,8 +255,9 @@ TEST(RunVerdicts, TheRuleDataLoadsWholly) {
   w.kernel({"k()", "k", 1 * kMs, 2 * kMs});
   auto t = read(w, "rules.sqlite");
   auto d = analysis::diagnose_run(t);
-  ASSERT_EQ(d.checks.size(), 6u);  // one per nsys analyze CUDA rule
+  ASSERT_EQ(d.checks.size(), 7u);  // one per nsys analyze CUDA rule, and KEET's copy overlap
   for (const auto& c : d.checks) EXPECT_NE(c.ops, nullptr) << c.list;
+  EXPECT_EQ(std::ranges::count(d.checks, "", &analysis::RunCheck::nsys_rule), 1);
   EXPECT_EQ(analysis::run_limits().gap_ns, 500 * kMs);
   EXPECT_EQ(analysis::run_limits().chunks, 30);
 }
@@ -279,12 +303,100 @@ TEST(RunChart, LanesGapsAndTheHotKernelInChromium) {
   EXPECT_NE(html.find("class='gap'"), std::string::npos);
   EXPECT_NE(html.find("class='low-use'"), std::string::npos);
   EXPECT_NE(html.find("Hot kernel: a (50.0% of GPU kernel time)"), std::string::npos);
+  EXPECT_NE(html.find("class='hot'"), std::string::npos) << "the hot kernel's row";
   EXPECT_NE(html.find("Verdicts for the run"), std::string::npos);
   auto browser = testing::chromium();
   if (!browser) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
   auto dom = testing::render_in_chromium(*browser, html, "timeline-chart");
   EXPECT_NE(dom.find("class=\"gap\""), std::string::npos);
   EXPECT_NE(dom.find("The GPU sits idle"), std::string::npos);
+  EXPECT_NE(dom.find(">hot kernel<"), std::string::npos);
+}
+
+// Kernels at 10-20, 30-40 and 50-60 ms; copies at 5-12, 20-28, 38-46 and
+// 60-70 ms (33 ms). Between the first kernel and the last, no kernel runs beside the
+// copies at 20-28 and 40-46 ms (14 ms); the copy before the first kernel and
+// the one after the last are left out. Hiding the 14 ms needs 14 ms of the
+// 30 ms of kernel time.
+TEST(RunChecks, CopiesBetweenKernelsWithNoKernelBesideThemAreExposed) {
+  TimelineWriter w;
+  for (int from : {10, 30, 50}) w.kernel({"k()", "k", from * kMs, (from + 10) * kMs});
+  for (auto [from, to] : {std::pair{5, 12}, {20, 28}, {38, 46}, {60, 70}})
+    w.memcpy(Transfer{.kind = 1,
+                      .start = from * kMs,
+                      .end = to * kMs,
+                      .bytes = 1 << 20,
+                      .api = "cudaMemcpyAsync_v3020",
+                      .src = 1,
+                      .dst = 2});
+  auto t = read(w, "serial-copies.sqlite");
+  const auto& exposed = t.checks.exposed_copies;
+  ASSERT_EQ(exposed.count, 2u);
+  EXPECT_EQ(exposed.total_ns, 14 * kMs);
+  EXPECT_EQ(t.checks.copy_ns, 33 * kMs);
+  EXPECT_EQ(t.checks.hideable_ns, 14 * kMs);
+  std::vector<std::pair<int64_t, int64_t>> stretches;
+  for (const auto& op : exposed.longest) stretches.emplace_back(op.start / kMs, op.end / kMs);
+  EXPECT_EQ(stretches, (std::vector<std::pair<int64_t, int64_t>>{{20, 28}, {40, 46}}));
+  auto d = analysis::diagnose_run(t);
+  const auto* v = verdict(d, "serial-copies");
+  ASSERT_NE(v, nullptr);
+  EXPECT_DOUBLE_EQ(v->cost_ns.value_or(0), 14.0 * kMs);
+  EXPECT_NE(v->title.find("between kernels, copies run with no kernel beside them for 14.000 ms (21.5% of the run)"),
+            std::string::npos)
+      << v->title;
+  EXPECT_NE(v->explanation.find("of the 33.000 ms of copies, 14.000 ms fall between two kernels"), std::string::npos)
+      << v->explanation;
+  EXPECT_TRUE(v->nsys_rule.empty());  // no nsys rule looks at overlap
+  auto json = render::timeline_json(t, {});
+  bool listed = false;
+  for (const auto& c : json["checks"])
+    if (c["list"] == "exposed_copies") listed = c["nsys_rule"].is_null() && c["verdict"] == "serial-copies";
+  EXPECT_TRUE(listed) << json["checks"].dump();
+}
+
+// Copy in, compute, copy out: nothing to overlap without restructuring the
+// whole computation, so no verdict.
+TEST(RunChecks, CopiesBeforeTheFirstKernelAndAfterTheLastAreLeftOut) {
+  TimelineWriter w;
+  w.memcpy(Transfer{
+      .kind = 1, .start = 1 * kMs, .end = 20 * kMs, .bytes = 1 << 26, .api = "cudaMemcpy", .src = 0, .dst = 2});
+  w.kernel({"k()", "k", 21 * kMs, 80 * kMs});
+  w.memcpy(Transfer{
+      .kind = 2, .start = 81 * kMs, .end = 99 * kMs, .bytes = 1 << 26, .api = "cudaMemcpy", .src = 2, .dst = 0});
+  auto t = read(w, "copy-in-out.sqlite");
+  EXPECT_EQ(t.checks.exposed_copies.count, 0u);
+  EXPECT_EQ(t.checks.copy_ns, 37 * kMs);
+  EXPECT_EQ(verdict(analysis::diagnose_run(t), "serial-copies"), nullptr);
+}
+
+// Copies that run while kernels compute cost nothing: no verdict, and the
+// check stays empty.
+TEST(RunChecks, CopiesHiddenBehindKernelsAreFine) {
+  TimelineWriter w;
+  w.kernel({"k()", "k", 10 * kMs, 50 * kMs});
+  w.memcpy(Transfer{
+      .kind = 1, .start = 12 * kMs, .end = 30 * kMs, .bytes = 1 << 20, .api = "cudaMemcpyAsync", .src = 1, .dst = 2});
+  auto t = read(w, "hidden-copies.sqlite");
+  EXPECT_EQ(t.checks.exposed_copies.count, 0u);
+  EXPECT_EQ(t.checks.copy_ns, 18 * kMs);
+  EXPECT_EQ(verdict(analysis::diagnose_run(t), "serial-copies"), nullptr);
+}
+
+// 16 launches, the last quarter 15% slower than the first: drift under the
+// default 20%, and a verdict when the user asks for 10%.
+TEST(RunVerdicts, DriftIsJudgedAgainstTheUsersThreshold) {
+  TimelineWriter w;
+  for (int i = 0; i < 16; ++i) {
+    int64_t t0 = (1 + i) * kMs, d = i < 8 ? 100'000 : 115'000;
+    w.kernel({"grow()", "grow", t0, t0 + d});
+  }
+  auto t = read(w, "drift.sqlite");
+  EXPECT_EQ(verdict(analysis::diagnose_run(t), "kernel-drift"), nullptr);
+  const auto* v = verdict(analysis::diagnose_run(t, {.drift_threshold = 0.1}), "kernel-drift");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->subject, "grow()");
+  EXPECT_NE(render::timeline_text(t, {.drift_threshold = 0.1}).find("A kernel gets 15% slower"), std::string::npos);
 }
 
 TEST(RunVerdicts, ACleanRunSaysSo) {

@@ -2,9 +2,10 @@
 """keet serve's web UI in real headless Chromium (Debian chromium, chromium-driver,
 python3-selenium): start keet serve on a free loopback port, upload a report
 through the page's file input (the drop zone's input), wait for the job, read the
-diagnosis on the page, compare two uploads, and keep a screenshot.
+diagnosis on the page, compare two uploads, upload a timeline and see the run's
+verdicts and picture, and keep screenshots.
 
-Usage: ui_test.py --keet BUILD/keet --report FILE --out DIR
+Usage: ui_test.py --keet BUILD/keet --report FILE [--timeline RUN.sqlite] --out DIR
 Exit 0 passed, 1 failed, 77 skipped (no chromium, chromedriver or selenium).
 """
 import argparse, os, re, shutil, signal, subprocess, sys, tempfile, time
@@ -42,6 +43,7 @@ def main():
     ap.add_argument("--keet", required=True)
     ap.add_argument("--report", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--timeline", help="an Nsight Systems export to upload: the run's verdicts and its picture")
     ap.add_argument("--oracle", help="../shared/tools/ncu-oracle: its NVIDIA sample report is uploaded when present")
     a = ap.parse_args()
     if a.oracle and os.access(a.oracle, os.X_OK):
@@ -165,6 +167,22 @@ def main():
                        in b.find_element(By.ID, "diagnosis").text)
             print("renamed:", browser.find_element(By.ID, "diff-pairs").text.replace("\n", " | ")[:300])
             browser.save_screenshot(os.path.join(a.out, "keet-ui-compare-renamed.png"))
+
+        # A whole run: an Nsight Systems export gets the run's verdicts, and
+        # the report frame draws the streams over time.
+        if a.timeline:
+            browser.find_element(By.ID, "file").send_keys(os.path.abspath(a.timeline))
+            wait.until(lambda b: b.find_element(By.ID, "detail-title").text == os.path.basename(a.timeline))
+            wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#run-verdicts li"))
+            verdicts = browser.find_element(By.ID, "run-verdicts").text
+            print("run verdicts:", verdicts.replace("\n", " | ")[:300])
+            assert "The GPU sits idle" in verdicts, verdicts
+            assert browser.find_element(By.ID, "ranking-box").get_attribute("hidden") is not None
+            frame = browser.find_element(By.ID, "report")
+            browser.switch_to.frame(frame)
+            wait.until(lambda b: "device 0 kernels" in b.find_element(By.TAG_NAME, "svg").text)
+            browser.switch_to.default_content()
+            browser.save_screenshot(os.path.join(a.out, "keet-ui-timeline.png"))
 
         # History view for a tag: nothing recorded yet, said plainly.
         browser.find_element(By.ID, "history-tag").send_keys("main")
