@@ -111,15 +111,14 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   auto opt = light_options();
   opt.modules = true;        // the head serves the second pass
   opt.allow_partial = true;  // the second pass decides what a truncation means
-  auto ok = stream_report(ctx, a.report, opt, head,
-                          {.visit =
-                               [&](model::Kernel&& k, const model::Report&) {
-                                 ranking.add(k);
-                                 launches.add(k);
-                                 return true;
-                               },
-                           .quiet = true});
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, stream_report(ctx, a.report, opt, head,
+                             {.visit =
+                                  [&](model::Kernel&& k, const model::Report&) {
+                                    ranking.add(k);
+                                    launches.add(k);
+                                    return true;
+                                  },
+                              .quiet = true}));
   auto meta = report_meta(head);
   Ranked r{ranking.groups(), std::move(head), std::move(meta), {}, {}, launches.folds()};
   if (per_kernel(a))
@@ -181,13 +180,12 @@ Result<Run> analyse_pass(
     auto share = ranked.shares.find(k.display_name());
     opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
   };
-  auto ok = analyse_kernels(ctx, a.report, pass, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
-    if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
-    write(h, k, d);
-    if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
-    return true;
-  });
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, analyse_kernels(ctx, a.report, pass, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
+             if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
+             write(h, k, d);
+             if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
+             return true;
+           }));
   run.stats = *ok;
   run.meta = report_meta(head);
   return run;

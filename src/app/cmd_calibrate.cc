@@ -46,16 +46,24 @@ std::string calibration_text(const std::vector<compare::CalibrationRow>& rows, s
   return out;
 }
 
+struct CalibrationAnswer {
+  std::vector<compare::CalibrationRow> rows;
+  size_t points = 0;
+  std::string db;
+};
+constexpr FormatWriter<CalibrationAnswer> kCalibrateFormats[] = {
+    {"text", [](const CalibrationAnswer& c) { return calibration_text(c.rows, c.points, c.db); }},
+    {"json", [](const CalibrationAnswer& c) { return json_text(calibration_json(c.rows, c.points, c.db), 2) + "\n"; }},
+};
+
 ExitCode run_calibrate(Context& ctx, const CalibrateArgs& a) {
   auto db = open_history(ctx, a.db);
   if (!db) return report_error(ctx, db.error());
   auto points = (*db)->calibration_points();
   if (!points) return report_error(ctx, points.error());
-  auto rows = compare::summarise_calibration(*points);
-  if (a.format == "json")
-    ctx.out << json_text(calibration_json(rows, points->size(), (*db)->describe()), 2) << "\n";
-  else
-    ctx.out << calibration_text(rows, points->size(), (*db)->describe());
+  ctx.out << write_format(
+      kCalibrateFormats, a.format,
+      CalibrationAnswer{compare::summarise_calibration(*points), points->size(), (*db)->describe()});
   return ExitCode::Ok;
 }
 
@@ -67,7 +75,7 @@ Command calibrate_command() {
           [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<CalibrateArgs>();
             add_db_option(sub, a->db);
-            add_format(sub, a->format, {"text", "json"});
+            add_format(sub, a->format, format_names(kCalibrateFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_calibrate(ctx, *a); }; });
           }};
 }

@@ -38,16 +38,15 @@ Result<Collected> collect(Context& ctx, const CoverageArgs& a) {
   Collected c;
   std::optional<Error> failure;
   model::Report head;
-  auto ok = analyse_kernels(ctx, a.report, {}, head, [&](model::Kernel&& k, const model::Report&, auto&& diag) {
-    auto cov = analysis::ncu_coverage(k, diag);
-    if (!cov) {
-      failure = cov.error();
-      return false;
-    }
-    for (auto& row : *cov) c.rows.push_back({k.index, std::move(row)});
-    return true;
-  });
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, analyse_kernels(ctx, a.report, {}, head, [&](model::Kernel&& k, const model::Report&, auto&& diag) {
+             auto cov = analysis::ncu_coverage(k, diag);
+             if (!cov) {
+               failure = cov.error();
+               return false;
+             }
+             for (auto& row : *cov) c.rows.push_back({k.index, std::move(row)});
+             return true;
+           }));
   if (failure) return std::unexpected(*failure);
   c.partial_exit = ok->partial_exit;
   return c;

@@ -109,6 +109,15 @@ nlohmann::json hits_json(const std::string& query, const std::vector<kb::Hit>& h
   return {{"query", query}, {"entries", arr}};
 }
 
+struct ExplainAnswer {
+  std::string query;
+  std::vector<kb::Hit> hits;
+};
+constexpr FormatWriter<ExplainAnswer> kExplainFormats[] = {
+    {"text", [](const ExplainAnswer& f) { return hits_text(f.hits); }},
+    {"json", [](const ExplainAnswer& f) { return json_text(hits_json(f.query, f.hits), 2) + "\n"; }},
+};
+
 ExitCode run_explain(Context& ctx, const ExplainArgs& a) {
   auto kb = kb::builtin();
   if (!kb) return report_error(ctx, kb.error());
@@ -117,10 +126,7 @@ ExitCode run_explain(Context& ctx, const ExplainArgs& a) {
   if (!hits) return report_error(ctx, hits.error());
   if (hits->empty())
     return report_error(ctx, {ExitCode::BadInput, fmt::format("nothing in the knowledge base matches '{}'", query)});
-  if (a.format == "json")
-    ctx.out << json_text(hits_json(query, *hits), 2) << "\n";
-  else
-    ctx.out << hits_text(*hits);
+  ctx.out << write_format(kExplainFormats, a.format, ExplainAnswer{query, std::move(*hits)});
   return ExitCode::Ok;
 }
 
@@ -132,7 +138,7 @@ Command explain_command() {
         auto a = std::make_shared<ExplainArgs>();
         sub.add_option("term", a->words, "metric name or alias, finding id, stall reason, or a question in plain words")
             ->required();
-        add_format(sub, a->format, {"text", "json"});
+        add_format(sub, a->format, format_names(kExplainFormats));
         sub.add_option("-n", a->n, "how many entries to show")->check(CLI::Range(1, 50))->capture_default_str();
         sub.callback([a, &action] { action = [a](Context& ctx) { return run_explain(ctx, *a); }; });
       }};

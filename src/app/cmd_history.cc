@@ -72,6 +72,26 @@ nlohmann::json trend_json(const std::string& identity, const std::vector<Point>&
   return {{"kernel", identity}, {"points", arr}};
 }
 
+struct HistoryAnswer {
+  std::map<std::string, std::vector<Point>> series;  // by kernel identity and device
+  std::string db;
+};
+
+std::string history_text(const HistoryAnswer& h) {
+  std::string out;
+  if (h.series.empty()) out += fmt::format("no recorded kernels match in {}\n", h.db);
+  for (const auto& [id, points] : h.series) out += id + "\n" + trend_table(points) + "\n";
+  return out;
+}
+
+std::string history_json(const HistoryAnswer& h) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& [id, points] : h.series) arr.push_back(trend_json(id, points));
+  return json_text(nlohmann::json{{"schema", "keet.history/1"}, {"kernels", arr}}, 2) + "\n";
+}
+
+constexpr FormatWriter<HistoryAnswer> kHistoryFormats[] = {{"text", history_text}, {"json", history_json}};
+
 ExitCode run_history(Context& ctx, const HistoryArgs& a) {
   auto sel = model::KernelSelector::parse(a.kernel);
   if (!sel) return report_error(ctx, sel.error());
@@ -79,15 +99,7 @@ ExitCode run_history(Context& ctx, const HistoryArgs& a) {
   if (!db) return report_error(ctx, db.error());
   auto runs = (*db)->runs(a.limit);
   if (!runs) return report_error(ctx, runs.error());
-  auto series = trends(*runs, *sel, a.tag);
-  if (a.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& [id, points] : series) arr.push_back(trend_json(id, points));
-    ctx.out << json_text(nlohmann::json{{"schema", "keet.history/1"}, {"kernels", arr}}, 2) << "\n";
-    return ExitCode::Ok;
-  }
-  if (series.empty()) ctx.out << fmt::format("no recorded kernels match in {}\n", (*db)->describe());
-  for (const auto& [id, points] : series) ctx.out << id << "\n" << trend_table(points) << "\n";
+  ctx.out << write_format(kHistoryFormats, a.format, HistoryAnswer{trends(*runs, *sel, a.tag), (*db)->describe()});
   return ExitCode::Ok;
 }
 
@@ -99,7 +111,7 @@ Command history_command() {
             sub.add_option("-k,--kernel", a->kernel, "kernel: index, exact name, or regex:<pattern>");
             sub.add_option("--tag", a->tag, "only runs with this tag");
             sub.add_option("--limit", a->limit, "newest runs read (0 = all)")->capture_default_str();
-            add_format(sub, a->format, {"text", "json"});
+            add_format(sub, a->format, format_names(kHistoryFormats));
             add_db_option(sub, a->db);
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_history(ctx, *a); }; });
           }};

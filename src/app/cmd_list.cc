@@ -133,6 +133,14 @@ std::string list_json(const std::vector<Listed>& reports, bool per_kernel) {
   return json_text(nlohmann::json{{"kernels", arr}}, 2) + "\n";
 }
 
+// --format: the table (one row per launch, or per kernel with
+// --print-summary per-kernel) or keet.list/1 JSON.
+constexpr FormatWriter<std::vector<Listed>, bool> kListFormats[] = {
+    {"table",
+     [](const std::vector<Listed>& r, const bool& per_kernel) { return per_kernel ? summary_table(r) : table(r); }},
+    {"json", [](const std::vector<Listed>& r, const bool& per_kernel) { return list_json(r, per_kernel); }},
+};
+
 ExitCode run_list(Context& ctx, const ListArgs& a) {
   std::vector<Listed> reports;
   ExitCode rc = ExitCode::Ok;
@@ -143,10 +151,7 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
     reports.push_back({one.path, std::move(*loaded)});
   }
   bool per_kernel = a.summary == "per-kernel";
-  if (a.format == "json")
-    ctx.out << list_json(reports, per_kernel);
-  else
-    ctx.out << (per_kernel ? summary_table(reports) : table(reports));
+  ctx.out << write_format(kListFormats, a.format, reports, per_kernel);
   return rc;
 }
 
@@ -156,7 +161,7 @@ Command list_command() {
   return {"list", "list the profiled kernel launches", [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<ListArgs>();
             add_reports_args(sub, a->report);
-            add_format(sub, a->format, {"table", "json"});
+            add_format(sub, a->format, format_names(kListFormats));
             sub.add_option("--print-summary", a->summary,
                            "per-kernel: one row per kernel and launch configuration with the launches' count and "
                            "duration spread (as ncu's --print-summary)")

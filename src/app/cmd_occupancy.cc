@@ -64,21 +64,30 @@ std::string limit_row_mark(const analysis::Occupancy& o, const char* name) {
   return std::ranges::find(o.limiters, name) != o.limiters.end() ? "<- limiter" : "";
 }
 
-void print_table(Context& ctx, const analysis::ArchSpec& arch, const OccupancyArgs& a, const analysis::Occupancy& o,
-                 const std::vector<std::string>& notes) {
-  ctx.out << fmt::format("compute capability {} ({}): {} threads/block, {} registers/thread, {} bytes shared/block\n",
-                         arch.cc.text(), arch.architecture, a.threads, a.regs, a.smem);
+std::string occupancy_table(const analysis::ArchSpec& arch, const OccupancyArgs& a, const analysis::Occupancy& o,
+                            const std::vector<std::string>& notes) {
+  std::string out =
+      fmt::format("compute capability {} ({}): {} threads/block, {} registers/thread, {} bytes shared/block\n",
+                  arch.cc.text(), arch.architecture, a.threads, a.regs, a.smem);
   render::Table t({"limit", "blocks/SM", ""});
   t.right_align({1});
   t.add({"warps", std::to_string(o.limit_warps), limit_row_mark(o, "warps")});
   t.add({"registers", std::to_string(o.limit_registers), limit_row_mark(o, "registers")});
   t.add({"shared memory", std::to_string(o.limit_shared_mem), limit_row_mark(o, "shared_mem")});
   t.add({"SM block cap", std::to_string(o.limit_blocks), limit_row_mark(o, "blocks")});
-  ctx.out << t.str(80);
-  ctx.out << fmt::format("active: {} blocks, {} of {} warps per SM -> theoretical occupancy {:.2f} %\n",
-                         o.active_blocks, o.active_warps, arch.max_warps_per_sm, o.occupancy_pct);
-  for (const auto& n : notes) ctx.out << "note: " << n << "\n";
+  out += t.str(80);
+  out += fmt::format("active: {} blocks, {} of {} warps per SM -> theoretical occupancy {:.2f} %\n", o.active_blocks,
+                     o.active_warps, arch.max_warps_per_sm, o.occupancy_pct);
+  for (const auto& n : notes) out += "note: " + n + "\n";
+  return out;
 }
+
+using OccupancyWriter = FormatWriter<analysis::ArchSpec, OccupancyArgs, analysis::Occupancy, std::vector<std::string>>;
+constexpr OccupancyWriter kOccupancyFormats[] = {
+    {"table", occupancy_table},
+    {"json", [](const analysis::ArchSpec& arch, const OccupancyArgs& a, const analysis::Occupancy& o,
+                const std::vector<std::string>& notes) { return json_text(result_json(arch, a, o, notes), 2) + "\n"; }},
+};
 
 ExitCode run_occupancy(Context& ctx, const OccupancyArgs& a) {
   auto found = analysis::lookup_arch(a.cc);
@@ -88,10 +97,7 @@ ExitCode run_occupancy(Context& ctx, const OccupancyArgs& a) {
   auto o = analysis::compute_occupancy(arch, input_of(a));
   std::vector<std::string> notes = o.notes;
   if (!found.note.empty()) notes.insert(notes.begin(), found.note);
-  if (a.format == "json")
-    ctx.out << json_text(result_json(arch, a, o, notes), 2) << "\n";
-  else
-    print_table(ctx, arch, a, o, notes);
+  ctx.out << write_format(kOccupancyFormats, a.format, arch, a, o, notes);
   return ExitCode::Ok;
 }
 
@@ -108,7 +114,7 @@ Command occupancy_command() {
             sub.add_option("--carveout", a->carveout,
                            "shared memory configured per SM, bytes (default: the SM's maximum)")
                 ->check(CLI::Range(0, 1 << 30));
-            add_format(sub, a->format, {"table", "json"});
+            add_format(sub, a->format, format_names(kOccupancyFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_occupancy(ctx, *a); }; });
           }};
 }

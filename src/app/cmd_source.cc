@@ -155,17 +155,16 @@ Result<void> check_by(Context& ctx, const SourceArgs& a, const model::Report& co
   model::Report head;
   auto opt = kernel_pass_options();
   opt.allow_partial = true;
-  auto ok = stream_report(ctx, a.report, opt, head,
-                          {.visit =
-                               [&](model::Kernel&& k, const model::Report& h) {
-                                 auto t = analysis::source_table(h, k);
-                                 found = t.has(metric);
-                                 any_source |= t.level != analysis::SourceLevel::None;
-                                 return !found;
-                               },
-                           .quiet = true,
-                           .context = &complete});
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, stream_report(ctx, a.report, opt, head,
+                             {.visit =
+                                  [&](model::Kernel&& k, const model::Report& h) {
+                                    auto t = analysis::source_table(h, k);
+                                    found = t.has(metric);
+                                    any_source |= t.level != analysis::SourceLevel::None;
+                                    return !found;
+                                  },
+                              .quiet = true,
+                              .context = &complete}));
   if (found || !any_source) return {};  // nothing to sort: the notes explain why
   return fail(ExitCode::BadInput, fmt::format("--by {}: no selected kernel has per-PC values of {}", a.by, metric));
 }

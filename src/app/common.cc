@@ -163,9 +163,8 @@ Result<model::Report> read_head(Context& ctx, const ReportArgs& a) {
   all.count.reset();
   all.nvtx_include.clear();
   all.nvtx_exclude.clear();
-  auto ok = stream_report(ctx, all, opt, head,
-                          {.visit = [](model::Kernel&&, const model::Report&) { return true; }, .quiet = true});
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, stream_report(ctx, all, opt, head,
+                             {.visit = [](model::Kernel&&, const model::Report&) { return true; }, .quiet = true}));
   return head;
 }
 

@@ -15,11 +15,10 @@ namespace keet::app {
 Result<Analysed> load_and_analyse(Context& ctx, const ReportArgs& a) {
   Analysed out{a.path, {}};
   model::Report head;
-  auto ok = analyse_kernels(ctx, a, {}, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
-    out.kernels.push_back(compare::snapshot(k, &d, &h));
-    return true;
-  });
-  if (!ok) return std::unexpected(ok.error());
+  KEET_TRY(ok, analyse_kernels(ctx, a, {}, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
+             out.kernels.push_back(compare::snapshot(k, &d, &h));
+             return true;
+           }));
   if (ok->partial_exit != ExitCode::Ok)
     return fail(ok->partial_exit, fmt::format("{}: report is truncated (use --allow-partial)", a.path));
   return out;

@@ -35,14 +35,13 @@ Result<std::pair<int, std::string>> run_tool(Context& ctx, ProcessRunner& runner
                                              int timeout_s) {
   ctx.err << "keet: running " << fmt::format("{}", fmt::join(args, " ")) << "\n";
   OutputTail output;
-  auto status = runner.run(
-      args,
-      [&](std::string_view chunk) {
-        output.add(chunk);
-        ctx.err << chunk;
-      },
-      std::chrono::seconds(timeout_s));
-  if (!status) return std::unexpected(status.error());
+  KEET_TRY(status, runner.run(
+                       args,
+                       [&](std::string_view chunk) {
+                         output.add(chunk);
+                         ctx.err << chunk;
+                       },
+                       std::chrono::seconds(timeout_s)));
   return std::pair{*status, output.text()};
 }
 

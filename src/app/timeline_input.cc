@@ -146,8 +146,7 @@ Result<Export> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner&
   auto args = nsys_export_arguments(*nsys, a.path, partial);
   ctx.err << "keet: running " << fmt::format("{}", fmt::join(args, " ")) << "\n";
   OutputTail output;
-  auto status = runner.run(args, [&](std::string_view chunk) { output.add(chunk); });
-  if (!status) return std::unexpected(status.error());
+  KEET_TRY(status, runner.run(args, [&](std::string_view chunk) { output.add(chunk); }));
   if (!usable_export(partial)) {  // nothing, or half an export: kept nowhere
     fs::remove(partial, ec);
     return std::unexpected(export_failure(*nsys, a.path, *status, output.text()));
