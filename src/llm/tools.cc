@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <sstream>
 
 #include "kb/knowledge_base.h"
@@ -17,12 +19,6 @@ namespace keet::llm {
 using nlohmann::json;
 
 namespace {
-
-json object_schema(json properties, std::vector<std::string> required) {
-  return {{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
-}
-
-const json kernel_arg = {{"type", "string"}, {"description", "kernel index (e.g. \"0\") or name"}};
 
 std::string name_of(const ToolContext& ctx, const analysis::KernelDiagnosis& d) {
   return kernel_label(d.display_name(), ctx.redact_names);
@@ -200,42 +196,38 @@ json tool_compare(const ToolContext& ctx, const json& args) {
 }
 
 using ToolFn = json (*)(const ToolContext&, const json&);
+
+// The answer to each tool data/llm/tools.json declares.
+constexpr std::pair<std::string_view, ToolFn> kAnswers[] = {
+    {"list_kernels", tool_list_kernels}, {"get_metrics", tool_get_metrics}, {"get_findings", tool_get_findings},
+    {"get_source", tool_get_source},     {"explain", tool_explain},         {"compare", tool_compare},
+};
+
 struct ToolEntry {
   ToolSpec spec;
   ToolFn run;
   bool needs_source;
 };
 
+// The declarations are compiled in and checked by the unit tests
+// (LlmTools.EveryDeclaredToolAnswers); one without an answer is not offered.
 const std::vector<ToolEntry>& tool_table() {
-  static const std::vector<ToolEntry> table = {
-      {{"list_kernels", "List the profiled kernels with duration, bottleneck class and top finding.",
-        object_schema(json::object(), {})},
-       tool_list_kernels,
-       false},
-      {{"get_metrics", "Metric values of one kernel whose names match a regular expression.",
-        object_schema({{"kernel", kernel_arg},
-                       {"pattern", {{"type", "string"}, {"description", "regex on metric names, e.g. dram__"}}}},
-                      {"kernel", "pattern"})},
-       tool_get_metrics,
-       false},
-      {{"get_findings", "The expert engine's bottleneck and findings (evidence, speedup, advice) for one kernel.",
-        object_schema({{"kernel", kernel_arg}}, {"kernel"})},
-       tool_get_findings,
-       false},
-      {{"get_source", "Source lines of the kernel's embedded source file.",
-        object_schema({{"kernel", kernel_arg}, {"lines", {{"type", "string"}, {"description", "range such as 40-60"}}}},
-                      {"kernel", "lines"})},
-       tool_get_source,
-       true},
-      {{"explain", "Explain an ncu metric, stall reason or finding from KEET's knowledge base.",
-        object_schema({{"term", {{"type", "string"}}}}, {"term"})},
-       tool_explain,
-       false},
-      {{"compare", "Compare two kernels: durations, bottlenecks, findings and key metrics.",
-        object_schema({{"kernel_a", kernel_arg}, {"kernel_b", kernel_arg}}, {"kernel_a", "kernel_b"})},
-       tool_compare,
-       false},
-  };
+  static const std::vector<ToolEntry> table = [] {
+    std::vector<ToolEntry> out;
+    auto text = embedded_file("llm/tools.json");
+    json doc = text ? json::parse(*text, nullptr, false) : json();
+    if (!doc.is_object() || !doc.contains("tools") || !doc["tools"].is_array()) return out;
+    for (const auto& t : doc["tools"]) {
+      if (!t.is_object()) continue;
+      std::string name = t.value("name", "");
+      auto answer = std::ranges::find(kAnswers, name, &std::pair<std::string_view, ToolFn>::first);
+      if (answer == std::end(kAnswers)) continue;
+      out.push_back({{name, t.value("description", ""), t.value("parameters", json::object())},
+                     answer->second,
+                     t.value("needs_source", false)});
+    }
+    return out;
+  }();
   return table;
 }
 

@@ -629,6 +629,31 @@ TEST(LlmChat, SourceToolNeedsOptIn) {
   EXPECT_NE(run_tool(tools_for(f), {"z", "nope", json::object()}).find("unknown tool"), std::string::npos);
 }
 
+// data/llm/tools.json declares the tools; each one declared is offered (the
+// source tool only with sharing on) and answers its declared arguments.
+TEST(LlmTools, EveryDeclaredToolAnswers) {
+  auto text = embedded_file("llm/tools.json");
+  ASSERT_TRUE(text);
+  auto doc = json::parse(*text);
+  auto f = make_fixture();
+  auto offered = tool_specs(tools_for(f, true));
+  ASSERT_EQ(offered.size(), doc["tools"].size()) << "a declared tool has no answer in llm/tools.cc";
+  EXPECT_EQ(tool_specs(tools_for(f, false)).size(), offered.size() - 1);  // get_source needs --share-source
+  for (const auto& spec : offered) {
+    SCOPED_TRACE(spec.name);
+    EXPECT_EQ(spec.parameters["type"], "object");
+    json args = json::object();
+    for (const auto& name : spec.parameters["required"]) {
+      std::string arg = name;
+      args[arg] = arg == "lines" ? "1-2" : arg == "pattern" ? "dram" : arg == "term" ? "dram__throughput" : "0";
+    }
+    auto answer = json::parse(run_tool(tools_for(f, true), {"t", spec.name, args}));
+    EXPECT_FALSE(answer.is_object() && answer.contains("error") &&
+                 answer["error"].get<std::string>().find("unknown tool") != std::string::npos)
+        << answer.dump();
+  }
+}
+
 TEST(LlmChat, ToolArgumentsAreBounded) {
   auto f = make_fixture();
   auto ctx = tools_for(f);
