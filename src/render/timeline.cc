@@ -117,8 +117,13 @@ std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s)
 }
 
 std::string latency_text(const model::TimelineSummary& t) {
-  if (t.latency.count == 0)
-    return t.launches ? "Launch latency: no kernel joins a runtime API call (no CUDA API trace in the export)\n" : "";
+  if (t.latency.count == 0) {
+    if (t.launches == 0) return "";
+    bool api = std::ranges::find(t.meta.absent_tables, "CUPTI_ACTIVITY_KIND_RUNTIME") == t.meta.absent_tables.end();
+    return api ? "Launch latency: no kernel joins a runtime API call (the CUDA API trace holds no launch call of "
+                 "them)\n"
+               : "Launch latency: no kernel joins a runtime API call (no CUDA API trace in the export)\n";
+  }
   return fmt::format("Launch latency (runtime API call to kernel start, {} launches): mean {}, min {}, max {}\n",
                      t.latency.count, human_duration(t.latency.mean_ns()),
                      human_duration(static_cast<double>(t.latency.min_ns)),
@@ -357,7 +362,7 @@ std::string kernel_table_html(const model::TimelineSummary& t, const TimelineSty
   for (size_t i = 0; i < n; ++i)
     bars.push_back({t.kernels[i].short_name.empty() ? t.kernels[i].name : t.kernels[i].short_name,
                     t.gpu_share(t.kernels[i]), pct(t.gpu_share(t.kernels[i]))});
-  std::string out = "<h3>Kernels by share of GPU time</h3>" + html::bar_chart(bars, 1.0, "share");
+  std::string out = "<h3>Kernels by share of GPU time</h3>" + html::bar_chart(bars, 1.0, "kernel-shares");
   out +=
       "<table><tr><th>GPU %</th><th>span %</th><th>launches</th><th>total</th><th>mean</th><th>min</th><th>max</th>"
       "<th>drift</th><th>name</th></tr>";

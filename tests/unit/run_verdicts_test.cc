@@ -311,6 +311,8 @@ TEST(RunChart, LanesGapsAndTheHotKernelInChromium) {
   EXPECT_NE(dom.find("class=\"gap\""), std::string::npos);
   EXPECT_NE(dom.find("The GPU sits idle"), std::string::npos);
   EXPECT_NE(dom.find(">hot kernel<"), std::string::npos);
+  // The kernels' shares are an SVG of their own, not the page's inline share bar.
+  EXPECT_NE(dom.find("<svg class=\"kernel-shares\""), std::string::npos);
 }
 
 // Kernels at 10-20, 30-40 and 50-60 ms; copies at 5-12, 20-28, 38-46 and
