@@ -67,6 +67,23 @@ TEST_F(Installed, LaysOutTheFiles) {
     EXPECT_TRUE(fs::is_regular_file(at(rel))) << rel << " was not installed";
 }
 
+// `import keet` from the installed tree (P/lib/python3.X/dist-packages), from
+// any directory, with no keet executable on PATH: the README's one-liner.
+TEST_F(Installed, ThePythonModuleImportsAndAnalyses) {
+  fs::path site;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(at("lib"), ec))
+    if (e.path().filename().string().starts_with("python3")) site = e.path() / "dist-packages";
+  if (site.empty()) GTEST_SKIP() << "the Python module was not built (pybind11-dev, python3-dev)";
+  ASSERT_TRUE(fs::is_regular_file(site / "keet" / "__init__.py"));
+  auto r =
+      run_command("cd / && env PATH=/usr/bin:/bin PYTHONPATH=" + shell_quote(site.string()) + " /usr/bin/python3 -c " +
+                  shell_quote("import keet; r = keet.open('" + saxpy_report() +
+                              "'); print(r.analyze().kernels[0].bottleneck.class_)"));
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "memory\n");
+}
+
 TEST_F(Installed, AnalyzesAndExplainsWithItsCompiledInData) {
   auto a = keet("", "analyze --format json " + shell_quote(saxpy_report()));
   ASSERT_EQ(a.rc, 0) << a.err;

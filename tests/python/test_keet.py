@@ -1,0 +1,186 @@
+"""`import keet` against the keet executable and NVIDIA's ncu_report.
+
+Run by ctest (Python.Module) with PYTHONPATH=build/python, KEET_BINARY (the
+executable), KEET_TEST_REPORT (a report tests/web/write_report.cc writes) and,
+when ../shared is there, KEET_NCU_ORACLE (ncu-oracle-2024.1: its NVIDIA
+samples and its ncu_report module).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import keet
+
+KEET = os.environ.get("KEET_BINARY", "keet")
+REPORT = os.environ["KEET_TEST_REPORT"]
+ORACLE = os.environ.get("KEET_NCU_ORACLE", "")
+
+
+def cli(*args):
+    r = subprocess.run([KEET, *args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_open_reads_the_kernels_and_their_metrics_as_keet_metrics_does():
+    r = keet.open(REPORT)
+    assert r.format == "ncu-rep" and len(r) == 1 and not r.partial
+    k = r.kernels[0]
+    assert "strided_copy" in k.name and k.index == 0
+    assert k.grid == (8192, 1, 1) and k.block == (256, 1, 1)
+    rc, out, err = cli("metrics", REPORT, "--format", "json")
+    assert rc == 0, err
+    want = json.loads(out)["kernels"][0]["metrics"]
+    got = k.metrics
+    assert set(got) == set(want)
+    for name, m in want.items():
+        assert got[name].value == pytest.approx(m["value"]) if isinstance(m["value"], float) else got[name].value == m["value"]
+        assert got[name].unit == m["unit"], name
+    assert k.duration_ns == pytest.approx(want["gpu__time_duration.sum"]["value"])
+    assert k["gpu__time_duration.sum"].kind in ("double", "float", "uint64", "uint32")
+    with pytest.raises(KeyError):
+        k["no__such.metric"]
+    assert k.metric("no__such.metric") is None
+
+
+def test_analyze_is_the_json_contract_keet_analyze_writes():
+    a = keet.open(REPORT).analyze()
+    rc, out, err = cli("analyze", REPORT, "--format", "json")
+    assert rc == 0, err
+    assert a.to_json() == out
+    assert a.schema == "keet.analysis/1"
+    assert a.kernels[0].bottleneck.class_ == "memory"
+    assert a["kernels"][0]["bottleneck"]["class"] == "memory"
+    assert "<svg" in a._repr_html_()
+
+
+def test_filters_pick_kernels_as_the_command_line_does():
+    assert len(keet.open(REPORT, kernel="regex:strided")) == 1
+    assert len(keet.open(REPORT, kernel="regex:^nothing$")) == 0
+    assert len(keet.open(REPORT, launch_skip=1)) == 0
+    assert len(keet.open(REPORT, kernel=0, launch_count=1)) == 1
+
+
+def test_errors_raise_keet_error_with_keets_message(tmp_path):
+    with pytest.raises(keet.Error, match="No such file"):
+        keet.open(tmp_path / "absent.ncu-rep")
+    junk = tmp_path / "junk.ncu-rep"
+    junk.write_bytes(b"\x00\x01not a report" * 10)
+    with pytest.raises(keet.Error) as e:
+        keet.open(junk)
+    assert str(e.value).startswith(str(junk)), "the message names the file"
+    with pytest.raises(keet.Error, match="regex"):
+        keet.open(REPORT, kernel="regex:(")
+    with pytest.raises(keet.Error):
+        keet.diff(REPORT, junk)
+
+
+def test_a_truncated_report_reads_as_far_as_it_goes(tmp_path):
+    big = [p for p in fixtures() if p.endswith(".ncu-rep") and os.path.getsize(p) > 2_000_000]
+    if not big:
+        pytest.skip("needs a fixture report over 2 MB (../shared)")
+    cut = tmp_path / "cut.ncu-rep"
+    with open(big[0], "rb") as f:
+        cut.write_bytes(f.read(os.path.getsize(big[0]) * 3 // 4))
+    r = keet.open(cut)
+    assert r.partial and len(r) >= 1
+    assert "runs past the end of the file" in r.warnings[0]
+    with pytest.warns(RuntimeWarning, match="runs past the end of the file"):
+        a = r.analyze()
+    assert len(a.kernels) == len(r)
+
+
+def test_diff_pairs_two_reports():
+    d = keet.diff(REPORT, REPORT)
+    assert d.schema == "keet.diff/1"
+    assert d.pairs[0].verdict == "unchanged"
+
+
+def test_threads_read_at_once():
+    counts = []
+    threads = [threading.Thread(target=lambda: counts.append(len(keet.open(REPORT).kernels[0].metrics)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(counts) == 4 and len(set(counts)) == 1
+
+
+def test_ncu_report_shaped_accessors():
+    ctx = keet.load_report(REPORT)
+    assert ctx.num_ranges() == 1
+    rng = ctx.range_by_idx(0)
+    assert rng.num_actions() == 1
+    action = rng.action_by_idx(0)
+    assert action.name() == "strided_copy"
+    assert action.metric_by_name("gpu__time_duration.sum").as_double() > 0
+    assert action.metric_by_name("no__such.metric") is None
+    assert "gpu__time_duration.sum" in action.metric_names()
+
+
+def nvidia_samples():
+    if not ORACLE or not os.access(ORACLE, os.X_OK):
+        return []
+    examples = subprocess.run([ORACLE, "--examples"], capture_output=True, text=True).stdout.strip()
+    out = []
+    for root, _, files in os.walk(examples):
+        out += [os.path.join(root, f) for f in sorted(files) if f.endswith(".ncu-rep")]
+    return sorted(out)
+
+
+def fixtures():
+    root = os.environ.get("KEET_FIXTURES", "")
+    out = []
+    for dirpath, _, files in os.walk(root) if root else []:
+        out += [os.path.join(dirpath, f) for f in files if f.endswith((".ncu-rep", ".nsight-cuprof-report"))]
+    return sorted(out)
+
+
+@pytest.mark.skipif(not nvidia_samples(), reason="../shared/tools/ncu-oracle-2024.1 is absent")
+def test_every_metric_of_every_report_agrees_with_ncu_report():
+    """NVIDIA's own module, run in its own process (it needs its library
+    folder), against keet's values for every metric of every kernel of
+    NVIDIA's samples and of every fixture report (../shared/fixtures/public):
+    the value (or its absence), the number of instances and the last one."""
+    root = subprocess.run([ORACLE, "--root"], capture_output=True, text=True).stdout.strip()
+    module_dir = os.path.join(root, "usr/lib/python3/dist-packages")
+    library_dir = os.path.join(root, "usr/lib/nsight-compute/target/linux-desktop-glibc_2_11_3-x64")
+    dump = os.path.join(os.path.dirname(__file__), "ncu_report_dump.py")
+    checked = reports = 0
+    for path in nvidia_samples() + fixtures():
+        r = subprocess.run([sys.executable, dump, module_dir, library_dir, path], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        if not r.stdout:  # ncu_report 2024.1 cannot load it (ncu_report_dump.py says why)
+            continue
+        theirs = json.loads(r.stdout)
+        reports += 1
+        ours = keet.load_report(path).range_by_idx(0)
+        assert ours.num_actions() == len(theirs), path
+        for i, metrics in enumerate(theirs):
+            action = ours.action_by_idx(i)
+            for name, want in metrics.items():
+                m = action.metric_by_name(name)
+                where = f"{path} #{i}: {name}"
+                assert m is not None, f"{where} missing"
+                value = want["value"]
+                if value is None or isinstance(value, str):
+                    assert m.value() == value, where
+                elif value != value:  # NaN, as the report stores it
+                    assert m.value() != m.value(), where
+                else:
+                    assert m.value() == pytest.approx(value, rel=1e-12, abs=0), where
+                assert m.num_instances() == want["instances"], where
+                if want["instances"]:
+                    last = m._m.instances[-1][1]
+                    if isinstance(last, str):
+                        assert last == want["last_text"], where
+                    elif want["last"] is not None and want["last"] == want["last"]:
+                        assert last == pytest.approx(want["last"], rel=1e-12, abs=0), where
+                checked += 1
+    print(f"{reports} reports, {checked} metrics agree with ncu_report")
+    assert checked > 1000
