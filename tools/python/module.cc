@@ -27,10 +27,11 @@ using keet::model::Metric;
 using keet::model::Report;
 using keet::model::Value;
 
-// KEET's own error, raised as keet.Error with KEET's one-line message.
+// KEET's own error, raised as keet.Error with KEET's one-line message. Never
+// destroyed: a static py::object would release it after the interpreter ends.
 py::object& error_type() {
-  static py::object type;
-  return type;
+  static auto* type = new py::object();
+  return *type;
 }
 
 [[noreturn]] void raise(const std::string& message) {
@@ -163,7 +164,7 @@ py::tuple run_command(const std::vector<std::string>& args) {
 
 PYBIND11_MODULE(_keet, m) {
   m.doc() = "keet's reader and commands (use the keet package, not this module)";
-  error_type() = py::reinterpret_borrow<py::object>(PyErr_NewException("keet.Error", PyExc_RuntimeError, nullptr));
+  error_type() = py::reinterpret_steal<py::object>(PyErr_NewException("keet.Error", PyExc_RuntimeError, nullptr));
   m.attr("Error") = error_type();
 
   py::class_<Loaded, std::shared_ptr<Loaded>>(m, "Report")
