@@ -65,6 +65,15 @@ def test_filters_pick_kernels_as_the_command_line_does():
     assert len(keet.open(REPORT, kernel=0, launch_count=1)) == 1
 
 
+@pytest.mark.skipif(not shutil.which("zstd"), reason="the zstd tool is not installed (scripts/bootstrap installs it)")
+def test_a_compressed_report_reads_as_the_plain_one(tmp_path):
+    packed = tmp_path / "report.ncu-repz"
+    subprocess.run(["zstd", "-q", "-o", str(packed), REPORT], check=True)
+    r, plain = keet.open(packed), keet.open(REPORT)
+    assert r.format == "ncu-rep"  # the container is zstd; the report inside is an .ncu-rep
+    assert r.kernels[0].values() == plain.kernels[0].values()
+
+
 def test_errors_raise_keet_error_with_keets_message(tmp_path):
     with pytest.raises(keet.Error, match="No such file"):
         keet.open(tmp_path / "absent.ncu-rep")
