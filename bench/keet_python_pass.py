@@ -2,12 +2,15 @@
 # In-process comparison for scripts/bench: `import keet` loads each report and
 # makes one pass over every metric value of every kernel (keet.open and
 # Kernel.values(); with --shaped, the ncu_report-shaped accessors, one call per
-# metric), the job bench/ncu_report_pass.py gives NVIDIA's module. Prints "seconds kernels metrics path" per report, the best of
-# --repeat runs (time.perf_counter inside this process).
+# metric), the job bench/ncu_report_pass.py gives NVIDIA's module. Prints
+# "seconds kernels metrics path" per report, the best of --repeat runs
+# (time.perf_counter inside this process).
 # Usage: keet_python_pass.py --module-dir BUILD/python [--repeat N] REPORT...
 import argparse
 import sys
 import time
+
+from ncu_report_pass import print_best  # beside this file
 
 
 def one_pass(keet, path, shaped):
@@ -45,16 +48,7 @@ def main():
     sys.path.insert(0, args.module_dir)
     import keet  # noqa: E402  (the build's module)
 
-    for path in args.reports:
-        best = None
-        kernels = metrics = 0
-        try:
-            for _ in range(args.repeat):
-                dt, kernels, metrics = one_pass(keet, path, args.shaped)
-                best = dt if best is None else min(best, dt)
-            print(f"{best:.6f} {kernels} {metrics} {path}", flush=True)
-        except keet.Error as e:
-            print(f"- 0 0 {path} (keet.Error: {e})", flush=True)
+    print_best(args.reports, args.repeat, lambda path: one_pass(keet, path, args.shaped), keet.Error)
 
 
 if __name__ == "__main__":

@@ -45,15 +45,23 @@ def main():
     sys.path.insert(0, args.module_dir)
     import ncu_report  # noqa: E402  (found only through --module-dir)
 
-    for path in args.reports:
+    # Any failure is a report this ncu_report cannot load.
+    print_best(args.reports, args.repeat, lambda path: one_pass(ncu_report, path, args.library_dir), Exception)
+
+
+def print_best(reports, repeat, run, failure):
+    """For each report, "seconds kernels metrics path" of the best of `repeat`
+    runs of run(path) -> (seconds, kernels, metrics); "- 0 0 path (why)" when
+    it raises `failure`. bench/keet_python_pass.py prints the same way."""
+    for path in reports:
         best = None
         kernels = metrics = 0
         try:
-            for _ in range(args.repeat):
-                dt, kernels, metrics = one_pass(ncu_report, path, args.library_dir)
+            for _ in range(repeat):
+                dt, kernels, metrics = run(path)
                 best = dt if best is None else min(best, dt)
             print(f"{best:.6f} {kernels} {metrics} {path}", flush=True)
-        except Exception as e:  # a report this ncu_report cannot load
+        except failure as e:
             print(f"- 0 0 {path} ({type(e).__name__}: {e})", flush=True)
 
 

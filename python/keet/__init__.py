@@ -235,12 +235,11 @@ def open(path, kernel=None, launch_skip=0, launch_count=None):  # noqa: A001 (ke
 def diff(before, after, pairs=None):
     """Pairs the kernels of two reports and compares them (keet.diff/1);
     pairs: [(before_index, after_index), ...] forced first."""
-    args = ["diff", str(before), str(after), "--format", "json"]
+    args = ["diff", str(before), str(after)]
     for b, a in pairs or []:
         args += ["--pair", f"{int(b)}:{int(a)}"]
-    text = _run(args)
-    html = lambda: _run(["diff", str(before), str(after), "--format", "html"] +  # noqa: E731
-                        [x for b, a in (pairs or []) for x in ("--pair", f"{int(b)}:{int(a)}")])
+    text = _run(args + ["--format", "json"])
+    html = lambda: _run(args + ["--format", "html"])  # noqa: E731
     return Document(_json.loads(text), text, html)
 
 

@@ -143,9 +143,7 @@ RunFacts facts_of(const model::TimelineSummary& t, const RunOptions& opt) {
     }
   }
   // Without the CUDA API trace the export cannot say what the host did.
-  bool api_traced =
-      std::ranges::find(t.meta.absent_tables, "CUPTI_ACTIVITY_KIND_RUNTIME") == t.meta.absent_tables.end();
-  if (kept > 0 && api_traced) f.set("gap_sync_pct", percent(in_sync, kept));
+  if (kept > 0 && t.meta.has_api_trace()) f.set("gap_sync_pct", percent(in_sync, kept));
   if (issued_of > 0) f.set("gap_issued_pct", percent(issued, issued_of));
   f.set("low_use_count", static_cast<double>(c.low_use.count));
   f.set("low_use_ms", static_cast<double>(c.low_use.total_ns) / kMs);

@@ -66,15 +66,21 @@ std::string api_base_name(std::string_view api) {
   return std::string(api);
 }
 
+// Longest first; of two as long, the earlier.
+bool longer(const TimedOp& a, const TimedOp& b) {
+  return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
+}
+
 }  // namespace
+
+bool TimelineMeta::has_api_trace() const {
+  return std::ranges::find(absent_tables, "CUPTI_ACTIVITY_KIND_RUNTIME") == absent_tables.end();
+}
 
 void OpList::add(TimedOp op, size_t keep) {
   ++count;
   total_ns += op.duration();
   bytes += op.bytes;
-  auto longer = [](const TimedOp& a, const TimedOp& b) {
-    return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
-  };
   if (keep == 0) return;
   if (longest.size() == keep) {  // a heap whose top is the shortest kept
     if (!longer(op, longest.front())) return;
@@ -87,23 +93,21 @@ void OpList::add(TimedOp op, size_t keep) {
 }
 
 void OpList::merge(OpList&& other, size_t keep) {
-  for (const auto& op : other.longest) {
-    other.count -= 1;
+  // What `other` kept is added one by one (it may be kept here too); the
+  // rest of its operations only count.
+  for (auto& op : other.longest) {
+    --other.count;
     other.total_ns -= op.duration();
     other.bytes -= op.bytes;
+    add(std::move(op), keep);
   }
   count += other.count;
   total_ns += other.total_ns;
   bytes += other.bytes;
-  for (auto& op : other.longest) add(std::move(op), keep);
   other = {};
 }
 
-void OpList::finish() {
-  std::ranges::sort(longest, [](const TimedOp& a, const TimedOp& b) {
-    return a.duration() != b.duration() ? a.duration() > b.duration() : a.start < b.start;
-  });
-}
+void OpList::finish() { std::ranges::sort(longest, longer); }
 
 TimelineBuilder::TimelineBuilder(RunLimits limits) { s_.limits = limits; }
 
@@ -236,9 +240,12 @@ void TimelineBuilder::GpuActivity::Cover::add(int64_t s, int64_t e) {
 // and kernels cover before it is final: the copy time no kernel covers
 // there joins the exposed stretch (or starts a new one). Before the first
 // kernel nothing counts.
-
 void TimelineBuilder::settle_copies(GpuActivity& a, int64_t until) {
   if (until <= a.frontier) return;
+  if (!a.kernels.open) {
+    a.frontier = until;
+    return;
+  }
   auto piece = [&](const GpuActivity::Cover& c) {
     return c.open ? std::pair{std::max(a.frontier, c.start), std::min(until, c.end)} : std::pair{until, until};
   };
@@ -249,7 +256,7 @@ void TimelineBuilder::settle_copies(GpuActivity& a, int64_t until) {
   std::pair<int64_t, int64_t> exposed[2] = {{c0, c1}, {c1, c1}};
   if (k1 > k0) exposed[0] = {c0, std::min(c1, k0)}, exposed[1] = {std::max(c0, k1), c1};
   for (auto [x, y] : exposed) {
-    if (y <= x || !a.kernels.open) continue;
+    if (y <= x) continue;
     if (a.stretch.end != x || a.stretch.end == a.stretch.start) {
       close_stretch(a);
       a.stretch = TimedOp{.start = x, .end = x, .pid = a.pid, .device = a.device};

@@ -30,6 +30,9 @@ struct TimelineMeta {
   };
   std::vector<Gpu> gpus;
   std::vector<std::string> absent_tables;  // the exporter writes only tables with data
+  // The export holds CUDA runtime API calls (without them it cannot say what
+  // the host did: launches, synchronisation).
+  bool has_api_trace() const;
   // What nsys was asked to trace (META_DATA_CAPTURE's CAPTURE_EVENT_TYPE:
   // "Cuda", "NvtxEvents", "OSRuntime", ...); empty when the export does not say.
   std::vector<std::string> traced;

@@ -119,8 +119,8 @@ std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s)
 std::string latency_text(const model::TimelineSummary& t) {
   if (t.latency.count == 0) {
     if (t.launches == 0) return "";
-    bool api = std::ranges::find(t.meta.absent_tables, "CUPTI_ACTIVITY_KIND_RUNTIME") == t.meta.absent_tables.end();
-    return api ? "Launch latency: no kernel joins a runtime API call (the CUDA API trace holds no launch call of "
+    return t.meta.has_api_trace()
+               ? "Launch latency: no kernel joins a runtime API call (the CUDA API trace holds no launch call of "
                  "them)\n"
                : "Launch latency: no kernel joins a runtime API call (no CUDA API trace in the export)\n";
   }
@@ -458,6 +458,13 @@ std::string ops_text(const model::OpList* ops, int64_t origin) {
   return out;
 }
 
+// "Costs the run up to X (Y of its span)."; "" for a verdict without a cost.
+std::string cost_sentence(const analysis::RunVerdict& v, const model::TimelineSummary& t) {
+  if (!v.cost_ns || t.span_ns() <= 0) return "";
+  return fmt::format("Costs the run up to {} ({} of its span).", human_duration(*v.cost_ns),
+                     pct(*v.cost_ns / static_cast<double>(t.span_ns())));
+}
+
 std::string verdicts_text(const analysis::RunDiagnosis& d, const TimelineStyle& s) {
   const auto& t = *d.timeline;
   std::string out = bold(s.color, "Verdicts for the run") + "\n";
@@ -468,9 +475,7 @@ std::string verdicts_text(const analysis::RunDiagnosis& d, const TimelineStyle& 
     out += fmt::format("{}. {}{}\n", i + 1, v.title, v.nsys_rule.empty() ? "" : "  [nsys: " + v.nsys_rule + "]");
     if (!v.subject.empty()) out += "   Kernel: " + v.subject + "\n";
     if (!v.explanation.empty()) out += "   " + v.explanation + "\n";
-    if (v.cost_ns && t.span_ns() > 0)
-      out += fmt::format("   Costs the run up to {} ({} of its span).\n", human_duration(*v.cost_ns),
-                         pct(*v.cost_ns / static_cast<double>(t.span_ns())));
+    if (auto cost = cost_sentence(v, t); !cost.empty()) out += "   " + cost + "\n";
     for (const auto& a : v.advice) out += "   - " + a + "\n";
     for (const auto& c : v.commands) out += "     $ " + c + "\n";
     out += ops_text(v.ops, t.span_start);
@@ -524,11 +529,7 @@ std::string verdicts_html(const analysis::RunDiagnosis& d) {
     if (!v.nsys_rule.empty()) out += " <small>nsys: " + html::esc(v.nsys_rule) + "</small>";
     if (!v.subject.empty()) out += "<br>Kernel: <code>" + html::esc(v.subject) + "</code>";
     if (!v.explanation.empty()) out += "<p>" + html::esc(v.explanation) + "</p>";
-    if (v.cost_ns && t.span_ns() > 0)
-      out += "<p>" +
-             html::esc(fmt::format("Costs the run up to {} ({} of its span).", human_duration(*v.cost_ns),
-                                   pct(*v.cost_ns / static_cast<double>(t.span_ns())))) +
-             "</p>";
+    if (auto cost = cost_sentence(v, t); !cost.empty()) out += "<p>" + html::esc(cost) + "</p>";
     out += "<ul>";
     for (const auto& a : v.advice) out += "<li>" + html::esc(a) + "</li>";
     out += "</ul>";
