@@ -198,7 +198,7 @@ class Report:
     @property
     def kernels(self):
         if self._kernels is None:
-            self._kernels = [Kernel(self._r.kernel(i)) for i in range(len(self._r))]
+            self._kernels = [Kernel(k) for k in self._r.kernels()]
         return self._kernels
 
     def __len__(self):

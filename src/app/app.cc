@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   std::ostream out(&out_buf), err(&err_buf);
   err.setf(std::ios::unitbuf);
   Context ctx{out, err, out_tty, isatty(2) == 1, env};
+  ctx.raw_out = &std::cout;
   int rc = run(argc, argv, ctx);
   // A write that failed (full disk, closed pipe) makes the answer incomplete:
   // say so and fail, even when the command itself succeeded.

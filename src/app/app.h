@@ -29,8 +29,12 @@ struct Context {
   bool err_is_tty = false;
   std::function<std::string(const std::string&)> getenv;  // "" when unset
   std::istream* in = nullptr;                             // standard input of keet mcp; null: std::cin
-  io::WallClock clock = io::system_unix_ms;               // what record, diff, tune and gate stamp
-  bool color() const;                                     // tty and NO_COLOR unset
+  // Standard output without the terminal sanitiser, for a protocol whose
+  // framing needs CR LF (keet lsp) and whose messages are ASCII JSON, which
+  // holds no control character. Null: `out`.
+  std::ostream* raw_out = nullptr;
+  io::WallClock clock = io::system_unix_ms;  // what record, diff, tune and gate stamp
+  bool color() const;                        // tty and NO_COLOR unset
 };
 
 // A command adds its subcommand and flags, and returns the action to run after

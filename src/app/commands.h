@@ -27,5 +27,6 @@ Command mcp_command();
 Command timeline_command();
 Command tune_command();
 Command calibrate_command();
+Command lsp_command();
 
 }  // namespace keet::app

@@ -105,9 +105,10 @@ bool chip_has_units(const Kernel& k) {
   auto major = k.number("device__attribute_compute_capability_major");
   auto minor = k.number("device__attribute_compute_capability_minor");
   if (!major || !minor) return true;  // no way to tell: assume a chip ncu knows
-  double cc = *major * 10 + *minor;
-  return cc >= kMinCc && cc <= kMaxCc;
+  return chip_has_units_cc(*major * 10 + *minor);
 }
+
+bool chip_has_units_cc(double cc) { return cc >= kMinCc && cc <= kMaxCc; }
 
 std::string unit_of(std::string_view metric, bool chip_has_units) {
   if (chip_has_units) return unit_of(metric);

@@ -25,6 +25,8 @@ std::string unit_of(std::string_view metric, bool chip_has_units);
 std::vector<std::string> units_of(const std::vector<std::string>& metrics, bool chip_has_units);
 // Does ncu's metric database know this kernel's chip (by compute capability)?
 bool chip_has_units(const Kernel& k);
+// The same from the compute capability as major * 10 + minor (86 for 8.6).
+bool chip_has_units_cc(double cc);
 // The unit from the naming rules alone (what unit_of falls back to).
 std::string unit_by_rules(std::string_view metric);
 

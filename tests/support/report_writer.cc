@@ -4,6 +4,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "cubin_writer.h"
+
 namespace keet::testing {
 namespace {
 
@@ -195,6 +197,84 @@ std::string scenario_report_with_cubin(const std::string& cubin, uint64_t pc,
   b.results.push_back(k.SerializeAsString());
   w.add(b);
   return w.bytes();
+}
+
+std::string source_lines_report(const std::string& function, const std::string& mangled, const std::string& path,
+                                const std::vector<LineLoad>& load) {
+  constexpr uint64_t kModule = 3;
+  LineTableCubin cubin;
+  cubin.kernel = mangled;
+  cubin.kernel_size = 32 * load.size();
+  cubin.lines.clear();
+  for (const auto& l : load) cubin.lines.push_back(l.line);
+  auto slash = path.find_last_of('/');
+  cubin.directory = slash == std::string::npos ? "" : path.substr(0, slash);
+  cubin.file = slash == std::string::npos ? path : path.substr(slash + 1);
+  const uint64_t pc = cubin.kernel_pc;
+
+  ReportWriter w;
+  ReportWriter::Block b;
+  pb::SourceData module;
+  module.set_reference(kModule);
+  module.set_sm_revision(9 << 16);
+  module.set_binary(cubin.bytes());
+  b.sources.push_back(module.SerializeAsString());
+  auto metrics = scenario_metrics(60000);
+  std::erase_if(metrics,
+                [](const auto& m) { return m.first == "derived__memory_l2_theoretical_sectors_global_excessive"; });
+  auto k = w.kernel(function, 8192, 256, metrics);
+  k.set_kernel_mangled_name(mangled);
+  k.mutable_source()->set_reference(kModule);
+  std::vector<std::pair<uint64_t, uint64_t>> samples, stalled, selected, executed, excess;
+  uint64_t sums[5] = {};
+  for (size_t i = 0; i < load.size(); ++i) {
+    const auto& l = load[i];
+    uint64_t at = pc + 32 * i;
+    auto put = [&](auto& list, uint64_t v, uint64_t& sum) {
+      if (v) list.emplace_back(at, v), sum += v;
+    };
+    put(samples, l.samples, sums[0]);
+    put(stalled, l.long_scoreboard, sums[1]);
+    put(selected, l.samples - l.long_scoreboard, sums[2]);
+    put(executed, l.instructions, sums[3]);
+    put(excess, l.excess_sectors, sums[4]);
+  }
+  *k.add_metric_results() = pc_list(w, "launch__function_pcs", static_cast<double>(pc), {{0, pc}});
+  *k.add_metric_results() = pc_list(w, "smsp__pcsamp_sample_count", static_cast<double>(sums[0]), samples);
+  *k.add_metric_results() =
+      pc_list(w, "smsp__pcsamp_warps_issue_stalled_long_scoreboard", static_cast<double>(sums[1]), stalled);
+  *k.add_metric_results() =
+      pc_list(w, "smsp__pcsamp_warps_issue_stalled_selected", static_cast<double>(sums[2]), selected);
+  *k.add_metric_results() = pc_list(w, "inst_executed", static_cast<double>(sums[3]), executed);
+  *k.add_metric_results() =
+      pc_list(w, "derived__memory_l2_theoretical_sectors_global_excessive", static_cast<double>(sums[4]), excess);
+  auto* dev = k.add_metric_results();
+  dev->set_name_id(w.name_id("device__attribute_display_name"));
+  dev->mutable_value()->set_string_value("Test GPU");
+  w.flush_strings(b);
+  b.results.push_back(k.SerializeAsString());
+  w.add(b);
+  return w.bytes();
+}
+
+int line_holding(const std::string& path, std::string_view text) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(text) != std::string::npos) return n;
+  }
+  return 0;
+}
+
+std::string transpose_example_report(const std::string& source) {
+  int x = line_holding(source, "int x ="), y = line_holding(source, "int y ="),
+      move = line_holding(source, "out[x * N + y]");
+  if (!x || !y || !move) throw std::runtime_error(source + " is not KEET's transpose example");
+  std::vector<LineLoad> load = {
+      {x, 60, 0, 4096, 0}, {y, 40, 0, 4096, 0}, {move, 300, 250, 4096, 0}, {move, 600, 550, 4096, 3'000'000}};
+  return source_lines_report("transposeNaive", "_Z14transposeNaivePKfPf",
+                             "/home/ci/keet/examples/transpose/transpose.cu", load);
 }
 
 std::vector<std::pair<std::string, double>> scenario_metrics(double duration_ns) {

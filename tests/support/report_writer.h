@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ncu_report.pb.h"
@@ -70,6 +71,29 @@ std::string tiny_cubin(const std::string& mangled, const std::string& code, uint
 // sectors) and its module embedding `cubin` for SM `sm` (86: sm_86).
 std::string scenario_report_with_cubin(const std::string& cubin, uint64_t pc,
                                        const std::vector<std::pair<uint64_t, uint64_t>>& excess, int sm);
+
+// One instruction of source_lines_report's kernel: the source line it is on,
+// its PC samples (`long_scoreboard` of them stalled there, the rest
+// "selected"), its executed instructions and its excess global sectors.
+struct LineLoad {
+  int line = 0;
+  uint64_t samples = 0, long_scoreboard = 0, instructions = 0, excess_sectors = 0;
+};
+// The memory-bound scenario kernel as `function` (mangled `mangled`), its
+// embedded cubin (tests/support/cubin_writer.h) mapping instruction i, 32
+// bytes each, to line load[i].line of `path`, with the per-PC source counters
+// of `load`: a report `keet source` and `keet lsp` place on source lines.
+std::string source_lines_report(const std::string& function, const std::string& mangled, const std::string& path,
+                                const std::vector<LineLoad>& load);
+
+// KEET's example examples/transpose/transpose.cu (at `source`) as profiled on
+// another machine (its line table names /home/ci/keet/examples/transpose/...):
+// transposeNaive's stall samples, 90% on the line that moves the element
+// (whose store has the excess sectors), 6% on "int x =", 4% on "int y =".
+// The Language Server's tests (e2e and Neovim) place it on that source.
+std::string transpose_example_report(const std::string& source);
+// The 1-based line of the file at `path` holding `text`; 0 when none does.
+int line_holding(const std::string& path, std::string_view text);
 
 // Splits a real report into its raw framed parts so tests can re-assemble or
 // replicate them (e.g. the 20,000-kernel benchmark report).

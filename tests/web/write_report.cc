@@ -1,21 +1,39 @@
-// Writes the tests' memory-bound scenario report (tests/support/report_writer)
-// to argv[1]: the browser test's upload when ../shared has no fixture. With a
-// second path, also an Nsight Systems export of a run with a long idle gap
-// (tests/support/timeline_writer): the browser test's timeline upload.
+// Writes the tests' reports for tests that run outside C++:
+//   keet_write_test_report FILE [TIMELINE.sqlite]
+//     the memory-bound scenario report (tests/support/report_writer): the
+//     browser test's upload when ../shared has no fixture; with a second path,
+//     also an Nsight Systems export of a run with a long idle gap
+//     (tests/support/timeline_writer): the browser test's timeline upload.
+//   keet_write_test_report --transpose-example SOURCE FILE
+//     KEET's transpose example profiled elsewhere (transpose_example_report):
+//     the Neovim test's report.
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include "support/report_writer.h"
 #include "support/timeline_writer.h"
 
+namespace {
+
+bool write(const char* path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  return static_cast<bool>(out.flush());
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--transpose-example")
+    return write(argv[3], keet::testing::transpose_example_report(argv[2])) ? 0 : 1;
   if (argc != 2 && argc != 3) {
-    std::cerr << "usage: keet_write_test_report FILE [TIMELINE.sqlite]\n";
+    std::cerr << "usage: keet_write_test_report FILE [TIMELINE.sqlite] | --transpose-example SOURCE FILE\n";
     return 2;
   }
-  std::ofstream out(argv[1], std::ios::binary);
-  out << keet::testing::one_kernel_report("strided_copy", 8192, 256, keet::testing::scenario_metrics(120000));
-  if (!out.flush()) return 1;
+  if (!write(argv[1],
+             keet::testing::one_kernel_report("strided_copy", 8192, 256, keet::testing::scenario_metrics(120000))))
+    return 1;
   if (argc == 3) {
     constexpr int64_t kMs = 1'000'000;
     keet::testing::TimelineWriter w;

@@ -5,14 +5,17 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "app/app.h"
-#include "app/common.h"
+#include "io/file.h"
 #include "model/report.h"
 #include "model/select.h"
 #include "model/units.h"
@@ -53,8 +56,8 @@ py::object value_of(const Value& v) {
   }
 }
 
-const char* kind_of(const Value& v) {
-  switch (v.kind) {
+const char* kind_of(Value::Kind kind) {
+  switch (kind) {
     case Value::Kind::None:
       return "none";
     case Value::Kind::Double:
@@ -73,35 +76,174 @@ const char* kind_of(const Value& v) {
 
 py::tuple dim(const keet::model::Dim3& d) { return py::make_tuple(d.x, d.y, d.z); }
 
+// A metric as the Python objects see it, 24 bytes: its name as an id into
+// the report's name list (Loaded::names) and a numeric value in place; a
+// string value, an instance list or a CSV unit sits in the kernel's side
+// table. Reading a report builds no string per metric and touches a seventh
+// of the memory keet::model::Metric would.
+struct PyMetric {
+  static constexpr uint32_t kNoSide = UINT32_MAX;
+  uint32_t name = 0;
+  uint32_t side = kNoSide;  // into PyKernel::sides
+  Value::Kind kind = Value::Kind::None;
+  union {
+    double number;     // Double, Float
+    uint64_t integer;  // Uint64, Uint32
+  };
+  PyMetric() : integer(0) {}
+};
+struct PySide {
+  std::string text;  // a String value
+  keet::model::InstanceList instances;
+  std::string unit;  // as a CSV export wrote it; "" for .ncu-rep
+};
+
+// Names every report gets first, so the kernel's own fields come from its
+// metrics as they stream past (no per-kernel name index is built).
+enum : uint32_t { kDuration, kDeviceName, kCcMajor, kCcMinor, kKnownNames };
+constexpr const char* kKnown[kKnownNames] = {"gpu__time_duration.sum", "device__attribute_display_name",
+                                             "device__attribute_compute_capability_major",
+                                             "device__attribute_compute_capability_minor"};
+
+struct PyKernel {
+  int index = 0;
+  std::string display, function, demangled, mangled;
+  keet::model::Dim3 grid, block;
+  uint64_t launches = 1;
+  std::vector<PyMetric> metrics;
+  std::vector<PySide> sides;
+  const PySide* side(const PyMetric& m) const { return m.side == PyMetric::kNoSide ? nullptr : &sides[m.side]; }
+  // (name id, position) of every metric, by id then position: the first of
+  // each name is found by binary search. Made on first use.
+  mutable std::vector<std::pair<uint32_t, uint32_t>> by_name;
+  const PyMetric* find(uint32_t id) const {
+    if (by_name.empty() && !metrics.empty()) {
+      by_name.reserve(metrics.size());
+      for (size_t i = 0; i < metrics.size(); ++i) by_name.emplace_back(metrics[i].name, static_cast<uint32_t>(i));
+      std::sort(by_name.begin(), by_name.end());
+    }
+    auto it = std::lower_bound(by_name.begin(), by_name.end(), std::pair<uint32_t, uint32_t>{id, 0});
+    return it != by_name.end() && it->first == id ? &metrics[it->second] : nullptr;
+  }
+  std::optional<double> number(uint32_t id) const {
+    const auto* m = find(id);
+    if (!m || m->kind == Value::Kind::None || m->kind == Value::Kind::String) return std::nullopt;
+    return number_of(*m);
+  }
+  static double number_of(const PyMetric& m) {
+    return m.kind == Value::Kind::Uint64 || m.kind == Value::Kind::Uint32 ? static_cast<double>(m.integer) : m.number;
+  }
+  std::string device() const {
+    const auto* m = find(kDeviceName);
+    return m && m->kind == Value::Kind::String ? sides[m->side].text : std::string();
+  }
+  // Whether ncu's metric database knows the chip (keet::model::chip_has_units).
+  bool chip_has_units() const {
+    auto major = number(kCcMajor), minor = number(kCcMinor);
+    return !major || !minor || keet::model::chip_has_units_cc(*major * 10 + *minor);
+  }
+};
+
+py::object value_of(const PyMetric& m, const PyKernel& k) {
+  switch (m.kind) {
+    case Value::Kind::None:
+      return py::none();
+    case Value::Kind::Uint64:
+    case Value::Kind::Uint32:
+      return py::int_(m.integer);
+    case Value::Kind::String:
+      return py::str(k.sides[m.side].text);
+    default:
+      return py::float_(m.number);
+  }
+}
+
 // A report read whole, shared by the Python objects that view into it.
 struct Loaded {
-  Report report;
-  // Metric names as Python strings, made once per name of the report's
-  // string table (kernels share their names), so reading every value of
-  // every kernel does not build the same string again and again.
-  mutable std::vector<py::object> names;
-  py::object name_of(const Metric& m) const {
-    if (m.name_id == Metric::kNoNameId) return py::str(m.name);
-    if (m.name_id >= names.size()) names.resize(static_cast<size_t>(m.name_id) + 1);
-    auto& slot = names[m.name_id];
-    if (!slot) slot = py::str(m.name);
+  Report head;  // session, warnings, partial; its kernels are `kernels`
+  std::vector<PyKernel> kernels;
+  std::vector<std::string> names;  // by id
+  std::unordered_map<std::string, uint32_t> ids;
+  std::vector<uint32_t> by_report_id;  // the report's string-table id + 1 -> our id + 1
+  // Names as Python strings, made once per name (kernels share their names).
+  mutable std::vector<py::object> py_names;
+
+  Loaded() {
+    for (const char* n : kKnown) intern(n);
+  }
+  uint32_t intern(const std::string& name) {
+    auto [it, fresh] = ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+    if (fresh) names.push_back(name);
+    return it->second;
+  }
+  uint32_t id_of(const Metric& m) {
+    if (m.name_id == Metric::kNoNameId) return intern(m.name);
+    if (m.name_id >= by_report_id.size()) by_report_id.resize(static_cast<size_t>(m.name_id) + 1, 0);
+    uint32_t& slot = by_report_id[m.name_id];
+    if (!slot) slot = intern(m.name) + 1;
+    return slot - 1;
+  }
+  std::optional<uint32_t> find_id(const std::string& name) const {
+    auto it = ids.find(name);
+    return it == ids.end() ? std::nullopt : std::optional<uint32_t>(it->second);
+  }
+  py::object name_of(uint32_t id) const {
+    if (id >= py_names.size()) py_names.resize(names.size());
+    auto& slot = py_names[id];
+    if (!slot) slot = py::str(names[id]);
     return slot;
+  }
+  // Takes what the reader decoded into `k`; the reader reuses `k` for the next kernel.
+  void take(Kernel& k) {
+    PyKernel& p = kernels.emplace_back();
+    p.index = k.index;
+    p.display = k.display_name();
+    p.function = k.function;
+    p.demangled = k.demangled;
+    p.mangled = k.mangled;
+    p.grid = k.grid;
+    p.block = k.block;
+    p.launches = k.launches();
+    p.metrics.resize(k.metrics.size());
+    for (size_t i = 0; i < k.metrics.size(); ++i) {
+      auto& from = k.metrics[i];
+      auto& to = p.metrics[i];
+      to.name = id_of(from);
+      to.kind = from.value.kind;
+      if (to.kind == Value::Kind::Uint64 || to.kind == Value::Kind::Uint32)
+        to.integer = from.value.integer;
+      else
+        to.number = from.value.number;
+      if (to.kind == Value::Kind::String || !from.instances.empty() || !from.unit.empty()) {
+        to.side = static_cast<uint32_t>(p.sides.size());
+        p.sides.push_back({std::move(from.value.text), std::move(from.instances), std::move(from.unit)});
+      }
+    }
   }
 };
 
 struct KernelView {
   std::shared_ptr<const Loaded> owner;
-  const Kernel* kernel;
+  const PyKernel* kernel;
 };
 
 struct MetricView {
   std::shared_ptr<const Loaded> owner;
-  const Kernel* kernel;
-  const Metric* metric;
-  std::string unit() const { return metric->unit.empty() ? keet::model::unit_of(metric->name, *kernel) : metric->unit; }
+  const PyKernel* kernel;
+  const PyMetric* metric;
+  const std::string& name() const { return owner->names[metric->name]; }
+  std::string unit() const {
+    const auto* side = kernel->side(*metric);
+    return side && !side->unit.empty() ? side->unit : keet::model::unit_of(name(), kernel->chip_has_units());
+  }
+  size_t num_instances() const {
+    const auto* side = kernel->side(*metric);
+    return side ? side->instances.size() : 0;
+  }
   py::list instances() const {
     py::list out;
-    for (const auto& i : metric->instances) out.append(py::make_tuple(value_of(i.key), value_of(i.value)));
+    if (const auto* side = kernel->side(*metric))
+      for (const auto& i : side->instances) out.append(py::make_tuple(value_of(i.key), value_of(i.value)));
     return out;
   }
 };
@@ -119,24 +261,18 @@ std::shared_ptr<const Loaded> open_report(const std::string& path, const std::st
     keet::readers::ReadOptions opt;
     opt.allow_partial = true;
     opt.rules = opt.modules = false;
-    auto r = keet::readers::load_file(path, opt);
-    if (!r) {
-      failure = r.error().message;
-    } else {
-      loaded->report = std::move(*r);
-      auto& ks = loaded->report.kernels;
-      bool filtered = !selector->all() || skip > 0 || count >= 0;
-      if (filtered) {
-        std::vector<Kernel> kept;
-        int64_t matched = 0;
-        for (auto& k : ks) {
-          if (!selector->matches(k)) continue;
-          if (matched++ < skip) continue;
-          if (count >= 0 && static_cast<int64_t>(kept.size()) >= count) break;
-          kept.push_back(std::move(k));
-        }
-        ks = std::move(kept);
-      }
+    int64_t matched = 0;
+    auto take = [&](Kernel&& k) {
+      if (!selector->matches(k) || matched++ < skip) return true;
+      if (count >= 0 && static_cast<int64_t>(loaded->kernels.size()) >= count) return false;
+      loaded->take(k);
+      return true;
+    };
+    auto src = keet::io::open_file(path);
+    if (!src) {
+      failure = src.error().message;
+    } else if (auto ok = keet::readers::stream_into(**src, opt, loaded->head, take); !ok) {
+      failure = ok.error().message();
     }
   }
   if (!failure.empty()) raise(failure);
@@ -168,31 +304,38 @@ PYBIND11_MODULE(_keet, m) {
   m.attr("Error") = error_type();
 
   py::class_<Loaded, std::shared_ptr<Loaded>>(m, "Report")
-      .def_property_readonly("path", [](const Loaded& l) { return l.report.path; })
+      .def_property_readonly("path", [](const Loaded& l) { return l.head.path; })
       .def_property_readonly("format",
-                             [](const Loaded& l) { return std::string(keet::model::format_name(l.report.format)); })
-      .def_property_readonly("ncu_version", [](const Loaded& l) { return l.report.ncu_version(); })
-      .def_property_readonly("warnings", [](const Loaded& l) { return l.report.warnings; })
-      .def_property_readonly("partial", [](const Loaded& l) { return l.report.partial; })
-      .def("__len__", [](const Loaded& l) { return l.report.kernels.size(); })
-      .def("kernel", [](const std::shared_ptr<Loaded>& l, size_t i) {
-        if (i >= l->report.kernels.size()) throw py::index_error("no kernel at that position");
-        return KernelView{l, &l->report.kernels[i]};
+                             [](const Loaded& l) { return std::string(keet::model::format_name(l.head.format)); })
+      .def_property_readonly("ncu_version", [](const Loaded& l) { return l.head.ncu_version(); })
+      .def_property_readonly("warnings", [](const Loaded& l) { return l.head.warnings; })
+      .def_property_readonly("partial", [](const Loaded& l) { return l.head.partial; })
+      .def("__len__", [](const Loaded& l) { return l.kernels.size(); })
+      .def("kernel",
+           [](const std::shared_ptr<Loaded>& l, size_t i) {
+             if (i >= l->kernels.size()) throw py::index_error("no kernel at that position");
+             return KernelView{l, &l->kernels[i]};
+           })
+      // Every kernel in one call (a Python call per kernel costs more than the kernel's view).
+      .def("kernels", [](const std::shared_ptr<Loaded>& l) {
+        py::list out(l->kernels.size());
+        for (size_t i = 0; i < l->kernels.size(); ++i) out[i] = py::cast(KernelView{l, &l->kernels[i]});
+        return out;
       });
 
   py::class_<KernelView>(m, "Kernel")
       .def_property_readonly("index", [](const KernelView& k) { return k.kernel->index; })
-      .def_property_readonly("name", [](const KernelView& k) { return k.kernel->display_name(); })
+      .def_property_readonly("name", [](const KernelView& k) { return k.kernel->display; })
       .def_property_readonly("function", [](const KernelView& k) { return k.kernel->function; })
       .def_property_readonly("demangled", [](const KernelView& k) { return k.kernel->demangled; })
       .def_property_readonly("mangled", [](const KernelView& k) { return k.kernel->mangled; })
       .def_property_readonly("grid", [](const KernelView& k) { return dim(k.kernel->grid); })
       .def_property_readonly("block", [](const KernelView& k) { return dim(k.kernel->block); })
-      .def_property_readonly("device", [](const KernelView& k) { return keet::app::device_of(*k.kernel); })
-      .def_property_readonly("launches", [](const KernelView& k) { return k.kernel->launches(); })
+      .def_property_readonly("device", [](const KernelView& k) { return k.kernel->device(); })
+      .def_property_readonly("launches", [](const KernelView& k) { return k.kernel->launches; })
       .def_property_readonly("duration_ns",
                              [](const KernelView& k) -> py::object {
-                               auto d = k.kernel->number("gpu__time_duration.sum");
+                               auto d = k.kernel->number(kDuration);
                                return d ? py::object(py::float_(*d)) : py::object(py::none());
                              })
       .def("__len__", [](const KernelView& k) { return k.kernel->metrics.size(); })
@@ -201,7 +344,7 @@ PYBIND11_MODULE(_keet, m) {
            [](const KernelView& k) {
              py::dict out;
              for (const auto& m : k.kernel->metrics) {
-               py::object name = k.owner->name_of(m), value = value_of(m.value);
+               py::object name = k.owner->name_of(m.name), value = value_of(m, *k.kernel);
                // The first of a repeated name stays (one hash lookup per metric).
                if (!PyDict_SetDefault(out.ptr(), name.ptr(), value.ptr())) throw py::error_already_set();
              }
@@ -210,7 +353,7 @@ PYBIND11_MODULE(_keet, m) {
       .def("names",
            [](const KernelView& k) {
              py::list out;
-             for (const auto& m : k.kernel->metrics) out.append(k.owner->name_of(m));
+             for (const auto& m : k.kernel->metrics) out.append(k.owner->name_of(m.name));
              return out;
            })
       .def("metric_at",
@@ -219,16 +362,17 @@ PYBIND11_MODULE(_keet, m) {
              return MetricView{k.owner, k.kernel, &k.kernel->metrics[i]};
            })
       .def("find", [](const KernelView& k, const std::string& name) -> py::object {
-        const Metric* m = k.kernel->find(name);
+        auto id = k.owner->find_id(name);
+        const PyMetric* m = id ? k.kernel->find(*id) : nullptr;
         return m ? py::cast(MetricView{k.owner, k.kernel, m}) : py::object(py::none());
       });
 
   py::class_<MetricView>(m, "Metric")
-      .def_property_readonly("name", [](const MetricView& v) { return v.metric->name; })
-      .def_property_readonly("value", [](const MetricView& v) { return value_of(v.metric->value); })
-      .def_property_readonly("kind", [](const MetricView& v) { return kind_of(v.metric->value); })
+      .def_property_readonly("name", [](const MetricView& v) { return v.name(); })
+      .def_property_readonly("value", [](const MetricView& v) { return value_of(*v.metric, *v.kernel); })
+      .def_property_readonly("kind", [](const MetricView& v) { return kind_of(v.metric->kind); })
       .def_property_readonly("unit", &MetricView::unit)
-      .def_property_readonly("num_instances", [](const MetricView& v) { return v.metric->instances.size(); })
+      .def_property_readonly("num_instances", &MetricView::num_instances)
       .def_property_readonly("instances", &MetricView::instances);
 
   m.def("open", &open_report, py::arg("path"), py::arg("kernel") = "", py::arg("launch_skip") = 0,

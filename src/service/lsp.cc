@@ -1,0 +1,546 @@
+#include "service/lsp.h"
+
+#include <algorithm>
+#include <charconv>
+#include <istream>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "model/units.h"
+#include "util/pattern.h"
+#include "util/strings.h"
+
+namespace keet::service {
+namespace {
+
+using nlohmann::json;
+
+// LSP error codes (JSON-RPC's and the protocol's own).
+constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602,
+              kServerNotInitialized = -32002;
+// DiagnosticSeverity.
+constexpr int kWarning = 2, kInformation = 3, kHint = 4;
+constexpr size_t kLensesPerLine = 3;
+
+struct Document {
+  std::string path;
+  std::string text;
+  std::vector<std::string_view> lines() const {
+    std::vector<std::string_view> out;
+    std::string_view t = text;
+    size_t start = 0;
+    while (start <= t.size()) {
+      size_t end = t.find('\n', start);
+      if (end == std::string_view::npos) end = t.size();
+      auto line = t.substr(start, end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      out.push_back(line);
+      if (end == t.size()) break;
+      start = end + 1;
+    }
+    return out;
+  }
+};
+
+// A line of a loaded report as it falls on an open file.
+struct Placed {
+  const LspIndex* report;
+  const LspLine* line;
+  const LspKernel& kernel() const { return report->kernels[line->kernel]; }
+};
+
+// Positions count UTF-16 code units (the protocol's default encoding).
+size_t utf16_length(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte
+    n += c >= 0xF0 ? 2 : 1;            // four-byte sequences are surrogate pairs
+  }
+  return n;
+}
+
+json line_range(int line, std::string_view text) {
+  size_t indent = text.find_first_not_of(" \t");
+  size_t first = indent == std::string_view::npos ? 0 : utf16_length(text.substr(0, indent));
+  return {{"start", {{"line", line - 1}, {"character", first}}},
+          {"end", {{"line", line - 1}, {"character", utf16_length(text)}}}};
+}
+
+std::string speedup_text(const std::optional<double>& s) {
+  return s ? fmt::format("est. speedup {:.2f}x", *s) : std::string("gain not estimated");
+}
+
+std::string stalls_text(const LspLine& l) {
+  std::vector<std::string> parts;
+  for (const auto& [reason, share] : l.stalls) parts.push_back(fmt::format("{} {}", reason, percent(share)));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string short_name(const LspKernel& k) { return k.function.empty() ? k.identity.display_name() : k.function; }
+
+std::string duration_text(const LspKernel& k) {
+  return k.identity.duration_ns ? model::readable_duration(*k.identity.duration_ns)
+                                : std::string("duration not measured");
+}
+
+std::string basename(std::string_view path) {
+  auto slash = path.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+const LspLineFinding* strongest(const LspLine& l) {
+  const LspLineFinding* best = nullptr;
+  for (const auto& f : l.findings)
+    if (!best || f.severity < best->severity || (f.severity == best->severity && f.share > best->share)) best = &f;
+  return best;
+}
+
+// Warning: a high-severity finding whose cost sits largely here; information:
+// any finding, or a fifth of the kernel; hint: a hot line and nothing more.
+int severity_of(const LspLine& l) {
+  const auto* f = strongest(l);
+  if (f && f->severity == analysis::Severity::High && (l.share >= 0.10 || f->share >= 0.25)) return kWarning;
+  if (f || l.share >= 0.20) return kInformation;
+  return kHint;
+}
+
+std::string diagnostic_message(const Placed& p) {
+  const auto& l = *p.line;
+  const auto& k = p.kernel();
+  std::string m = fmt::format("{} of {}'s {}", percent(l.share), short_name(k), k.cost_metric);
+  if (!l.stalls.empty()) m += fmt::format(" (stalls: {})", stalls_text(l));
+  if (const auto* f = strongest(l))
+    m += fmt::format("; {}: {} of its cost on this line, {}", f->title, percent(f->share), speedup_text(f->speedup));
+  return m;
+}
+
+std::string hover_text(const std::vector<Placed>& here) {
+  std::string out;
+  for (const auto& p : here) {
+    const auto& l = *p.line;
+    const auto& k = p.kernel();
+    if (!out.empty()) out += "\n\n---\n\n";
+    out += fmt::format("**keet** · `{}` ({}, kernel {}) · {} · {}\n\n", k.identity.display_name(), basename(k.report),
+                       k.identity.index, duration_text(k), k.bottleneck);
+    out += fmt::format("- this line: **{}** of the kernel's {} ({:.0f} of {:.0f})", percent(l.share), k.cost_metric,
+                       l.cost, k.cost_total);
+    if (l.samples > 0 && k.cost_metric != "stall samples") out += fmt::format("; {:.0f} stall samples", l.samples);
+    if (l.instructions > 0 && k.cost_metric != "executed instructions")
+      out += fmt::format("; {:.0f} executed instructions", l.instructions);
+    out += "\n";
+    if (!l.stalls.empty()) out += fmt::format("- stalls on this line: {}\n", stalls_text(l));
+    for (const auto& f : l.findings)
+      out += fmt::format("- **{}** ({}): {} of its cost is on this line; {} for the kernel\n", f.title,
+                         analysis::severity_name(f.severity), percent(f.share), speedup_text(f.speedup));
+    if (l.findings.empty() && !k.top_finding.empty())
+      out += fmt::format("- the kernel's top finding: {} ({})\n", k.top_finding, speedup_text(k.top_speedup));
+  }
+  return out;
+}
+
+// The kernel's own name as a source file spells it: no parameters, template
+// arguments, namespaces or return type. "" when it is not an identifier.
+std::string base_name(std::string_view name) {
+  name = name.substr(0, name.find('('));
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  if (!name.empty() && name.back() == '>') {
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      if (name[i] == '>') ++depth;
+      if (name[i] == '<' && --depth == 0) {
+        name = name.substr(0, i);
+        break;
+      }
+    }
+  }
+  if (auto colons = name.rfind("::"); colons != std::string_view::npos) name = name.substr(colons + 2);
+  if (auto space = name.find_last_of(" *&"); space != std::string_view::npos) name = name.substr(space + 1);
+  bool ident = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+               std::all_of(name.begin(), name.end(),
+                           [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return ident ? std::string(name) : std::string();
+}
+
+// The 1-based line where `function` is defined as a kernel: a CUDA __global__
+// function or a Python (Triton) def. 0 when the file does not define it.
+int definition_line(const std::vector<std::string_view>& lines, const std::string& function) {
+  if (function.empty()) return 0;
+  auto call = Pattern::compile("(?:^|[^A-Za-z0-9_])" + function + R"(\s*(?:<[^;{()]*>)?\s*\()");
+  auto def = Pattern::compile(R"(^\s*(?:async\s+)?def\s+)" + function + R"(\s*\()");
+  if (!call || !def) return 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (def->search(lines[i])) return static_cast<int>(i + 1);
+    if (!call->search(lines[i])) continue;
+    for (size_t back = 0; back <= 3 && back <= i; ++back)
+      if (lines[i - back].find("__global__") != std::string_view::npos) return static_cast<int>(i + 1);
+  }
+  return 0;
+}
+
+json rpc_error(const json& id, int code, std::string_view message) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+json rpc_result(const json& id, json result) { return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}; }
+json notification(std::string_view method, json params) {
+  return {{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
+}
+
+// ASCII only (other characters as \u escapes): a message holds no byte a
+// terminal would act on, so keet lsp writes it past the terminal sanitiser,
+// which would spoil the protocol's CR LF.
+// Members of a client's message, of the expected type or empty: a message is
+// untrusted input and a wrong type is an ordinary bad message.
+const json& member(const json& j, std::string_view key) {
+  static const json none;
+  if (!j.is_object()) return none;
+  auto it = j.find(key);
+  return it == j.end() ? none : *it;
+}
+std::string string_member(const json& j, std::string_view key) {
+  const json& m = member(j, key);
+  return m.is_string() ? m.get<std::string>() : std::string();
+}
+
+std::string text_of(const json& j) { return j.dump(-1, ' ', true, json::error_handler_t::replace); }
+
+}  // namespace
+
+struct LspServer::State {
+  LspOptions options;
+  bool initialized = false, shutdown = false, exited = false;
+  std::map<std::string, LspIndex> reports;  // by report path
+  std::map<std::string, Document> open;     // by URI
+
+  // How well a report's path names the file at `path`: 0 when it does not.
+  int match(std::string_view report_path, std::string_view path) const {
+    if (!options.source_root.empty()) return rooted_match(report_path, path, options.source_root);
+    return shared_suffix(report_path, path);
+  }
+
+  // The report files that name `path`: those sharing the longest suffix with it.
+  std::vector<Placed> placed(const std::string& path) const {
+    std::map<std::string_view, int> score;
+    int best = 0;
+    for (const auto& [_, r] : reports)
+      for (const auto& l : r.lines)
+        if (auto [it, fresh] = score.try_emplace(l.file, 0); fresh)
+          best = std::max(best, it->second = match(l.file, path));
+    std::vector<Placed> out;
+    if (best == 0) return out;
+    for (const auto& [_, r] : reports)
+      for (const auto& l : r.lines)
+        if (score[l.file] == best) out.push_back({&r, &l});
+    return out;
+  }
+
+  json diagnostics(const std::string& uri, const Document& doc) const {
+    auto lines = doc.lines();
+    std::vector<Placed> shown;
+    for (const auto& p : placed(doc.path))
+      if ((p.line->share >= options.min_share || !p.line->findings.empty()) && p.line->line >= 1 &&
+          static_cast<size_t>(p.line->line) <= lines.size())
+        shown.push_back(p);
+    std::stable_sort(shown.begin(), shown.end(), [](const Placed& a, const Placed& b) {
+      return severity_of(*a.line) != severity_of(*b.line) ? severity_of(*a.line) < severity_of(*b.line)
+                                                          : a.line->share > b.line->share;
+    });
+    if (shown.size() > options.max_diagnostics) shown.resize(options.max_diagnostics);
+    json list = json::array();
+    for (const auto& p : shown) {
+      const auto* f = strongest(*p.line);
+      list.push_back({{"range", line_range(p.line->line, lines[p.line->line - 1])},
+                      {"severity", severity_of(*p.line)},
+                      {"source", "keet"},
+                      {"code", f ? f->id : std::string("hot-line")},
+                      {"message", diagnostic_message(p)}});
+    }
+    return notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", std::move(list)}});
+  }
+
+  json hover(const Document& doc, int line) const {
+    std::vector<Placed> here;
+    for (const auto& p : placed(doc.path))
+      if (p.line->line == line) here.push_back(p);
+    if (here.empty()) return nullptr;
+    std::stable_sort(here.begin(), here.end(),
+                     [](const Placed& a, const Placed& b) { return a.line->share > b.line->share; });
+    auto lines = doc.lines();
+    json h = {{"contents", {{"kind", "markdown"}, {"value", hover_text(here)}}}};
+    if (line >= 1 && static_cast<size_t>(line) <= lines.size()) h["range"] = line_range(line, lines[line - 1]);
+    return h;
+  }
+
+  // Where each loaded kernel is defined in this file, by its name in the
+  // text, else by the line of its first instruction.
+  std::map<int, std::vector<const LspKernel*>> definitions(const Document& doc) const {
+    auto lines = doc.lines();
+    std::map<std::string, int> found;  // function -> line
+    std::map<int, std::vector<const LspKernel*>> at;
+    for (const auto& [_, r] : reports)
+      for (const auto& k : r.kernels) {
+        std::string fn = base_name(short_name(k));
+        auto [it, fresh] = found.try_emplace(fn, 0);
+        if (fresh) it->second = definition_line(lines, fn);
+        int line = it->second;
+        if (line == 0 && k.start && k.start->line >= 1 && static_cast<size_t>(k.start->line) <= lines.size() &&
+            match(k.start->file, doc.path) > 0)
+          line = k.start->line;
+        if (line > 0) at[line].push_back(&k);
+      }
+    return at;
+  }
+
+  json code_lenses(const Document& doc) const {
+    auto lines = doc.lines();
+    json out = json::array();
+    for (auto& [line, kernels] : definitions(doc)) {
+      // One lens per kernel name on the line, its longest launch first.
+      std::map<std::string, std::vector<const LspKernel*>> by_name;
+      for (const auto* k : kernels) by_name[k->identity.display_name()].push_back(k);
+      std::vector<std::vector<const LspKernel*>> groups;
+      for (auto& [_, g] : by_name) {
+        std::stable_sort(g.begin(), g.end(), [](const LspKernel* a, const LspKernel* b) {
+          return a->identity.duration_ns.value_or(0) > b->identity.duration_ns.value_or(0);
+        });
+        groups.push_back(std::move(g));
+      }
+      std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+        return a.front()->identity.duration_ns.value_or(0) > b.front()->identity.duration_ns.value_or(0);
+      });
+      size_t shown = 0;
+      for (const auto& g : groups) {
+        if (shown++ == kLensesPerLine) break;
+        out.push_back({{"range", line_range(line, lines[line - 1])},
+                       {"command", {{"title", lens_title(g, by_name.size() > 1)}, {"command", ""}}}});
+      }
+    }
+    return out;
+  }
+
+  static std::string lens_title(const std::vector<const LspKernel*>& g, bool name_it) {
+    const auto& k = *g.front();
+    std::string t = "keet: ";
+    if (name_it) t += short_name(k) + " ";
+    if (g.size() == 1) {
+      t += duration_text(k);
+    } else {
+      double sum = 0;
+      for (const auto* x : g) sum += x->identity.duration_ns.value_or(0);
+      t += fmt::format("{} launches profiled, {} in all, longest {}", g.size(), model::readable_duration(sum),
+                       duration_text(k));
+    }
+    t += " · " + k.bottleneck;
+    if (!k.top_finding.empty()) t += fmt::format(" · {} ({})", k.top_finding, speedup_text(k.top_speedup));
+    return t;
+  }
+};
+
+LspServer::LspServer(LspOptions options) : state_(std::make_unique<State>()) { state_->options = std::move(options); }
+LspServer::~LspServer() = default;
+
+bool LspServer::exited() const {
+  std::lock_guard lock(mutex_);
+  return state_->exited;
+}
+int LspServer::exit_code() const {
+  std::lock_guard lock(mutex_);
+  return state_->shutdown ? 0 : 1;
+}
+
+std::string LspServer::log_message(std::string_view text, int type) const {
+  return text_of(notification("window/logMessage", {{"type", type}, {"message", fmt::format("keet: {}", text)}}));
+}
+
+std::vector<std::string> LspServer::set_report(const std::string& path, LspIndex index) {
+  std::lock_guard lock(mutex_);
+  auto& s = *state_;
+  s.reports[path] = std::move(index);
+  std::vector<std::string> out;
+  if (!s.initialized) return out;
+  for (const auto& [uri, doc] : s.open) out.push_back(text_of(s.diagnostics(uri, doc)));
+  return out;
+}
+
+std::vector<std::string> LspServer::handle(std::string_view message) {
+  json m = json::parse(message, nullptr, false);
+  if (m.is_discarded() || !m.is_object()) return {text_of(rpc_error(nullptr, kParseError, "not a JSON object"))};
+  bool is_request = m.contains("id");
+  json id = is_request ? m["id"] : json();
+  if (!m.contains("method") || !m["method"].is_string()) {
+    // A response to a request of ours (we send none), or garbage.
+    return is_request && !m.contains("result") && !m.contains("error")
+               ? std::vector<std::string>{text_of(rpc_error(id, kInvalidRequest, "no method"))}
+               : std::vector<std::string>{};
+  }
+  std::string method = m["method"];
+  const json& params = member(m, "params");
+  std::lock_guard lock(mutex_);
+  auto& s = *state_;
+  std::vector<std::string> out;
+  auto reply = [&](json result) { out.push_back(text_of(rpc_result(id, std::move(result)))); };
+  auto fail = [&](int code, std::string_view why) {
+    if (is_request) out.push_back(text_of(rpc_error(id, code, why)));
+  };
+  if (method == "exit") {
+    s.exited = true;
+    return out;
+  }
+  if (method == "initialize") {
+    s.initialized = true;
+    reply({{"capabilities",
+            {{"textDocumentSync", {{"openClose", true}, {"change", 1}}},
+             {"hoverProvider", true},
+             {"codeLensProvider", {{"resolveProvider", false}}}}},
+           {"serverInfo", {{"name", "keet"}}}});
+    return out;
+  }
+  if (!s.initialized) {
+    fail(kServerNotInitialized, "initialize first");
+    return out;
+  }
+  if (s.shutdown && is_request) {
+    fail(kInvalidRequest, "the server is shutting down");
+    return out;
+  }
+  if (method == "shutdown") {
+    s.shutdown = true;
+    reply(nullptr);
+    return out;
+  }
+
+  const json& doc_param = member(params, "textDocument");
+  std::string uri = string_member(doc_param, "uri");
+  if (method == "textDocument/didOpen" || method == "textDocument/didChange") {
+    auto path = path_of_uri(uri);
+    if (!path) return out;  // not a file (an untitled buffer): nothing of ours is in it
+    auto& doc = s.open[uri];
+    doc.path = *path;
+    if (method == "textDocument/didOpen") {
+      doc.text = string_member(doc_param, "text");
+      out.push_back(text_of(s.diagnostics(uri, doc)));
+    } else if (const json& changes = member(params, "contentChanges");
+               changes.is_array() && !changes.empty() && member(changes.back(), "text").is_string()) {
+      doc.text = changes.back()["text"].get<std::string>();  // full sync: the last change is the whole text
+    }
+    return out;
+  }
+  if (method == "textDocument/didClose") {
+    s.open.erase(uri);
+    out.push_back(
+        text_of(notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}})));
+    return out;
+  }
+  if (method == "textDocument/hover" || method == "textDocument/codeLens") {
+    auto it = s.open.find(uri);
+    if (it == s.open.end()) {
+      // A file the client did not open with us: read nothing, know nothing.
+      reply(method == "textDocument/hover" ? json(nullptr) : json::array());
+      return out;
+    }
+    if (method == "textDocument/codeLens") {
+      reply(s.code_lenses(it->second));
+      return out;
+    }
+    const json& line = member(member(params, "position"), "line");
+    if (!line.is_number_unsigned() || line.get<uint64_t>() >= 1u << 30) {
+      fail(kInvalidParams, "hover needs position.line, a line number");
+      return out;
+    }
+    reply(s.hover(it->second, static_cast<int>(line.get<uint64_t>()) + 1));
+    return out;
+  }
+  if (is_request) fail(kMethodNotFound, fmt::format("keet does not handle {}", method));
+  return out;  // notifications we do not need ($/cancelRequest, initialized, didSave...)
+}
+
+bool read_lsp_message(std::istream& in, std::string& body, std::string& error, size_t max_bytes) {
+  error.clear();
+  std::string header;
+  std::optional<size_t> length;
+  bool any = false;
+  while (std::getline(in, header)) {
+    any = true;
+    if (!header.empty() && header.back() == '\r') header.pop_back();
+    if (header.empty()) {
+      if (!length) {
+        error = "a message without Content-Length";
+        return false;
+      }
+      break;
+    }
+    auto colon = header.find(':');
+    if (colon == std::string::npos) {
+      error = "a header line without ':'";
+      return false;
+    }
+    if (to_lower(trim(std::string_view(header).substr(0, colon))) != "content-length") continue;
+    auto value = trim(std::string_view(header).substr(colon + 1));
+    size_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size()) {
+      error = "a Content-Length that is not a number";
+      return false;
+    }
+    if (n > max_bytes) {
+      error = fmt::format("a message of {} bytes (at most {})", n, max_bytes);
+      return false;
+    }
+    length = n;
+  }
+  if (!any || !length) {
+    if (any) error = "input ended inside a message's headers";
+    return false;
+  }
+  body.resize(*length);
+  in.read(body.data(), static_cast<std::streamsize>(*length));
+  if (static_cast<size_t>(in.gcount()) != *length) {
+    error = "input ended inside a message";
+    return false;
+  }
+  return true;
+}
+
+void write_lsp_message(std::ostream& out, std::string_view body) {
+  out << "Content-Length: " << body.size() << "\r\n\r\n" << body;
+  out.flush();
+}
+
+std::optional<std::string> path_of_uri(std::string_view uri) {
+  constexpr std::string_view scheme = "file://";
+  if (!uri.starts_with(scheme)) return std::nullopt;
+  uri.remove_prefix(scheme.size());
+  if (auto slash = uri.find('/'); slash != 0) {
+    if (slash == std::string_view::npos || uri.substr(0, slash) != "localhost") return std::nullopt;  // another host
+    uri.remove_prefix(slash);
+  }
+  std::string out;
+  for (size_t i = 0; i < uri.size(); ++i) {
+    if (uri[i] == '%' && i + 2 < uri.size()) {
+      int v = 0;
+      auto [end, ec] = std::from_chars(uri.data() + i + 1, uri.data() + i + 3, v, 16);
+      if (ec == std::errc() && end == uri.data() + i + 3) {
+        out.push_back(static_cast<char>(v));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(uri[i]);
+  }
+  return out;
+}
+
+std::string uri_of_path(std::string_view path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
+      out.push_back(static_cast<char>(c));
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+}  // namespace keet::service
