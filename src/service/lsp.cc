@@ -10,17 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "model/units.h"
+#include "service/jsonrpc.h"
 #include "util/pattern.h"
 #include "util/strings.h"
 
 namespace keet::service {
-namespace {
+// Named, not anonymous: unity builds put this file beside mcp.cc and api.cc.
+namespace lsp_impl {
 
 using nlohmann::json;
 
-// LSP error codes (JSON-RPC's and the protocol's own).
-constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602,
-              kServerNotInitialized = -32002;
 // DiagnosticSeverity.
 constexpr int kWarning = 2, kInformation = 3, kHint = 4;
 constexpr size_t kLensesPerLine = 3;
@@ -180,17 +179,6 @@ int definition_line(const std::vector<std::string_view>& lines, const std::strin
   return 0;
 }
 
-json rpc_error(const json& id, int code, std::string_view message) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
-}
-json rpc_result(const json& id, json result) { return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}; }
-json notification(std::string_view method, json params) {
-  return {{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
-}
-
-// ASCII only (other characters as \u escapes): a message holds no byte a
-// terminal would act on, so keet lsp writes it past the terminal sanitiser,
-// which would spoil the protocol's CR LF.
 // Members of a client's message, of the expected type or empty: a message is
 // untrusted input and a wrong type is an ordinary bad message.
 const json& member(const json& j, std::string_view key) {
@@ -206,9 +194,7 @@ std::string string_member(const json& j, std::string_view key) {
 
 std::string text_of(const json& j) { return j.dump(-1, ' ', true, json::error_handler_t::replace); }
 
-}  // namespace
-
-struct LspServer::State {
+struct StateImpl {
   LspOptions options;
   bool initialized = false, shutdown = false, exited = false;
   std::map<std::string, LspIndex> reports;  // by report path
@@ -257,7 +243,7 @@ struct LspServer::State {
                       {"code", f ? f->id : std::string("hot-line")},
                       {"message", diagnostic_message(p)}});
     }
-    return notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", std::move(list)}});
+    return jsonrpc::notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", std::move(list)}});
   }
 
   json hover(const Document& doc, int line) const {
@@ -338,6 +324,10 @@ struct LspServer::State {
   }
 };
 
+}  // namespace lsp_impl
+
+struct LspServer::State : lsp_impl::StateImpl {};
+
 LspServer::LspServer(LspOptions options) : state_(std::make_unique<State>()) { state_->options = std::move(options); }
 LspServer::~LspServer() = default;
 
@@ -351,10 +341,13 @@ int LspServer::exit_code() const {
 }
 
 std::string LspServer::log_message(std::string_view text, int type) const {
-  return text_of(notification("window/logMessage", {{"type", type}, {"message", fmt::format("keet: {}", text)}}));
+  using lsp_impl::text_of;
+  return text_of(
+      jsonrpc::notification("window/logMessage", {{"type", type}, {"message", fmt::format("keet: {}", text)}}));
 }
 
 std::vector<std::string> LspServer::set_report(const std::string& path, LspIndex index) {
+  using lsp_impl::text_of;
   std::lock_guard lock(mutex_);
   auto& s = *state_;
   s.reports[path] = std::move(index);
@@ -365,14 +358,19 @@ std::vector<std::string> LspServer::set_report(const std::string& path, LspIndex
 }
 
 std::vector<std::string> LspServer::handle(std::string_view message) {
+  using lsp_impl::member;
+  using lsp_impl::string_member;
+  using lsp_impl::text_of;
+  using nlohmann::json;
   json m = json::parse(message, nullptr, false);
-  if (m.is_discarded() || !m.is_object()) return {text_of(rpc_error(nullptr, kParseError, "not a JSON object"))};
+  if (m.is_discarded() || !m.is_object())
+    return {text_of(jsonrpc::error(nullptr, jsonrpc::kParseError, "not a JSON object"))};
   bool is_request = m.contains("id");
   json id = is_request ? m["id"] : json();
   if (!m.contains("method") || !m["method"].is_string()) {
     // A response to a request of ours (we send none), or garbage.
     return is_request && !m.contains("result") && !m.contains("error")
-               ? std::vector<std::string>{text_of(rpc_error(id, kInvalidRequest, "no method"))}
+               ? std::vector<std::string>{text_of(jsonrpc::error(id, jsonrpc::kInvalidRequest, "no method"))}
                : std::vector<std::string>{};
   }
   std::string method = m["method"];
@@ -380,9 +378,9 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
   std::lock_guard lock(mutex_);
   auto& s = *state_;
   std::vector<std::string> out;
-  auto reply = [&](json result) { out.push_back(text_of(rpc_result(id, std::move(result)))); };
+  auto reply = [&](json result) { out.push_back(text_of(jsonrpc::result(id, std::move(result)))); };
   auto fail = [&](int code, std::string_view why) {
-    if (is_request) out.push_back(text_of(rpc_error(id, code, why)));
+    if (is_request) out.push_back(text_of(jsonrpc::error(id, code, std::string(why))));
   };
   if (method == "exit") {
     s.exited = true;
@@ -398,11 +396,11 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
     return out;
   }
   if (!s.initialized) {
-    fail(kServerNotInitialized, "initialize first");
+    fail(jsonrpc::kServerNotInitialized, "initialize first");
     return out;
   }
   if (s.shutdown && is_request) {
-    fail(kInvalidRequest, "the server is shutting down");
+    fail(jsonrpc::kInvalidRequest, "the server is shutting down");
     return out;
   }
   if (method == "shutdown") {
@@ -429,8 +427,8 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
   }
   if (method == "textDocument/didClose") {
     s.open.erase(uri);
-    out.push_back(
-        text_of(notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}})));
+    out.push_back(text_of(
+        jsonrpc::notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}})));
     return out;
   }
   if (method == "textDocument/hover" || method == "textDocument/codeLens") {
@@ -446,13 +444,13 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
     }
     const json& line = member(member(params, "position"), "line");
     if (!line.is_number_unsigned() || line.get<uint64_t>() >= 1u << 30) {
-      fail(kInvalidParams, "hover needs position.line, a line number");
+      fail(jsonrpc::kInvalidParams, "hover needs position.line, a line number");
       return out;
     }
     reply(s.hover(it->second, static_cast<int>(line.get<uint64_t>()) + 1));
     return out;
   }
-  if (is_request) fail(kMethodNotFound, fmt::format("keet does not handle {}", method));
+  if (is_request) fail(jsonrpc::kMethodNotFound, fmt::format("keet does not handle {}", method));
   return out;  // notifications we do not need ($/cancelRequest, initialized, didSave...)
 }
 

@@ -7,7 +7,8 @@
 #include "analysis/source_costs.h"
 
 namespace keet::service {
-namespace {
+// Named, not anonymous: unity builds put this file beside mcp.cc and api.cc.
+namespace lsp_index_impl {
 
 constexpr size_t kStallsPerLine = 3;
 
@@ -73,32 +74,35 @@ std::vector<std::string_view> components(std::string_view path) {
   return out;
 }
 
-}  // namespace
+}  // namespace lsp_index_impl
 
 void LspIndex::add(const std::string& report_path, const model::Report& head, const model::Kernel& k,
                    const analysis::KernelDiagnosis& d) {
+  using namespace lsp_index_impl;
   auto table = analysis::source_table(head, k);
-  size_t id = kernels.size();
+  size_t id = kernels.size(), before = lines.size();
   kernels.push_back(kernel_summary(report_path, head, k, d, table));
-  if (table.level != analysis::SourceLevel::Source) {
-    std::string why =
-        table.level == analysis::SourceLevel::Sass
-            ? "its cubin has no line table (build with -lineinfo)"
-            : "the report has no per-instruction source counters (ncu --set full or --section SourceCounters)";
-    notes.push_back(fmt::format("{}: no source lines: {}", d.display_name(), why));
-    return;
-  }
-  for (const auto& r : table.lines) {
-    if (r.is_sass() || r.file.empty()) continue;
-    double cost = r.value(table.sorted_by);
-    auto on_line = findings_on(d, r.file, r.line);
-    if (cost <= 0 && on_line.empty()) continue;
-    lines.push_back({r.file, r.line, id, table.share(r, table.sorted_by), cost, r.samples(), r.executed_instructions(),
-                     top_stalls(r), std::move(on_line)});
-  }
+  if (table.level == analysis::SourceLevel::Source)
+    for (const auto& r : table.lines) {
+      if (r.is_sass() || r.file.empty()) continue;
+      double cost = r.value(table.sorted_by);
+      auto on_line = findings_on(d, r.file, r.line);
+      if (cost <= 0 && on_line.empty()) continue;
+      lines.push_back({r.file, r.line, id, table.share(r, table.sorted_by), cost, r.samples(),
+                       r.executed_instructions(), top_stalls(r), std::move(on_line)});
+    }
+  if (lines.size() > before) return;
+  std::string_view why =
+      table.level == analysis::SourceLevel::None
+          ? "the report has no per-instruction source counters (ncu --set full or --section SourceCounters)"
+      : table.level == analysis::SourceLevel::Sass
+          ? "its cubin has no line table (build with -lineinfo)"
+          : "its line table maps none of the instructions with cost to a source line";
+  notes.push_back(fmt::format("{}: no source lines: {}", d.display_name(), why));
 }
 
 int shared_suffix(std::string_view report_path, std::string_view file) {
+  using lsp_index_impl::components;
   auto a = components(report_path), b = components(file);
   int n = 0;
   while (n < static_cast<int>(a.size()) && n < static_cast<int>(b.size()) && a[a.size() - 1 - n] == b[b.size() - 1 - n])
@@ -107,6 +111,7 @@ int shared_suffix(std::string_view report_path, std::string_view file) {
 }
 
 int rooted_match(std::string_view report_path, std::string_view file, std::string_view source_root) {
+  using lsp_index_impl::components;
   auto root = components(source_root), f = components(file);
   if (f.size() <= root.size() || !std::equal(root.begin(), root.end(), f.begin())) return 0;
   size_t relative = f.size() - root.size();

@@ -1,5 +1,7 @@
 #include "service/mcp.h"
 
+#include "service/jsonrpc.h"
+
 #include <algorithm>
 #include <cctype>
 #include <mutex>
@@ -27,12 +29,11 @@ namespace {
 
 using nlohmann::json;
 
-// JSON-RPC 2.0 error codes.
-constexpr int kParseError = -32700;
-constexpr int kInvalidRequest = -32600;
-constexpr int kMethodNotFound = -32601;
-constexpr int kInvalidParams = -32602;
-constexpr int kInternalError = -32603;
+using jsonrpc::kInternalError;
+using jsonrpc::kInvalidParams;
+using jsonrpc::kInvalidRequest;
+using jsonrpc::kMethodNotFound;
+using jsonrpc::kParseError;
 
 constexpr std::string_view kInstructions =
     "KEET diagnoses NVIDIA Nsight Compute reports (.ncu-rep, .ncu-repz, ncu/nvprof CSV) without a GPU or ncu. "
@@ -41,10 +42,8 @@ constexpr std::string_view kInstructions =
     "source lines; explain_term explains a metric, stall reason or finding id; diff_reports compares two runs; "
     "history and gate read the server's recorded runs.";
 
-json rpc_error(const json& id, int code, std::string message) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", std::move(message)}}}};
-}
-json rpc_result(const json& id, json result) { return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}; }
+json rpc_error(const json& id, int code, std::string message) { return jsonrpc::error(id, code, std::move(message)); }
+json rpc_result(const json& id, json result) { return jsonrpc::result(id, std::move(result)); }
 
 // A parsed JSON-RPC message, sorted by what it asks of the server.
 struct Message {

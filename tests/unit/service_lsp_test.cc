@@ -18,7 +18,7 @@ using nlohmann::json;
 using service::LspIndex;
 using service::LspServer;
 
-constexpr std::string_view kSource =
+constexpr std::string_view kTransposeSource =
     "#include <cuda_runtime.h>\n"                                           // 1
     "\n"                                                                    // 2
     "__global__ void transposeNaive(float* out, const float* in, int n)\n"  // 3
@@ -69,7 +69,7 @@ struct Session {
   std::vector<json> notify(const std::string& method, json params) {
     return send({{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
   }
-  json open(const std::string& path, std::string_view text = kSource) {
+  json open(const std::string& path, std::string_view text = kTransposeSource) {
     auto out =
         notify("textDocument/didOpen",
                {{"textDocument",
