@@ -132,12 +132,21 @@ ExitCode run_lsp(Context& ctx, const LspArgs& a) {
     auto index = index_report(ctx, a, path, log);
     if (!index) {
       log(index.error().message);
-      send({server.log_message(index.error().message, 1)});
+      send(server.log_message(index.error().message, 1));
       return;
     }
-    log(fmt::format("{}: {} kernels, {} source lines with cost", path, index->kernels.size(), index->lines.size()));
-    for (const auto& note : index->notes) log(note);
-    send(server.set_report(path, std::move(*index)));
+    std::string summary =
+        fmt::format("{}: {} kernels, {} source lines with cost", path, index->kernels.size(), index->lines.size());
+    log(summary);
+    // Launches of one kernel say the same thing: once each, with a count.
+    std::map<std::string, int> times;
+    std::vector<const std::string*> order;
+    for (const auto& note : index->notes)
+      if (times[note]++ == 0) order.push_back(&note);
+    for (const auto* note : order) log(times[*note] > 1 ? fmt::format("{} (x{})", *note, times[*note]) : *note);
+    auto messages = server.log_message(summary, 3);  // the editor's log says what was read
+    for (auto& m : server.set_report(path, std::move(*index))) messages.push_back(std::move(m));
+    send(messages);
   };
 
   // Reports are read beside the message loop, so `initialize` is answered at

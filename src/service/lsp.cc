@@ -199,6 +199,7 @@ struct StateImpl {
   bool initialized = false, shutdown = false, exited = false;
   std::map<std::string, LspIndex> reports;  // by report path
   std::map<std::string, Document> open;     // by URI
+  std::vector<std::string> held;            // log messages from before `initialize`
 
   // How well a report's path names the file at `path`: 0 when it does not.
   int match(std::string_view report_path, std::string_view path) const {
@@ -340,10 +341,14 @@ int LspServer::exit_code() const {
   return state_->shutdown ? 0 : 1;
 }
 
-std::string LspServer::log_message(std::string_view text, int type) const {
+std::vector<std::string> LspServer::log_message(std::string_view text, int type) {
   using lsp_impl::text_of;
-  return text_of(
-      jsonrpc::notification("window/logMessage", {{"type", type}, {"message", fmt::format("keet: {}", text)}}));
+  std::string m =
+      text_of(jsonrpc::notification("window/logMessage", {{"type", type}, {"message", fmt::format("keet: {}", text)}}));
+  std::lock_guard lock(mutex_);
+  if (state_->initialized) return {std::move(m)};
+  state_->held.push_back(std::move(m));
+  return {};
 }
 
 std::vector<std::string> LspServer::set_report(const std::string& path, LspIndex index) {
@@ -393,6 +398,8 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
              {"hoverProvider", true},
              {"codeLensProvider", {{"resolveProvider", false}}}}},
            {"serverInfo", {{"name", "keet"}}}});
+    for (auto& held : s.held) out.push_back(std::move(held));
+    s.held.clear();
     return out;
   }
   if (!s.initialized) {

@@ -57,8 +57,11 @@ class LspServer {
   // Puts (or replaces) what one report says; returns publishDiagnostics for
   // the open files it changes. Before `initialize`, returns nothing.
   std::vector<std::string> set_report(const std::string& path, LspIndex index);
-  // A window/logMessage notification (a report that failed to load...).
-  std::string log_message(std::string_view text, int type = 2) const;
+  // A window/logMessage notification (what a report gave, a report that
+  // failed to load; type 1 error, 3 info): returned when the client is
+  // initialized, else held and sent after the answer to `initialize`, as the
+  // protocol asks.
+  std::vector<std::string> log_message(std::string_view text, int type);
 
   bool exited() const;    // after the "exit" notification
   int exit_code() const;  // 0 when "shutdown" came first, else 1 (LSP)

@@ -228,6 +228,18 @@ TEST(Lsp, ProtocolErrorsAndShutdown) {
   EXPECT_EQ(rude.server.exit_code(), 1);  // exit without shutdown
 }
 
+TEST(Lsp, LogMessagesWaitForInitialize) {
+  Session s;
+  EXPECT_TRUE(s.server.log_message("r.ncu-rep: 1 kernels", 3).empty());  // the client has not spoken yet
+  auto out = s.send({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", json::object()}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].contains("result"));  // the answer first, then what was held
+  EXPECT_EQ(out[1]["method"], "window/logMessage");
+  EXPECT_EQ(out[1]["params"]["message"], "keet: r.ncu-rep: 1 kernels");
+  EXPECT_EQ(out[1]["params"]["type"], 3);
+  EXPECT_EQ(s.server.log_message("later", 1).size(), 1u);
+}
+
 TEST(Lsp, FramingReadsContentLengthMessagesAndRefusesBrokenOnes) {
   std::istringstream in(
       "Content-Length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}"

@@ -342,7 +342,10 @@ PYBIND11_MODULE(_keet, m) {
       // Every metric's value by name in one call (the first of a repeated name).
       .def("values",
            [](const KernelView& k) {
-             py::dict out;
+             // Sized for every metric at once: a dict grown entry by entry rehashes as it goes.
+             PyObject* dict = _PyDict_NewPresized(static_cast<Py_ssize_t>(k.kernel->metrics.size()));
+             if (!dict) throw py::error_already_set();
+             auto out = py::reinterpret_steal<py::dict>(dict);
              for (const auto& m : k.kernel->metrics) {
                py::object name = k.owner->name_of(m.name), value = value_of(m, *k.kernel);
                // The first of a repeated name stays (one hash lookup per metric).
