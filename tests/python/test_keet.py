@@ -120,6 +120,30 @@ def test_threads_read_at_once():
     assert len(counts) == 4 and len(set(counts)) == 1
 
 
+def test_reports_keep_their_names_when_the_shared_name_table_starts_anew(tmp_path):
+    # More metric names than the process-wide table keeps (2**18): the next
+    # report starts a new table, and both reports still name their metrics.
+    many = 2**18 + 1000
+    names = [f"made_up__metric_{i}.sum" for i in range(many)]
+    ids = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context", "Stream"]
+    header = [f'"{c}"' for c in ids] + [f'"{n}"' for n in names]
+    units = ['""'] * len(ids) + ['"byte"'] * many
+    values = ['"0"', '"1"', '"a.out"', '"host"', '"wide"', '"2025-Feb-26 20:10:07"', '"1"', '"7"']
+    values += [f'"{i}"' for i in range(many)]
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join(",".join(row) for row in (header, units, values)) + "\n")
+    first = keet.open(wide)
+    plain = keet.open(REPORT)
+    again = keet.open(wide)
+    for r in (first, again):
+        k = r.kernels[0]
+        values = k.values()
+        assert len(values) == many and list(values)[-1] == names[-1]
+        assert k["made_up__metric_123456.sum"].value == 123456
+    assert plain.kernels[0].values() == keet.open(REPORT).kernels[0].values()
+    assert "gpu__time_duration.sum" in plain.kernels[0].metrics
+
+
 def test_ncu_report_shaped_accessors():
     ctx = keet.load_report(REPORT)
     assert ctx.num_ranges() == 1

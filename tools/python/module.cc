@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -77,7 +80,7 @@ const char* kind_of(Value::Kind kind) {
 py::tuple dim(const keet::model::Dim3& d) { return py::make_tuple(d.x, d.y, d.z); }
 
 // A metric as the Python objects see it, 24 bytes: its name as an id into
-// the report's name list (Loaded::names) and a numeric value in place; a
+// the process's name table (NameTable) and a numeric value in place; a
 // string value, an instance list or a CSV unit sits in the kernel's side
 // table. Reading a report builds no string per metric and touches a seventh
 // of the memory keet::model::Metric would.
@@ -158,40 +161,93 @@ py::object value_of(const PyMetric& m, const PyKernel& k) {
   }
 }
 
-// A report read whole, shared by the Python objects that view into it.
-struct Loaded {
-  Report head;  // session, warnings, partial; its kernels are `kernels`
-  std::vector<PyKernel> kernels;
-  std::vector<std::string> names;  // by id
-  std::unordered_map<std::string, uint32_t> ids;
-  std::vector<uint32_t> by_report_id;  // the report's string-table id + 1 -> our id + 1
-  // Names as Python strings, made once per name (kernels share their names).
-  mutable std::vector<py::object> py_names;
+// The metric names of the reports this process reads, shared by them: ncu
+// spells the same few thousand names in every report, so a report after the
+// first finds its names here (no copy and no allocation per name). Reading
+// threads intern under lock(); the Python strings are made and read with the
+// GIL held.
+class NameTable {
+ public:
+  // A table past this many names is left to the reports that hold it; the
+  // next report starts a new one (a report of made-up names cannot grow the
+  // shared table without end).
+  static constexpr size_t kMaxShared = size_t{1} << 18;
 
-  Loaded() {
+  NameTable() {
     for (const char* n : kKnown) intern(n);
   }
-  uint32_t intern(const std::string& name) {
-    auto [it, fresh] = ids.try_emplace(name, static_cast<uint32_t>(names.size()));
-    if (fresh) names.push_back(name);
-    return it->second;
+  [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock(mutex_); }
+  // The caller holds lock().
+  uint32_t intern(std::string_view name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    auto id = static_cast<uint32_t>(names_.size());
+    ids_.emplace(names_.emplace_back(name), id);  // a deque's elements stay put: the key views one
+    return id;
   }
+  std::optional<uint32_t> find(std::string_view name) const {
+    auto held = lock();
+    auto it = ids_.find(name);
+    return it == ids_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
+  }
+  size_t size() const {
+    auto held = lock();
+    return names_.size();
+  }
+  // With the GIL held. Borrowed: the table keeps the string.
+  PyObject* py_name_borrowed(uint32_t id) const {
+    if (id < py_names_.size() && py_names_[id]) return py_names_[id].ptr();
+    if (id >= py_names_.size()) py_names_.resize(size());
+    const std::string* name;  // a deque's element stays put: read past the lock
+    {
+      auto held = lock();
+      name = &names_[id];
+    }
+    // Outside the lock: making a Python object may run a finalizer that reads
+    // names too, or let another thread take the GIL.
+    py::str made(*name);
+    auto& slot = py_names_[id];
+    if (!slot) slot = std::move(made);
+    return slot.ptr();
+  }
+  py::object py_name(uint32_t id) const { return py::reinterpret_borrow<py::object>(py_name_borrowed(id)); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::deque<std::string> names_;  // by id
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  mutable std::vector<py::object> py_names_;
+};
+
+// The table the next report shares, called with the GIL held (a table let go
+// here releases Python strings). The holder is never destroyed: it would
+// release them after the interpreter ends.
+std::shared_ptr<NameTable> shared_names() {
+  static auto* current = new std::shared_ptr<NameTable>();
+  if (!*current || (*current)->size() > NameTable::kMaxShared) *current = std::make_shared<NameTable>();
+  return *current;
+}
+
+// A report read whole, shared by the Python objects that view into it.
+struct Loaded {
+  explicit Loaded(std::shared_ptr<NameTable> table) : names(std::move(table)) {}
+  Report head;  // session, warnings, partial; its kernels are `kernels`
+  std::vector<PyKernel> kernels;
+  std::shared_ptr<NameTable> names;
+  std::vector<uint32_t> by_report_id;  // the report's string-table id + 1 -> the table's id + 1
+
   uint32_t id_of(const Metric& m) {
-    if (m.name_id == Metric::kNoNameId) return intern(m.name);
+    if (m.name_id == Metric::kNoNameId) {
+      auto held = names->lock();
+      return names->intern(m.name);
+    }
     if (m.name_id >= by_report_id.size()) by_report_id.resize(static_cast<size_t>(m.name_id) + 1, 0);
     uint32_t& slot = by_report_id[m.name_id];
-    if (!slot) slot = intern(m.name) + 1;
+    if (!slot) {
+      auto held = names->lock();
+      slot = names->intern(m.name) + 1;
+    }
     return slot - 1;
-  }
-  std::optional<uint32_t> find_id(const std::string& name) const {
-    auto it = ids.find(name);
-    return it == ids.end() ? std::nullopt : std::optional<uint32_t>(it->second);
-  }
-  py::object name_of(uint32_t id) const {
-    if (id >= py_names.size()) py_names.resize(names.size());
-    auto& slot = py_names[id];
-    if (!slot) slot = py::str(names[id]);
-    return slot;
   }
   // Takes what the reader decoded into `k`; the reader reuses `k` for the next kernel.
   void take(Kernel& k) {
@@ -231,10 +287,11 @@ struct MetricView {
   std::shared_ptr<const Loaded> owner;
   const PyKernel* kernel;
   const PyMetric* metric;
-  const std::string& name() const { return owner->names[metric->name]; }
+  py::object name() const { return owner->names->py_name(metric->name); }
   std::string unit() const {
     const auto* side = kernel->side(*metric);
-    return side && !side->unit.empty() ? side->unit : keet::model::unit_of(name(), kernel->chip_has_units());
+    if (side && !side->unit.empty()) return side->unit;
+    return keet::model::unit_of(name().cast<std::string>(), kernel->chip_has_units());
   }
   size_t num_instances() const {
     const auto* side = kernel->side(*metric);
@@ -252,7 +309,7 @@ std::shared_ptr<const Loaded> open_report(const std::string& path, const std::st
                                           int64_t count) {
   auto selector = keet::model::KernelSelector::parse(kernel);
   if (!selector) raise(selector.error().message);
-  auto loaded = std::make_shared<Loaded>();
+  auto loaded = std::make_shared<Loaded>(shared_names());
   std::string failure;
   {
     py::gil_scoped_release unlocked;
@@ -347,16 +404,17 @@ PYBIND11_MODULE(_keet, m) {
              if (!dict) throw py::error_already_set();
              auto out = py::reinterpret_steal<py::dict>(dict);
              for (const auto& m : k.kernel->metrics) {
-               py::object name = k.owner->name_of(m.name), value = value_of(m, *k.kernel);
+               py::object value = value_of(m, *k.kernel);
                // The first of a repeated name stays (one hash lookup per metric).
-               if (!PyDict_SetDefault(out.ptr(), name.ptr(), value.ptr())) throw py::error_already_set();
+               if (!PyDict_SetDefault(out.ptr(), k.owner->names->py_name_borrowed(m.name), value.ptr()))
+                 throw py::error_already_set();
              }
              return out;
            })
       .def("names",
            [](const KernelView& k) {
              py::list out;
-             for (const auto& m : k.kernel->metrics) out.append(k.owner->name_of(m.name));
+             for (const auto& m : k.kernel->metrics) out.append(k.owner->names->py_name(m.name));
              return out;
            })
       .def("metric_at",
@@ -365,7 +423,7 @@ PYBIND11_MODULE(_keet, m) {
              return MetricView{k.owner, k.kernel, &k.kernel->metrics[i]};
            })
       .def("find", [](const KernelView& k, const std::string& name) -> py::object {
-        auto id = k.owner->find_id(name);
+        auto id = k.owner->names->find(name);
         const PyMetric* m = id ? k.kernel->find(*id) : nullptr;
         return m ? py::cast(MetricView{k.owner, k.kernel, m}) : py::object(py::none());
       });
