@@ -14,15 +14,23 @@ struct AskArgs : ChatArgs {
   std::string question;
 };
 
-nlohmann::json ask_json(const ChatSetup& s, const std::string& question, const llm::LlmResult& r) {
+std::string ask_json(const ChatSetup& s, const AskArgs& a, const llm::LlmResult& r) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : s.diagnosis.kernels) {
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& f : k.findings) ids.push_back(f.id);
     kernels.push_back({{"index", k.index}, {"bottleneck", analysis::class_name(k.bottleneck.cls)}, {"findings", ids}});
   }
-  return {{"schema", "keet.ask/1"}, {"question", question}, {"kernels", kernels}, {"llm", llm::to_json(r)}};
+  nlohmann::json doc{
+      {"schema", "keet.ask/1"}, {"question", a.question}, {"kernels", kernels}, {"llm", llm::to_json(r)}};
+  return json_text(doc, 2) + "\n";
 }
+
+std::string ask_text(const ChatSetup& s, const AskArgs& a, const llm::LlmResult& r) {
+  return deterministic_summary(s.diagnosis, a.llm.redact_names) + "\n" + llm::render_text(r);
+}
+
+constexpr FormatWriter<ChatSetup, AskArgs, llm::LlmResult> kAskFormats[] = {{"text", ask_text}, {"json", ask_json}};
 
 ExitCode run_ask(Context& ctx, const AskArgs& a) {
   auto setup = prepare_chat(ctx, a);
@@ -30,11 +38,7 @@ ExitCode run_ask(Context& ctx, const AskArgs& a) {
   auto& s = **setup;
   llm::LlmResult r = s.session->turn(a.question);
   if (a.llm.dry_run) return ExitCode::Ok;  // the requests were printed; nothing was sent
-  if (a.format == "json") {
-    ctx.out << json_text(ask_json(s, a.question, r), 2) << "\n";
-  } else {
-    ctx.out << deterministic_summary(s.diagnosis, a.llm.redact_names) << "\n" << llm::render_text(r);
-  }
+  ctx.out << write_format(kAskFormats, a.format, s, a, r);
   if (!a.save.empty())
     if (auto saved = save_transcript(s, a.save); !saved) return report_error(ctx, saved.error());
   ExitCode code = llm_exit(a.llm, {r});
@@ -50,7 +54,7 @@ Command ask_command() {
             auto a = std::make_shared<AskArgs>();
             add_chat_args(sub, *a);
             sub.add_option("question", a->question, "the question")->required();
-            add_format(sub, a->format, {"text", "json"});
+            add_format(sub, a->format, format_names(kAskFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_ask(ctx, *a); }; });
           }};
 }

@@ -33,7 +33,7 @@ std::string limiter_cell(const analysis::LabelResult& r) {
   return r.label.limiter + " / " + keet + (r.limiter_ok ? "" : " (x)");
 }
 
-void print_kernels(Context& ctx, const analysis::EvalSummary& s) {
+std::string kernels_text(const analysis::EvalSummary& s) {
   render::Table t({"report", "k", "fold", "label", "keet", "limiter label/keet", "top-3 findings", "hit"});
   for (const auto& r : s.results) {
     std::string hit = !r.error.empty()         ? "skip: " + r.error
@@ -44,18 +44,18 @@ void print_kernels(Context& ctx, const analysis::EvalSummary& s) {
            r.error.empty() ? r.predicted_class + (r.class_ok ? "" : " (x)") : "-", limiter_cell(r),
            fmt::format("{}", fmt::join(r.top3, ", ")), hit});
   }
-  ctx.out << t.str(60) << "\n";
+  return t.str(60) + "\n";
 }
 
-void print_repositories(Context& ctx, const analysis::EvalSummary& s) {
+std::string repositories_text(const analysis::EvalSummary& s) {
   render::Table t({"repository", "labels", "scored", "launches", "class", "top-3", "limiter"});
   for (const auto& [repo, st] : s.by_repository)
     t.add({repo, std::to_string(st.labels), std::to_string(st.scored), std::to_string(st.launches),
            pct(st.class_ok, st.scored), pct(st.top3_hits, st.top3_scored), pct(st.limiter_ok, st.limiter_scored)});
-  ctx.out << "\nper repository:\n" << t.str(60) << "\n";
+  return "\nper repository:\n" + t.str(60) + "\n";
 }
 
-void print_confusion(Context& ctx, const analysis::EvalSummary& s) {
+std::string confusion_text(const analysis::EvalSummary& s) {
   static const std::vector<std::string> kClasses{"memory", "compute", "latency", "launch", "unknown"};
   std::vector<std::string> header{"label \\ keet"};
   header.insert(header.end(), kClasses.begin(), kClasses.end());
@@ -70,10 +70,10 @@ void print_confusion(Context& ctx, const analysis::EvalSummary& s) {
     }
     t.add(row);
   }
-  ctx.out << "\nclass confusion (rows: label, columns: KEET):\n" << t.str(60) << "\n";
+  return "\nclass confusion (rows: label, columns: KEET):\n" + t.str(60) + "\n";
 }
 
-void print_misses(Context& ctx, const analysis::EvalSummary& s) {
+std::string misses_text(const analysis::EvalSummary& s) {
   int n = 0;
   std::string out;
   for (const auto& r : s.results) {
@@ -89,24 +89,22 @@ void print_misses(Context& ctx, const analysis::EvalSummary& s) {
           fmt::format("; expected one of [{}], top 3 [{}]", fmt::join(r.label.expect, ", "), fmt::join(r.top3, ", "));
     out += "\n";
   }
-  ctx.out << fmt::format("\nmisses: {}\n{}", n, out);
+  return fmt::format("\nmisses: {}\n{}", n, out);
 }
 
-void print_table(Context& ctx, const analysis::EvalSummary& s) {
+std::string eval_table(const analysis::EvalSummary& s) {
   const auto& o = s.overall;
-  print_kernels(ctx, s);
-  print_repositories(ctx, s);
-  print_confusion(ctx, s);
-  print_misses(ctx, s);
-  ctx.out << fmt::format(
+  std::string out = kernels_text(s) + repositories_text(s) + confusion_text(s) + misses_text(s);
+  out += fmt::format(
       "\nlabels scored: {} of {} (standing for {} launches)\nbottleneck class accuracy: {:.1f}%\n"
       "top-3 finding accuracy: {:.1f}% ({} labels with expectations)\nmean recall of expected findings in top 3: "
       "{:.1f}%\n",
       o.scored, o.labels, o.launches, 100 * o.class_accuracy(), 100 * o.top3_accuracy(), o.top3_scored,
       100 * o.mean_recall3());
   if (o.limiter_scored > 0)
-    ctx.out << fmt::format("limiter accuracy: {:.1f}% ({} labels with a limiter; KEET named one for {})\n",
-                           100 * o.limiter_accuracy(), o.limiter_scored, o.limiter_answered);
+    out += fmt::format("limiter accuracy: {:.1f}% ({} labels with a limiter; KEET named one for {})\n",
+                       100 * o.limiter_accuracy(), o.limiter_scored, o.limiter_answered);
+  return out;
 }
 
 nlohmann::json stats_json(const analysis::EvalStats& st) {
@@ -140,7 +138,7 @@ nlohmann::json result_json(const analysis::LabelResult& r) {
           {"error", r.error}};
 }
 
-void print_json(Context& ctx, const analysis::EvalSummary& s) {
+std::string eval_json(const analysis::EvalSummary& s) {
   nlohmann::json rows = nlohmann::json::array(), misses = nlohmann::json::array();
   for (const auto& r : s.results) {
     rows.push_back(result_json(r));
@@ -154,8 +152,10 @@ void print_json(Context& ctx, const analysis::EvalSummary& s) {
   j["confusion"] = s.confusion;
   j["misses"] = misses;
   j["results"] = rows;
-  ctx.out << json_text(j, 2) << "\n";
+  return json_text(j, 2) + "\n";
 }
+
+constexpr FormatWriter<analysis::EvalSummary> kEvalFormats[] = {{"table", eval_table}, {"json", eval_json}};
 
 ExitCode run_eval(Context& ctx, const EvalArgs& a) {
   auto text = io::read_text_file(a.labels);
@@ -167,10 +167,7 @@ ExitCode run_eval(Context& ctx, const EvalArgs& a) {
     return report_error(ctx, {ExitCode::BadInput, a.labels + ": no label in set \"" + a.set + "\""});
   auto open = [](const std::string& path) { return read_report(path); };
   auto summary = analysis::evaluate_labels(selected, a.root, a.oracle, a.oracle2024, open, diagnose);
-  if (a.format == "json")
-    print_json(ctx, summary);
-  else
-    print_table(ctx, summary);
+  ctx.out << write_format(kEvalFormats, a.format, summary);
   if (summary.scored == 0) return report_error(ctx, {ExitCode::BadInput, "no label could be scored (check --root)"});
   bool pass = summary.class_accuracy >= a.min_class && summary.top3_accuracy >= a.min_top3;
   return pass ? ExitCode::Ok : ExitCode::Failed;
@@ -190,8 +187,7 @@ Command eval_command() {
             sub.add_option("--set", a->set, "score only the labels whose \"sets\" name this set (e.g. v1)");
             sub.add_option("--min-class", a->min_class, "exit 1 when class accuracy is below this fraction");
             sub.add_option("--min-top3", a->min_top3, "exit 1 when top-3 accuracy is below this fraction");
-            a->format = "table";
-            sub.add_option("--format,-f", a->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+            add_format(sub, a->format, format_names(kEvalFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_eval(ctx, *a); }; });
           }};
 }

@@ -342,6 +342,9 @@ ExitCode export_binary_csv(Context& ctx, const ExportArgs& a, const io::ByteSour
 // keet.export/1 kernel by kernel ("kernels" sorts first among its members,
 // so the document is written in the order json_text() would write it whole).
 ExitCode export_json(Context& ctx, const ExportArgs& a) {
+  if (a.units != "base")
+    return report_error(ctx,
+                        Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
   auto pick = MetricPick::parse(a.metrics);
   if (!pick) return report_error(ctx, pick.error());
   readers::ReadOptions opt;
@@ -366,11 +369,7 @@ ExitCode export_json(Context& ctx, const ExportArgs& a) {
   return ok->partial_exit;
 }
 
-ExitCode run_export(Context& ctx, const ExportArgs& a) {
-  if (a.format == "json" && a.units != "base")
-    return report_error(ctx,
-                        Error{ExitCode::BadInput, "--print-units applies to --format csv (JSON keeps base units)"});
-  if (a.format == "json") return export_json(ctx, a);
+ExitCode export_csv(Context& ctx, const ExportArgs& a) {
   auto src = open_report(a.report.path);
   if (src && is_binary_report(**src)) return export_binary_csv(ctx, a, **src);
   // CSV inputs: their units come from the file, and the column set needs every
@@ -387,13 +386,20 @@ ExitCode run_export(Context& ctx, const ExportArgs& a) {
   return loaded->partial_exit;
 }
 
+// export's formats: the runner each --format name selects (the first is the default).
+struct ExportFormat {
+  std::string_view name;
+  ExitCode (*run)(Context&, const ExportArgs&);
+};
+constexpr ExportFormat kExportFormats[] = {{"csv", export_csv}, {"json", export_json}};
+
 }  // namespace
 
 Command export_command() {
   return {"export", "export metrics as ncu-compatible raw CSV or as JSON", [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<ExportArgs>();
             add_report_args(sub, a->report);
-            add_format(sub, a->format, {"csv", "json"});
+            add_format(sub, a->format, format_names(kExportFormats));
             sub.add_option("--metrics", a->metrics,
                            "only these metrics: names or regex:<pattern>, comma-separated or repeated (as ncu)")
                 ->delimiter(',');
@@ -401,7 +407,9 @@ Command export_command() {
                            "csv: base (as ncu --print-units base) or auto (scaled with SI prefixes, as ncu's auto)")
                 ->check(CLI::IsMember({"base", "auto"}))
                 ->capture_default_str();
-            sub.callback([a, &action] { action = [a](Context& ctx) { return run_export(ctx, *a); }; });
+            sub.callback([a, &action] {
+              action = [a](Context& ctx) { return find_format(kExportFormats, a->format).run(ctx, *a); };
+            });
           }};
 }
 

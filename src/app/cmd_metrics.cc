@@ -1,5 +1,7 @@
 // keet metrics R [-k SEL] [--grep RE]: the metric values of selected kernels.
+#include <memory>
 #include <optional>
+#include <ostream>
 #include <utility>
 
 #include <fmt/format.h>
@@ -103,40 +105,98 @@ nlohmann::json kernel_json(const model::Kernel& k, const Matcher& m, model::Prin
   return {{"index", k.index}, {"name", k.display_name()}, {"metrics", metrics}};
 }
 
-// Each kernel is written as it is read and then dropped.
+// What a run writes, and to where.
+struct MetricsSetup {
+  std::ostream& out;
+  const Matcher& match;
+  model::PrintUnits units;
+  size_t width;
+  bool several;  // several reports: each kernel says which report it comes from
+};
+
+// One --format's writer: it sees the kernels as they are read (each is then
+// dropped); begin() comes before the first kernel, end() after the last.
+class MetricsSink {
+ public:
+  explicit MetricsSink(const MetricsSetup& s) : s_(s) {}
+  virtual ~MetricsSink() = default;
+  virtual void begin() {}
+  virtual void kernel(const model::Kernel& k, const std::string& report) = 0;
+  virtual void end() {}
+
+ protected:
+  const MetricsSetup& s_;
+};
+
+class TableSink : public MetricsSink {
+ public:
+  using MetricsSink::MetricsSink;
+  void kernel(const model::Kernel& k, const std::string& report) override {
+    s_.out << (s_.several ? report + " " : "") << kernel_table(k, s_.match, s_.units, s_.width);
+  }
+};
+
+class CsvSink : public MetricsSink {
+ public:
+  using MetricsSink::MetricsSink;
+  void begin() override {
+    s_.out << (s_.several ? "\"report\"," : "") << "\"kernel_index\",\"kernel\",\"metric\",\"unit\",\"value\"\n";
+  }
+  void kernel(const model::Kernel& k, const std::string& report) override {
+    s_.out << kernel_csv(k, s_.match, s_.units, s_.several ? render::csv_quote(report) + "," : "");
+  }
+};
+
+class JsonSink : public MetricsSink {
+ public:
+  explicit JsonSink(const MetricsSetup& s) : MetricsSink(s), doc_(s.out, 2) {}
+  void begin() override { kernels_.emplace(doc_.array_member("kernels")); }
+  void kernel(const model::Kernel& k, const std::string& report) override {
+    auto j = kernel_json(k, s_.match, s_.units);
+    if (s_.several) j["report"] = report;
+    kernels_->add(j);
+  }
+  void end() override {
+    if (!kernels_) return;  // no kernel began the document
+    kernels_->close();
+    doc_.close();
+  }
+
+ private:
+  JsonObjectStream doc_;
+  std::optional<JsonArrayStream> kernels_;
+};
+
+// metrics' formats: the sink each --format name makes (the first is the default).
+struct MetricsFormat {
+  std::string_view name;
+  std::unique_ptr<MetricsSink> (*make)(const MetricsSetup&);
+};
+template <class Sink>
+std::unique_ptr<MetricsSink> make_sink(const MetricsSetup& s) {
+  return std::make_unique<Sink>(s);
+}
+constexpr MetricsFormat kMetricsFormats[] = {
+    {"table", make_sink<TableSink>}, {"json", make_sink<JsonSink>}, {"csv", make_sink<CsvSink>}};
+
+// Several reports: one document (or table, or CSV) with their kernels in
+// order, each saying which report it comes from.
 ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
   auto matcher = make_matcher(a.grep);
   if (!matcher) return report_error(ctx, matcher.error());
-  auto units = model::parse_print_units(a.units).value_or(model::PrintUnits::Base);
-  size_t width = output_width(ctx);
   readers::ReadOptions opt;
   opt.instances = opt.modules = opt.rules = false;
-  // Several reports: one document (or table, or CSV) with their kernels in
-  // order, each saying which report it comes from.
   auto reports = each_report(a.report);
-  bool several = reports.size() > 1;
+  MetricsSetup setup{ctx.out, *matcher, model::parse_print_units(a.units).value_or(model::PrintUnits::Base),
+                     output_width(ctx), reports.size() > 1};
+  auto sink = find_format(kMetricsFormats, a.format).make(setup);
   const std::string* current = nullptr;
-  JsonObjectStream doc(ctx.out, 2);
-  std::optional<JsonArrayStream> kernels;
   bool started = false;
   auto begin = [&](const model::Report&) {
-    if (std::exchange(started, true)) return;
-    if (a.format == "json")
-      kernels.emplace(doc.array_member("kernels"));
-    else if (a.format == "csv")
-      ctx.out << (several ? "\"report\"," : "") << "\"kernel_index\",\"kernel\",\"metric\",\"unit\",\"value\"\n";
+    if (!std::exchange(started, true)) sink->begin();
   };
   auto visit = [&](model::Kernel&& k, const model::Report&) {
-    if (a.format == "json") {
-      auto j = kernel_json(k, *matcher, units);
-      if (several) j["report"] = *current;
-      kernels->add(j);
-      return true;
-    }
-    if (a.format == "csv")
-      ctx.out << kernel_csv(k, *matcher, units, several ? render::csv_quote(*current) + "," : "");
-    else
-      ctx.out << (several ? *current + " " : "") << kernel_table(k, *matcher, units, width);
+    sink->kernel(k, *current);
     return true;
   };
   ExitCode rc = ExitCode::Ok;
@@ -147,10 +207,7 @@ ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
     if (!ok) return report_error(ctx, ok.error());
     if (ok->partial_exit != ExitCode::Ok) rc = ok->partial_exit;
   }
-  if (kernels) {
-    kernels->close();
-    doc.close();
-  }
+  sink->end();
   return rc;
 }
 
@@ -161,7 +218,7 @@ Command metrics_command() {
             auto a = std::make_shared<MetricsArgs>();
             add_reports_args(sub, a->report);
             sub.add_option("--grep,-g", a->grep, "case-insensitive regex on metric names (aliases too)");
-            add_format(sub, a->format, {"table", "json", "csv"});
+            add_format(sub, a->format, format_names(kMetricsFormats));
             sub.add_option("--print-units", a->units,
                            "base (as the report stores them) or auto (scaled, as ncu's auto)")
                 ->check(CLI::IsMember({"base", "auto"}))

@@ -3,7 +3,9 @@
 // SASS instruction when the cubin has no line table, with the instruction
 // when nvdisasm or cuobjdump is found: app/disassembler.h), costliest first.
 #include <algorithm>
+#include <memory>
 #include <optional>
+#include <ostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -69,8 +71,8 @@ std::string order_metric(const SourceArgs& a, const analysis::SourceTable& t) {
 
 // --------------------------------------------------------------- table
 
-void print_notes(Context& ctx, const analysis::SourceTable& t) {
-  for (const auto& n : t.notes) ctx.out << "note: " << n << "\n";
+void print_notes(std::ostream& out, const analysis::SourceTable& t) {
+  for (const auto& n : t.notes) out << "note: " << n << "\n";
 }
 
 std::vector<std::string> table_row(const analysis::SourceTable& t, const analysis::SourceLineCost& r,
@@ -83,9 +85,9 @@ std::vector<std::string> table_row(const analysis::SourceTable& t, const analysi
   return row;
 }
 
-void print_kernel_table(Context& ctx, const SourceArgs& a, const model::Kernel& k, analysis::SourceTable& t) {
-  ctx.out << fmt::format("[{}] {}\n", k.index, k.display_name());
-  print_notes(ctx, t);
+void print_kernel_table(std::ostream& out, const SourceArgs& a, const model::Kernel& k, analysis::SourceTable& t) {
+  out << fmt::format("[{}] {}\n", k.index, k.display_name());
+  print_notes(out, t);
   if (t.level == analysis::SourceLevel::None) return;
   std::string by = order_metric(a, t);
   analysis::sort_by(t, by);
@@ -97,9 +99,9 @@ void print_kernel_table(Context& ctx, const SourceArgs& a, const model::Kernel& 
   render::Table table(header);
   table.right_align(extra ? std::vector<size_t>{1, 2, 3, 4} : std::vector<size_t>{1, 2, 3});
   for (size_t i = 0; i < row_limit(a, t); ++i) table.add(table_row(t, t.lines[i], by, extra));
-  ctx.out << fmt::format("{} of {} rows by {} (share = fraction of the kernel's total)\n", row_limit(a, t),
-                         t.lines.size(), by);
-  ctx.out << table.str(120) << "\n";
+  out << fmt::format("{} of {} rows by {} (share = fraction of the kernel's total)\n", row_limit(a, t), t.lines.size(),
+                     by);
+  out << table.str(120) << "\n";
 }
 
 // ---------------------------------------------------------------- json
@@ -135,6 +137,56 @@ nlohmann::json kernel_json(const SourceArgs& a, const model::Kernel& k, analysis
           {"totals", t.totals},   {"row_count", t.lines.size()},
           {"notes", t.notes},     {"lines", lines}};
 }
+
+// ---------------------------------------------------------------- formats
+
+// One --format's writer: it sees each kernel's table as it is made (then
+// dropped); begin() comes before the first kernel, end() after the last.
+class SourceSink {
+ public:
+  SourceSink(std::ostream& out, const SourceArgs& a) : out_(out), a_(a) {}
+  virtual ~SourceSink() = default;
+  virtual void begin() {}
+  virtual void kernel(const model::Kernel& k, analysis::SourceTable& t) = 0;
+  virtual void end() {}
+
+ protected:
+  std::ostream& out_;
+  const SourceArgs& a_;
+};
+
+class TableSink : public SourceSink {
+ public:
+  using SourceSink::SourceSink;
+  void kernel(const model::Kernel& k, analysis::SourceTable& t) override { print_kernel_table(out_, a_, k, t); }
+};
+
+class JsonSink : public SourceSink {
+ public:
+  JsonSink(std::ostream& out, const SourceArgs& a) : SourceSink(out, a), doc_(out, 2) {}
+  void begin() override { kernels_.emplace(doc_.array_member("kernels")); }
+  void kernel(const model::Kernel& k, analysis::SourceTable& t) override { kernels_->add(kernel_json(a_, k, t)); }
+  void end() override {
+    if (!kernels_) return;  // no kernel began the document
+    kernels_->close();
+    doc_.close();
+  }
+
+ private:
+  JsonObjectStream doc_;
+  std::optional<JsonArrayStream> kernels_;
+};
+
+// source's formats: the sink each --format name makes (the first is the default).
+struct SourceFormat {
+  std::string_view name;
+  std::unique_ptr<SourceSink> (*make)(std::ostream&, const SourceArgs&);
+};
+template <class Sink>
+std::unique_ptr<SourceSink> make_sink(std::ostream& out, const SourceArgs& a) {
+  return std::make_unique<Sink>(out, a);
+}
+constexpr SourceFormat kSourceFormats[] = {{"table", make_sink<TableSink>}, {"json", make_sink<JsonSink>}};
 
 // Why the SASS rows show no instruction, unless a note says it already (a
 // report without the cubin is named once).
@@ -174,29 +226,20 @@ ExitCode run_source(Context& ctx, const SourceArgs& a) {
   auto complete = read_head(ctx, a.report);  // a kernel's module may come after it
   if (!complete) return report_error(ctx, complete.error());
   if (auto ok = check_by(ctx, a, *complete); !ok) return report_error(ctx, ok.error());
-  JsonObjectStream doc(ctx.out, 2);
-  std::optional<JsonArrayStream> kernels;
-  auto begin = [&](const model::Report&) {
-    if (a.format == "json") kernels.emplace(doc.array_member("kernels"));
-  };
+  auto sink = find_format(kSourceFormats, a.format).make(ctx.out, a);
+  auto begin = [&](const model::Report&) { sink->begin(); };
   RunSass sass(ctx);
   auto visit = [&](model::Kernel&& k, const model::Report& head) {
     auto t = analysis::source_table(head, k);
     add_sass_note(t, sass.instructions()->annotate(t, head, k));
-    if (a.format == "json")
-      kernels->add(kernel_json(a, k, t));
-    else
-      print_kernel_table(ctx, a, k, t);
+    sink->kernel(k, t);
     return true;
   };
   model::Report head;
   auto ok = stream_report(ctx, a.report, kernel_pass_options(), head,
                           {.begin = begin, .visit = visit, .context = &*complete});
   if (!ok) return report_error(ctx, ok.error());
-  if (kernels) {
-    kernels->close();
-    doc.close();
-  }
+  sink->end();
   return ok->partial_exit;
 }
 
@@ -211,7 +254,7 @@ Command source_command() {
             sub.add_option("--by", a->by,
                            "sort by: samples, instructions, thread_instructions, excess_global_sectors, "
                            "excess_shared_wavefronts, a stall reason (long_scoreboard) or a per-PC metric name");
-            add_format(sub, a->format, {"table", "json"});
+            add_format(sub, a->format, format_names(kSourceFormats));
             sub.callback([a, &action] { action = [a](Context& ctx) { return run_source(ctx, *a); }; });
           }};
 }

@@ -48,7 +48,7 @@ Command tune_command() {
         sub.add_option("--sweep", r->sweeps,
                        "NAME=v1,v2,... rebuilds with -DNAME=v and ranks by measured time (no LLM); NAME=auto: "
                        "block sizes from the occupancy calculator (repeatable: every combination)");
-        add_format(sub, r->format, {"text", "json"});
+        add_format(sub, r->format, format_names(kTuneFormats));
         add_db_option(sub, r->db);
         sub.add_flag("--no-calibration", r->no_record, "do not store predicted vs measured speedups in the history");
         add_llm_args(sub, r->llm);

@@ -428,9 +428,9 @@ std::vector<std::string> normalised(const std::vector<std::string>& files) {
 Result<void> write_artefacts(Loop& L, const TuneResult& result) {
   if (!result.winner_diff.empty())
     if (auto w = io::write_text_file((L.out / "winner.diff").string(), result.winner_diff); !w) return w;
-  if (auto w = io::write_text_file((L.out / "tune.json").string(), json_text(tune_json(result), 2) + "\n"); !w)
+  if (auto w = io::write_text_file((L.out / "tune.json").string(), write_format(kTuneFormats, "json", result)); !w)
     return w;
-  return io::write_text_file((L.out / "tune.txt").string(), tune_text(result));
+  return io::write_text_file((L.out / "tune.txt").string(), write_format(kTuneFormats, "text", result));
 }
 
 }  // namespace
@@ -541,7 +541,7 @@ ExitCode run_tune(Context& ctx, const TuneRequest& r, ProcessRunner& runner) {
   }
   record_calibration(L);
   if (auto w = write_artefacts(L, result); !w) return report_error(ctx, w.error());
-  ctx.out << (r.format == "json" ? json_text(tune_json(result), 2) + "\n" : tune_text(result));
+  ctx.out << write_format(kTuneFormats, r.format, result);
   if (result.interrupted) return report_error(ctx, {ExitCode::Failed, "interrupted; the project was not changed"});
   return ExitCode::Ok;
 }

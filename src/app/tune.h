@@ -13,6 +13,7 @@
 
 #include "analysis/occupancy.h"
 #include "app/app.h"
+#include "app/common.h"
 #include "app/llm_flags.h"
 #include "app/profile.h"
 #include "render/diff.h"
@@ -96,8 +97,11 @@ std::vector<int> proposed_block_sizes(const analysis::ArchSpec& arch, const anal
 
 ExitCode run_tune(Context& ctx, const TuneRequest& r, ProcessRunner& runner);
 
-// The report: a table of candidates and the winner (text), or keet.tune/1.
+// The report: a table of candidates and the winner (text), or keet.tune/1
+// (json); on stdout in --format's, and in both in the output folder.
 std::string tune_text(const TuneResult& r);
 nlohmann::json tune_json(const TuneResult& r);
+std::string tune_document(const TuneResult& r);  // tune_json's text
+inline constexpr FormatWriter<TuneResult> kTuneFormats[] = {{"text", tune_text}, {"json", tune_document}};
 
 }  // namespace keet::app

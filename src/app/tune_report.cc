@@ -3,6 +3,7 @@
 
 #include "app/common.h"
 #include "app/tune.h"
+#include "util/json.h"
 
 namespace keet::app {
 namespace {
@@ -59,6 +60,8 @@ nlohmann::json tune_json(const TuneResult& r) {
           {"interrupted", r.interrupted},
           {"output_dir", r.out_dir}};
 }
+
+std::string tune_document(const TuneResult& r) { return json_text(tune_json(r), 2) + "\n"; }
 
 std::string tune_text(const TuneResult& r) {
   std::string out =

@@ -148,6 +148,18 @@ constexpr ResultFormat kFormats[] = {{"json", "application/json"},
                                      {"markdown", "text/markdown; charset=utf-8"},
                                      {"sarif", "application/sarif+json"},
                                      {"gate", "application/json"}};
+// What POST /jobs/{id}/gate serves: `keet gate --format` names (the first is
+// the default) with their media types.
+constexpr ResultFormat kGateFormats[] = {{"json", "application/json"},
+                                         {"sarif", "application/sarif+json"},
+                                         {"markdown", "text/markdown; charset=utf-8"},
+                                         {"junit", "application/xml"}};
+
+std::string gate_formats_error() {
+  std::string names;
+  for (const auto& f : kGateFormats) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return "format must be one of " + names;
+}
 
 }  // namespace
 
@@ -424,9 +436,9 @@ struct Handlers {
   }
 
   Response gate(const Request& req, const Params& p) {
-    std::string format = req.param("format").empty() ? "json" : req.param("format");
-    if (format != "json" && format != "sarif" && format != "markdown" && format != "junit")
-      return error_reply(400, "format must be one of json, sarif, markdown, junit");
+    std::string format = req.param("format").empty() ? std::string(kGateFormats[0].name) : req.param("format");
+    const auto* served = std::ranges::find(kGateFormats, format, &ResultFormat::name);
+    if (served == std::end(kGateFormats)) return error_reply(400, gate_formats_error());
     Response error;
     auto job = finished_job(p, error);
     if (!job) return error;
@@ -434,11 +446,7 @@ struct Handlers {
     std::vector<std::string> args{"gate", "report", "--baseline", baseline, "--format", format};
     if (!req.param("max_slowdown").empty()) args.insert(args.end(), {"--max-slowdown", req.param("max_slowdown")});
     add_db(args);
-    std::string_view type = format == "sarif"      ? "application/sarif+json"
-                            : format == "junit"    ? "application/xml"
-                            : format == "markdown" ? "text/markdown; charset=utf-8"
-                                                   : "application/json";
-    return run_on(*job, args, type, std::chrono::seconds(120), true);
+    return run_on(*job, args, served->content_type, std::chrono::seconds(120), true);
   }
 
   Response record(const Request& req, const Params& p) {

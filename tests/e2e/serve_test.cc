@@ -326,6 +326,18 @@ TEST_F(Serve, RecordHistoryGateAndSarif) {
   ASSERT_TRUE(gate);
   EXPECT_EQ(gate->status, 200) << gate->body;
   EXPECT_EQ(gate->get_header_value("X-Keet-Gate"), "failed");
+  EXPECT_EQ(gate->get_header_value("Content-Type"), "application/json");
+  auto junit =
+      client_->Post(("/api/v1/jobs/" + slow + "/gate?baseline=main&format=junit").c_str(), "", "application/json");
+  ASSERT_TRUE(junit);
+  EXPECT_EQ(junit->status, 200) << junit->body;
+  EXPECT_EQ(junit->get_header_value("Content-Type"), "application/xml");
+  EXPECT_NE(junit->body.find("<testsuites"), std::string::npos) << junit->body;
+  auto html =
+      client_->Post(("/api/v1/jobs/" + slow + "/gate?baseline=main&format=html").c_str(), "", "application/json");
+  ASSERT_TRUE(html);
+  EXPECT_EQ(html->status, 400);
+  EXPECT_EQ(json::parse(html->body)["error"], "format must be one of json, sarif, markdown, junit");
   auto missing = client_->Post(("/api/v1/jobs/" + slow + "/gate?baseline=nope").c_str(), "", "application/json");
   EXPECT_EQ(missing->status, 400);
 }
