@@ -86,6 +86,10 @@ struct Region {
   Mapping* guard;
 };
 
+// Pages a streaming read has passed are given back this many bytes at a time.
+constexpr size_t kReleaseBatch = size_t{2} << 20;
+constexpr size_t kPopulateAtOnce = size_t{16} << 20;
+
 class MappedFile final : public ByteSource {
  public:
   MappedFile(std::string name, void* data, size_t size)
@@ -98,7 +102,9 @@ class MappedFile final : public ByteSource {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     size_t end = std::min(offset, region_->size) / page * page;
     if (end < released_) released_ = 0;  // a new pass over the file (keet export reads twice)
-    if (region_->data == nullptr || end <= released_ + 16 * page) return;  // batch small steps
+    // Batched: each madvise flushes the TLB (on a VM, of every CPU the
+    // process ran on), and a few MB resident is nothing next to a large report.
+    if (region_->data == nullptr || end <= released_ + kReleaseBatch) return;
     // Private read-only mapping: dropped pages are simply read again if needed
     // (by a cubin the model still views, say).
     madvise(static_cast<char*>(region_->data) + released_, end - released_, MADV_DONTNEED);
@@ -147,7 +153,11 @@ Result<std::unique_ptr<ByteSource>> open_file(const std::string& path) {
   void* data = nullptr;
   if (size > 0) {
     install_sigbus_handler();
-    data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    // A file of a few MB is read whole anyway: its pages mapped in one call
+    // cost less than a fault every few pages. A larger one is faulted in as
+    // the read goes, and released behind it.
+    int populate = size <= kPopulateAtOnce ? MAP_POPULATE : 0;
+    data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
     if (data == MAP_FAILED) {
       ::close(fd);
       return os_error(path);
