@@ -8,7 +8,6 @@
 #include "app/compare.h"
 #include "app/timeline_input.h"
 #include "render/html.h"
-#include "render/timeline.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -67,12 +66,7 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
     if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", ctx.clock() / 1000)); !r)
       return report_error(ctx, r.error());
   }
-  std::string app_view;
-  if (*timeline) {
-    auto v = analysis::weigh_changes(**timeline, changes_of(result), a.coverage_threshold);
-    if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
-    if (a.format == "text" || a.format == "markdown") app_view = render::change_view_text(v, a.format == "markdown");
-  }
+  std::string app_view = *timeline ? change_view(ctx, **timeline, result, a.coverage_threshold, a.format) : "";
   if (a.format != "json") return emit(ctx, a.output, write_format(kDiffFormats, a.format, result) + app_view);
   auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
   if (!target) return report_error(ctx, target.error());

@@ -8,7 +8,6 @@
 #include "app/compare.h"
 #include "app/timeline_input.h"
 #include "render/diff_gate.h"
-#include "render/timeline.h"
 #include "util/error.h"
 
 namespace keet::app {
@@ -62,12 +61,7 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   // missing + new; the text report suggests the --pair that compares it.
   auto d = compare::diff(std::move(base->kernels), std::move(current->kernels),
                          {*limit, *forced, *min_delta, compare::Matching::NameOnly});
-  std::string app_view;
-  if (*timeline) {
-    auto v = analysis::weigh_changes(**timeline, changes_of(d), a.coverage_threshold);
-    if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
-    if (a.format == "text" || a.format == "markdown") app_view = render::change_view_text(v, a.format == "markdown");
-  }
+  std::string app_view = *timeline ? change_view(ctx, **timeline, d, a.coverage_threshold, a.format) : "";
   auto g = compare::gate(std::move(d), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(*base);

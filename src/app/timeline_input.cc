@@ -1,5 +1,6 @@
 #include "app/timeline_input.h"
 #include "analysis/run_verdicts.h"
+#include "analysis/timeline_join.h"
 #include "app/tool_path.h"
 #include "util/error.h"
 
@@ -19,6 +20,7 @@
 #include "llm/cache.h"
 #include "llm/config.h"
 #include "readers/nsys_export.h"
+#include "render/timeline.h"
 #include "util/strings.h"
 
 namespace fs = std::filesystem;
@@ -241,6 +243,14 @@ std::vector<std::pair<std::string, std::optional<double>>> changes_of(const comp
   for (const auto& p : d.pairs) out.emplace_back(p.after.display, p.change);
   for (const auto& k : d.unmatched_after) out.emplace_back(k.display, std::nullopt);
   return out;
+}
+
+std::string change_view(Context& ctx, const model::TimelineSummary& timeline, const compare::DiffResult& d,
+                        double coverage_threshold, std::string_view format) {
+  auto v = analysis::weigh_changes(timeline, changes_of(d), coverage_threshold);
+  if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+  if (format != "text" && format != "markdown") return "";
+  return render::change_view_text(v, format == "markdown");
 }
 
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {

@@ -7,6 +7,7 @@
 // so the next run (and a read-only input folder) needs no nsys.
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "app/app.h"
 #include "app/profile.h"
@@ -43,6 +44,12 @@ Result<std::optional<model::TimelineSummary>> load_optional_timeline(Context& ct
 // diff/gate: (after kernel's name, its duration change) per pair, and the
 // kernels only the after side has (no change).
 std::vector<std::pair<std::string, std::optional<double>>> changes_of(const compare::DiffResult& d);
+
+// diff/gate with --timeline: the changes weighed by the kernels' share of the
+// run (a coverage warning on ctx.err), as prose to follow the text or markdown
+// report; "" for the other formats, whose documents do not carry it.
+std::string change_view(Context& ctx, const model::TimelineSummary& timeline, const compare::DiffResult& d,
+                        double coverage_threshold, std::string_view format);
 
 // Flags shared by the commands that read a timeline.
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional);

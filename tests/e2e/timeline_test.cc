@@ -493,6 +493,35 @@ TEST(TimelineJoinCli, ProfiledKernelIsTheHotOne) {
   EXPECT_EQ(v.rc, 0) << v.out << v.err;
 }
 
+// diff and gate with --timeline: the prose formats end with the changes
+// weighed by the run; the documents (json) do not carry it.
+TEST(TimelineJoinCli, DiffAndGateWeighTheChangesInTheirProseFormats) {
+  auto report = shell_quote(writer_report("join-diff.ncu-rep"));
+  auto timeline = shell_quote(writer_timeline("join-diff.sqlite", "strided_copy"));
+  auto text = run_keet("diff " + report + " " + report + " --timeline " + timeline);
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("\nApplication view (timeline "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  strided_copy(): +0.0% on a kernel with 90.0% of GPU kernel time: +0.00% of it"),
+            std::string::npos)
+      << text.out;
+  auto markdown = run_keet("diff --format markdown " + report + " " + report + " --timeline " + timeline);
+  ASSERT_EQ(markdown.rc, 0) << markdown.err;
+  EXPECT_NE(markdown.out.find("\n## Application view (timeline "), std::string::npos) << markdown.out;
+  auto doc = run_keet("diff --format json " + report + " " + report + " --timeline " + timeline);
+  ASSERT_EQ(doc.rc, 0) << doc.err;
+  EXPECT_EQ(doc.out.find("Application view"), std::string::npos);
+  EXPECT_NO_THROW((void)json::parse(doc.out));
+  std::string db = "--db " + shell_quote("sqlite:" + temp_path("join-diff-history.sqlite"));
+  std::filesystem::remove(temp_path("join-diff-history.sqlite"));
+  ASSERT_EQ(run_keet("record " + report + " --tag main " + db).rc, 0);
+  auto gate = run_keet("gate " + report + " --baseline main " + db + " --timeline " + timeline);
+  ASSERT_EQ(gate.rc, 0) << gate.err;
+  EXPECT_NE(gate.out.find("\nApplication view (timeline "), std::string::npos) << gate.out;
+  auto sarif = run_keet("gate --format sarif " + report + " --baseline main " + db + " --timeline " + timeline);
+  ASSERT_EQ(sarif.rc, 0) << sarif.err;
+  EXPECT_EQ(sarif.out.find("Application view"), std::string::npos);
+}
+
 TEST(TimelineJoinCli, ProfiledKernelIsNotTheHotOne) {
   auto report = writer_report("join-cold.ncu-rep");
   auto timeline = writer_timeline("join-cold.sqlite", "hot_solver");
