@@ -28,5 +28,7 @@ struct AnalyzeArgs {
 };
 
 ExitCode run_analyze(Context& ctx, const AnalyzeArgs& a);
+// analyze's --format choices, the default first (profile offers the same).
+std::vector<std::string> analyze_format_names();
 
 }  // namespace keet::app

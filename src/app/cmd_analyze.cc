@@ -335,6 +335,8 @@ Result<std::vector<compare::CalibrationPoint>> load_calibration(Context& ctx, co
 
 }  // namespace
 
+std::vector<std::string> analyze_format_names() { return format_names(kAnalyzeFormats); }
+
 ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
   AnalyzeArgs a = given;
   if (a.calibrated) {
@@ -394,7 +396,7 @@ Command analyze_command() {
             auto a = std::make_shared<AnalyzeArgs>();
             add_reports_args(sub, a->report);
             sub.add_option("--top", a->top, "findings shown per kernel (0 = all)")->capture_default_str();
-            add_format(sub, a->format, format_names(kAnalyzeFormats));
+            add_format(sub, a->format, analyze_format_names());
             add_llm_args(sub, a->llm);
             sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
             sub.add_option("--print-summary", a->summary,

@@ -73,9 +73,9 @@ void add_ncu_flags(CLI::App& sub, ProfileRequest& r) {
 }
 
 void add_analysis_flags(CLI::App& sub, AnalyzeArgs& a) {
-  a.format = "text";
+  a.format = analyze_format_names().front();
   sub.add_option("--format", a.format, "analysis format, as analyze")
-      ->check(CLI::IsMember({"text", "markdown", "json", "html"}))
+      ->check(CLI::IsMember(analyze_format_names()))
       ->capture_default_str();
   sub.add_option("--top", a.top, "findings shown per kernel (0 = all)")->capture_default_str();
   sub.add_option("--analysis-output", a.output, "write the analysis to this file instead of stdout (analyze's -o)");
