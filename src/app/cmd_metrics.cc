@@ -149,22 +149,17 @@ class CsvSink : public MetricsSink {
 
 class JsonSink : public MetricsSink {
  public:
-  explicit JsonSink(const MetricsSetup& s) : MetricsSink(s), doc_(s.out, 2) {}
-  void begin() override { kernels_.emplace(doc_.array_member("kernels")); }
+  explicit JsonSink(const MetricsSetup& s) : MetricsSink(s), doc_(s.out, "kernels") {}
+  void begin() override { doc_.open(); }
   void kernel(const model::Kernel& k, const std::string& report) override {
     auto j = kernel_json(k, s_.match, s_.units);
     if (s_.several) j["report"] = report;
-    kernels_->add(j);
+    doc_.add(j);
   }
-  void end() override {
-    if (!kernels_) return;  // no kernel began the document
-    kernels_->close();
-    doc_.close();
-  }
+  void end() override { doc_.close(); }
 
  private:
-  JsonObjectStream doc_;
-  std::optional<JsonArrayStream> kernels_;
+  JsonArrayDocument doc_;
 };
 
 // metrics' formats: the sink each --format name makes (the first is the default).

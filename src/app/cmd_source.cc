@@ -163,18 +163,13 @@ class TableSink : public SourceSink {
 
 class JsonSink : public SourceSink {
  public:
-  JsonSink(std::ostream& out, const SourceArgs& a) : SourceSink(out, a), doc_(out, 2) {}
-  void begin() override { kernels_.emplace(doc_.array_member("kernels")); }
-  void kernel(const model::Kernel& k, analysis::SourceTable& t) override { kernels_->add(kernel_json(a_, k, t)); }
-  void end() override {
-    if (!kernels_) return;  // no kernel began the document
-    kernels_->close();
-    doc_.close();
-  }
+  JsonSink(std::ostream& out, const SourceArgs& a) : SourceSink(out, a), doc_(out, "kernels") {}
+  void begin() override { doc_.open(); }
+  void kernel(const model::Kernel& k, analysis::SourceTable& t) override { doc_.add(kernel_json(a_, k, t)); }
+  void end() override { doc_.close(); }
 
  private:
-  JsonObjectStream doc_;
-  std::optional<JsonArrayStream> kernels_;
+  JsonArrayDocument doc_;
 };
 
 // source's formats: the sink each --format name makes (the first is the default).

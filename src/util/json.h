@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,26 @@ class JsonObjectStream {
   std::ostream& out_;
   int indent_;
   size_t count_ = 0;
+};
+
+// A document whose one member is an array written element by element
+// ({"kernels": [...]}, as metrics and source write it). open() comes before
+// the first element; close() writes the end, or nothing when never opened.
+class JsonArrayDocument {
+ public:
+  JsonArrayDocument(std::ostream& out, std::string key) : doc_(out, 2), key_(std::move(key)) {}
+  void open() { array_.emplace(doc_.array_member(key_)); }
+  void add(const nlohmann::json& element) { array_->add(element); }
+  void close() {
+    if (!array_) return;
+    array_->close();
+    doc_.close();
+  }
+
+ private:
+  JsonObjectStream doc_;
+  std::string key_;
+  std::optional<JsonArrayStream> array_;
 };
 
 // Writes JSON text straight from the caller's values, byte for byte as
