@@ -128,7 +128,7 @@ class MetricsSink {
   const MetricsSetup& s_;
 };
 
-class TableSink : public MetricsSink {
+class MetricsTableSink : public MetricsSink {
  public:
   using MetricsSink::MetricsSink;
   void kernel(const model::Kernel& k, const std::string& report) override {
@@ -136,7 +136,7 @@ class TableSink : public MetricsSink {
   }
 };
 
-class CsvSink : public MetricsSink {
+class MetricsCsvSink : public MetricsSink {
  public:
   using MetricsSink::MetricsSink;
   void begin() override {
@@ -147,9 +147,9 @@ class CsvSink : public MetricsSink {
   }
 };
 
-class JsonSink : public MetricsSink {
+class MetricsJsonSink : public MetricsSink {
  public:
-  explicit JsonSink(const MetricsSetup& s) : MetricsSink(s), doc_(s.out, "kernels") {}
+  explicit MetricsJsonSink(const MetricsSetup& s) : MetricsSink(s), doc_(s.out, "kernels") {}
   void begin() override { doc_.open(); }
   void kernel(const model::Kernel& k, const std::string& report) override {
     auto j = kernel_json(k, s_.match, s_.units);
@@ -172,7 +172,7 @@ std::unique_ptr<MetricsSink> make_sink(const MetricsSetup& s) {
   return std::make_unique<Sink>(s);
 }
 constexpr MetricsFormat kMetricsFormats[] = {
-    {"table", make_sink<TableSink>}, {"json", make_sink<JsonSink>}, {"csv", make_sink<CsvSink>}};
+    {"table", make_sink<MetricsTableSink>}, {"json", make_sink<MetricsJsonSink>}, {"csv", make_sink<MetricsCsvSink>}};
 
 // Several reports: one document (or table, or CSV) with their kernels in
 // order, each saying which report it comes from.

@@ -155,15 +155,15 @@ class SourceSink {
   const SourceArgs& a_;
 };
 
-class TableSink : public SourceSink {
+class SourceTableSink : public SourceSink {
  public:
   using SourceSink::SourceSink;
   void kernel(const model::Kernel& k, analysis::SourceTable& t) override { print_kernel_table(out_, a_, k, t); }
 };
 
-class JsonSink : public SourceSink {
+class SourceJsonSink : public SourceSink {
  public:
-  JsonSink(std::ostream& out, const SourceArgs& a) : SourceSink(out, a), doc_(out, "kernels") {}
+  SourceJsonSink(std::ostream& out, const SourceArgs& a) : SourceSink(out, a), doc_(out, "kernels") {}
   void begin() override { doc_.open(); }
   void kernel(const model::Kernel& k, analysis::SourceTable& t) override { doc_.add(kernel_json(a_, k, t)); }
   void end() override { doc_.close(); }
@@ -181,7 +181,7 @@ template <class Sink>
 std::unique_ptr<SourceSink> make_sink(std::ostream& out, const SourceArgs& a) {
   return std::make_unique<Sink>(out, a);
 }
-constexpr SourceFormat kSourceFormats[] = {{"table", make_sink<TableSink>}, {"json", make_sink<JsonSink>}};
+constexpr SourceFormat kSourceFormats[] = {{"table", make_sink<SourceTableSink>}, {"json", make_sink<SourceJsonSink>}};
 
 // Why the SASS rows show no instruction, unless a note says it already (a
 // report without the cubin is named once).
