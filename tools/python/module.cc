@@ -164,8 +164,8 @@ py::object value_of(const PyMetric& m, const PyKernel& k) {
 // The metric names of the reports this process reads, shared by them: ncu
 // spells the same few thousand names in every report, so a report after the
 // first finds its names here (no copy and no allocation per name). Reading
-// threads intern under lock(); the Python strings are made and read with the
-// GIL held.
+// threads intern under the table's lock; the Python strings are made and read
+// with the GIL held.
 class NameTable {
  public:
   // A table past this many names is left to the reports that hold it; the
@@ -176,9 +176,8 @@ class NameTable {
   NameTable() {
     for (const char* n : kKnown) intern(n);
   }
-  [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock(mutex_); }
-  // The caller holds lock().
   uint32_t intern(std::string_view name) {
+    auto held = lock();
     auto it = ids_.find(name);
     if (it != ids_.end()) return it->second;
     auto id = static_cast<uint32_t>(names_.size());
@@ -194,18 +193,18 @@ class NameTable {
     auto held = lock();
     return names_.size();
   }
+  // A deque's element stays put: the reference outlives the lock.
+  const std::string& text(uint32_t id) const {
+    auto held = lock();
+    return names_[id];
+  }
   // With the GIL held. Borrowed: the table keeps the string.
   PyObject* py_name_borrowed(uint32_t id) const {
     if (id < py_names_.size() && py_names_[id]) return py_names_[id].ptr();
     if (id >= py_names_.size()) py_names_.resize(size());
-    const std::string* name;  // a deque's element stays put: read past the lock
-    {
-      auto held = lock();
-      name = &names_[id];
-    }
     // Outside the lock: making a Python object may run a finalizer that reads
     // names too, or let another thread take the GIL.
-    py::str made(*name);
+    py::str made(text(id));
     auto& slot = py_names_[id];
     if (!slot) slot = std::move(made);
     return slot.ptr();
@@ -213,6 +212,7 @@ class NameTable {
   py::object py_name(uint32_t id) const { return py::reinterpret_borrow<py::object>(py_name_borrowed(id)); }
 
  private:
+  [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock(mutex_); }
   mutable std::mutex mutex_;
   std::deque<std::string> names_;  // by id
   std::unordered_map<std::string_view, uint32_t> ids_;
@@ -237,16 +237,10 @@ struct Loaded {
   std::vector<uint32_t> by_report_id;  // the report's string-table id + 1 -> the table's id + 1
 
   uint32_t id_of(const Metric& m) {
-    if (m.name_id == Metric::kNoNameId) {
-      auto held = names->lock();
-      return names->intern(m.name);
-    }
+    if (m.name_id == Metric::kNoNameId) return names->intern(m.name);
     if (m.name_id >= by_report_id.size()) by_report_id.resize(static_cast<size_t>(m.name_id) + 1, 0);
     uint32_t& slot = by_report_id[m.name_id];
-    if (!slot) {
-      auto held = names->lock();
-      slot = names->intern(m.name) + 1;
-    }
+    if (!slot) slot = names->intern(m.name) + 1;
     return slot - 1;
   }
   // Takes what the reader decoded into `k`; the reader reuses `k` for the next kernel.
@@ -291,7 +285,7 @@ struct MetricView {
   std::string unit() const {
     const auto* side = kernel->side(*metric);
     if (side && !side->unit.empty()) return side->unit;
-    return keet::model::unit_of(name().cast<std::string>(), kernel->chip_has_units());
+    return keet::model::unit_of(owner->names->text(metric->name), kernel->chip_has_units());
   }
   size_t num_instances() const {
     const auto* side = kernel->side(*metric);
