@@ -428,9 +428,8 @@ std::vector<std::string> normalised(const std::vector<std::string>& files) {
 Result<void> write_artefacts(Loop& L, const TuneResult& result) {
   if (!result.winner_diff.empty())
     if (auto w = io::write_text_file((L.out / "winner.diff").string(), result.winner_diff); !w) return w;
-  if (auto w = io::write_text_file((L.out / "tune.json").string(), write_format(kTuneFormats, "json", result)); !w)
-    return w;
-  return io::write_text_file((L.out / "tune.txt").string(), write_format(kTuneFormats, "text", result));
+  if (auto w = io::write_text_file((L.out / "tune.json").string(), tune_document(result)); !w) return w;
+  return io::write_text_file((L.out / "tune.txt").string(), tune_text(result));
 }
 
 }  // namespace
