@@ -498,28 +498,29 @@ TEST(TimelineJoinCli, ProfiledKernelIsTheHotOne) {
 TEST(TimelineJoinCli, DiffAndGateWeighTheChangesInTheirProseFormats) {
   auto report = shell_quote(writer_report("join-diff.ncu-rep"));
   auto timeline = shell_quote(writer_timeline("join-diff.sqlite", "strided_copy"));
-  auto text = run_keet("diff " + report + " " + report + " --timeline " + timeline);
-  ASSERT_EQ(text.rc, 0) << text.err;
-  EXPECT_NE(text.out.find("\nApplication view (timeline "), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("  strided_copy(): +0.0% on a kernel with 90.0% of GPU kernel time: +0.00% of it"),
-            std::string::npos)
-      << text.out;
-  auto markdown = run_keet("diff --format markdown " + report + " " + report + " --timeline " + timeline);
-  ASSERT_EQ(markdown.rc, 0) << markdown.err;
-  EXPECT_NE(markdown.out.find("\n## Application view (timeline "), std::string::npos) << markdown.out;
-  auto doc = run_keet("diff --format json " + report + " " + report + " --timeline " + timeline);
-  ASSERT_EQ(doc.rc, 0) << doc.err;
-  EXPECT_EQ(doc.out.find("Application view"), std::string::npos);
-  EXPECT_NO_THROW((void)json::parse(doc.out));
   std::string db = "--db " + shell_quote("sqlite:" + temp_path("join-diff-history.sqlite"));
   std::filesystem::remove(temp_path("join-diff-history.sqlite"));
   ASSERT_EQ(run_keet("record " + report + " --tag main " + db).rc, 0);
-  auto gate = run_keet("gate " + report + " --baseline main " + db + " --timeline " + timeline);
-  ASSERT_EQ(gate.rc, 0) << gate.err;
-  EXPECT_NE(gate.out.find("\nApplication view (timeline "), std::string::npos) << gate.out;
-  auto sarif = run_keet("gate --format sarif " + report + " --baseline main " + db + " --timeline " + timeline);
-  ASSERT_EQ(sarif.rc, 0) << sarif.err;
-  EXPECT_EQ(sarif.out.find("Application view"), std::string::npos);
+  // `command` with the timeline: its output, after checking that it succeeds.
+  auto output = [&](const std::string& command) {
+    auto r = run_keet(command + " --timeline " + timeline);
+    EXPECT_EQ(r.rc, 0) << command << ": " << r.err;
+    return r.out;
+  };
+  const std::string diff = "diff " + report + " " + report, gate = "gate " + report + " --baseline main " + db;
+  auto text = output(diff);
+  EXPECT_NE(text.find("\nApplication view (timeline "), std::string::npos) << text;
+  EXPECT_NE(text.find("  strided_copy(): +0.0% on a kernel with 90.0% of GPU kernel time: +0.00% of it"),
+            std::string::npos)
+      << text;
+  auto markdown = output(diff + " --format markdown");
+  EXPECT_NE(markdown.find("\n## Application view (timeline "), std::string::npos) << markdown;
+  auto doc = output(diff + " --format json");
+  EXPECT_EQ(doc.find("Application view"), std::string::npos);
+  EXPECT_NO_THROW((void)json::parse(doc));
+  auto gate_text = output(gate);
+  EXPECT_NE(gate_text.find("\nApplication view (timeline "), std::string::npos) << gate_text;
+  EXPECT_EQ(output(gate + " --format sarif").find("Application view"), std::string::npos);
 }
 
 TEST(TimelineJoinCli, ProfiledKernelIsNotTheHotOne) {
