@@ -14,6 +14,7 @@
 #include "llm/config.h"
 #include "llm/prompt.h"
 #include "llm/result.h"
+#include "service/chat_tools.h"
 
 namespace keet::app {
 
@@ -55,11 +56,13 @@ ExitCode llm_exit(const LlmArgs& a, const std::vector<llm::LlmResult>& results);
 namespace keet::app {
 
 // What ask and chat share: the report, the engine's diagnosis of the selected
-// kernels, the runtime and a chat session over them.
+// kernels, the runtime, the model's tools (the agent tools of
+// data/mcp/tools.json, run in process) and a chat session over them.
 struct ChatSetup {
   Loaded loaded;
   analysis::Diagnosis diagnosis;
   std::unique_ptr<LlmRuntime> runtime;
+  std::unique_ptr<service::ChatTools> tools;
   std::unique_ptr<llm::ChatSession> session;
 };
 struct ChatArgs {

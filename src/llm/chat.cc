@@ -5,6 +5,7 @@
 #include <set>
 
 #include "llm/explain.h"
+#include "util/json.h"
 
 namespace keet::llm {
 
@@ -75,6 +76,8 @@ VerifyContext ChatSession::verify_context() const {
     devices.emplace(d.device, d.compute_capability);
   }
   for (const auto& [name, cc] : devices) ctx.devices.push_back({name, cc});
+  // A tool answer's numbers are the report's too (the agent tools state each as a measure).
+  ctx.known.insert(ctx.known.end(), tool_known_.begin(), tool_known_.end());
   const auto& kernels = tools_.diagnosis->kernels;
   for (const auto& d : kernels)
     if (kernels.size() == 1 || d.index == opt_.focus_kernel) ctx.bottleneck = d.bottleneck;
@@ -85,8 +88,12 @@ VerifyContext ChatSession::verify_context() const {
 bool ChatSession::run_tool_round(const ChatResponse& res) {
   if (res.tool_calls.empty()) return false;
   messages_.push_back({Role::Assistant, res.text, res.tool_calls});
-  for (const auto& call : res.tool_calls)
-    messages_.push_back({Role::Tool, run_tool(tools_, call), {}, call.id, call.name});
+  for (const auto& call : res.tool_calls) {
+    auto answer = tool_answer(tools_, call);
+    auto known = measured_in(answer);
+    tool_known_.insert(tool_known_.end(), known.begin(), known.end());
+    messages_.push_back({Role::Tool, json_text(answer), {}, call.id, call.name});
+  }
   return true;
 }
 
@@ -116,7 +123,6 @@ LlmResult ChatSession::answer(const std::string& user_text) {
   LlmResult r = unavailable(client_, "");
   r.cached = true;
   r.prompt_tokens_estimate = context_tokens_;
-  const VerifyContext ctx = verify_context();
   int rounds = 0;
   std::optional<std::string> first_reply;  // kept in case the correction round fails
   for (bool corrected = false;;) {
@@ -135,7 +141,7 @@ LlmResult ChatSession::answer(const std::string& user_text) {
       }
       continue;
     }
-    auto v = verify_text(res->text, ctx);
+    auto v = verify_text(res->text, verify_context());
     if (!v.clean() && !corrected) {
       corrected = r.corrected = true;
       first_reply = res->text;

@@ -52,7 +52,8 @@ class ChatSession {
   ChatOptions opt_;
   std::vector<Message> messages_;
   std::vector<LlmResult> results_;
-  std::vector<std::string> log_;  // markdown blocks: questions, replies, focus changes
+  std::vector<KnownValue> tool_known_;  // the numbers tool answers gave, for verification
+  std::vector<std::string> log_;        // markdown blocks: questions, replies, focus changes
   int context_tokens_ = 0;
 };
 

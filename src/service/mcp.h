@@ -51,6 +51,9 @@ struct McpOptions {
   // resolved); relative report paths are taken from the first. Empty: the
   // current directory.
   std::vector<std::string> roots;
+  // Reports keet's own command line named (keet chat's report), taken as they
+  // are, "-" (standard input) included. Never a client's: keet mcp sets none.
+  std::vector<std::string> own_reports;
   // History store of the history and gate tools (keet --db syntax); empty:
   // keet's default ($XDG_DATA_HOME/keet/history.sqlite).
   std::string store;

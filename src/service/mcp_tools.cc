@@ -168,6 +168,7 @@ template <typename T>
 using Outcome = std::expected<T, Failure>;
 
 Outcome<std::string> report_path(const Call& c, const char* key) {
+  if (std::ranges::find(c.options.own_reports, c.text(key)) != c.options.own_reports.end()) return c.text(key);
   auto path = c.roots.resolve(c.text(key), c.options.max_report_bytes);
   if (!path) return std::unexpected(Failure{path.error().message});
   return *path;

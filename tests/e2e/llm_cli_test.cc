@@ -251,8 +251,16 @@ TEST(LlmCliChat, PipedSessionWithSave) {
                        keet_binary() + " chat " + shell_quote(report_path()) + " --no-cache --llm openai:m --save " +
                        shell_quote(save) + ")");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(server.received().size(), 3u);
+  ASSERT_EQ(server.received().size(), 3u);
   EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  // The binary's chat answers the tool call with the agent tool's answer for its report.
+  json second = server.received()[1].json();
+  const json& tool = second["messages"].back();
+  EXPECT_EQ(tool["role"], "tool");
+  json listed = json::parse(tool["content"].get<std::string>());
+  EXPECT_FALSE(listed.contains("error")) << listed.dump();
+  EXPECT_FALSE(listed["kernels"].empty()) << listed.dump();
+  EXPECT_EQ(listed["report"], "<path>") << "no path without --share-source";
   auto t = run_command("cat " + shell_quote(save));
   json j = json::parse(t.out);
   EXPECT_EQ(j["replies"].size(), 2u);

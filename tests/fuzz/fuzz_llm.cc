@@ -3,7 +3,7 @@
 // request; the first byte picks openai, anthropic or ollama), served by an
 // in-process HTTP stand-in to the real client, so they go through that
 // provider's wire parsing (text, structured output, tool calls), the repair
-// round, the tools the model asks for (run against a fixed diagnosis), answer
+// round, the tools the model asks for (service::ChatTools over a fixed report), answer
 // verification and the LLM result's JSON and text. The same bytes also go
 // straight to verify_text/mark_unsupported and parse_structured. A crash, a
 // sanitizer report or an escaping exception fails the target.
@@ -21,6 +21,7 @@
 #include "llm/verify.h"
 #include "readers/reader.h"
 #include "report_writer.h"
+#include "service/chat_tools.h"
 #include "util/json.h"
 
 namespace {
@@ -113,10 +114,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     llm::LlmClient client(cfg, http, nap);
     touch(llm::explain_kernel(client, kd, kernel));
   }
-  {  // keet ask / chat: tool calls answered from the diagnosis, then the verified reply.
-    ScriptedHttp http(split_bodies(bytes));
+  {  // keet ask / chat: the model's tool calls go through the chat's tools (bound report,
+     // argument checks, privacy), whose commands answer with the last body as their JSON.
+    auto bodies = split_bodies(bytes);
+    ScriptedHttp http(bodies);
     llm::LlmClient client(cfg, http, nap);
-    llm::ChatSession chat(client, {&fx.report, &fx.diagnosis, (data[0] & 4) != 0, (data[0] & 8) != 0}, {});
+    bool share = (data[0] & 4) != 0, redact = (data[0] & 8) != 0;
+    service::ChatTools tools({[out = bodies.back()](const std::vector<std::string>&) {
+                                return service::CommandOutput{0, out, ""};
+                              },
+                              "fixed.ncu-rep", &fx.report, share, redact});
+    llm::ChatSession chat(client, {&fx.report, &fx.diagnosis, share, redact, &tools}, {});
     touch(chat.turn("Why is this kernel slow?"));
     (void)json_text(chat.transcript());
   }

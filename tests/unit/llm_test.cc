@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/engine.h"
+#include "app/in_process.h"
 #include "llm/cache.h"
 #include "llm/chat.h"
 #include "llm/client.h"
@@ -16,7 +17,9 @@
 #include "llm/params.h"
 #include "llm/verify.h"
 #include "readers/reader.h"
+#include "service/chat_tools.h"
 #include "support/fake_llm_server.h"
+#include "support/report_writer.h"
 #include "support/testing.h"
 #include "util/embedded_data.h"
 #include "util/pattern.h"
@@ -548,15 +551,32 @@ TEST(LlmRobust, CacheKeyIncludesTheEndpoint) {
 
 // ---- tool calling ----
 
-ToolContext tools_for(const Fixture& f, bool share = false) { return {&f.report, &f.diagnosis, share, false}; }
+// The chat's real tools (service::ChatTools, commands run in process) over a
+// report file holding the fixture kernel's metrics.
+std::unique_ptr<service::ChatTools> real_tools(const Fixture& f, bool share = false) {
+  std::vector<std::pair<std::string, double>> metrics;
+  for (const auto& m : f.report.kernels[0].metrics) metrics.emplace_back(m.name, *m.value.as_number());
+  std::string path = testing::temp_path("llm-chat-tools.ncu-rep");
+  testing::write_file(path, testing::one_kernel_report(f.report.kernels[0].mangled, 1024, 256, metrics));
+  auto getenv = [](const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return std::string(v ? v : "");
+  };
+  return std::make_unique<service::ChatTools>(
+      service::ChatToolOptions{app::in_process_runner(getenv), path, &f.report, share, false});
+}
+ToolContext tools_for(const Fixture& f, const service::ChatTools& tools, bool share = false) {
+  return {&f.report, &f.diagnosis, share, false, &tools};
+}
 
 TEST(LlmChat, MultiStepToolCallingOpenAI) {
   Harness h("openai");
   auto f = make_fixture();
+  auto tools = real_tools(f);
   h.server.script({200, testing::openai_tool_reply("list_kernels", json::object(), "c1")});
   h.server.script({200, testing::openai_tool_reply("get_metrics", {{"kernel", "0"}, {"pattern", "dram__"}}, "c2")});
   h.server.script({200, testing::openai_text_reply("DRAM throughput is 91.75% of peak; the kernel is memory-bound.")});
-  ChatSession chat(*h.client, tools_for(f), {});
+  ChatSession chat(*h.client, tools_for(f, *tools), {});
   auto r = chat.turn("Why is kernel 0 slow?");
   EXPECT_EQ(r.status, Status::Verified) << r.error << r.text;
   auto sent = h.server.received();
@@ -566,20 +586,45 @@ TEST(LlmChat, MultiStepToolCallingOpenAI) {
   EXPECT_EQ(msgs[msgs.size() - 1]["role"], "tool");
   EXPECT_EQ(msgs[msgs.size() - 1]["tool_call_id"], "c2");
   EXPECT_NE(msgs[msgs.size() - 1]["content"].get<std::string>().find("91.75"), std::string::npos);
-  EXPECT_EQ(sent[0].json()["tools"].size(), 5u);  // no get_source without --share-source
+  // list_kernels, analyze_kernel, get_metrics, explain_term: no source_hotspots without --share-source
+  EXPECT_EQ(sent[0].json()["tools"].size(), 4u);
   EXPECT_EQ(chat.transcript()["messages"].size(), 7u);
+}
+
+// A number the model read in a tool answer (a measure) is backed even when
+// the diagnosis does not hold it: here the L1 hit rate, which
+// the hand-built diagnosis leaves out and get_metrics answers.
+TEST(LlmChat, NumbersFromToolAnswersAreVerified) {
+  Harness h("openai");
+  auto f = make_fixture();
+  f.report.kernels[0].metrics.push_back(metric("l1tex__t_sector_hit_rate.pct", 37.25));
+  auto tools = real_tools(f);
+  f.report.kernels[0].metrics.pop_back();  // the report file has it; the chat's loaded report does not
+  std::string reply = "The L1 hit rate is 37.25%.";
+  h.server.script({200, testing::openai_text_reply(reply)});
+  h.server.script({200, testing::openai_text_reply(reply)});
+  ChatSession without(*h.client, tools_for(f, *tools), {});
+  EXPECT_NE(without.turn("What is the L1 hit rate?").status, Status::Verified) << "not backed before any tool call";
+  Harness h2("openai");
+  h2.server.script(
+      {200, testing::openai_tool_reply("get_metrics", {{"kernel", "0"}, {"names", {"l1tex__t_sector_hit_rate.pct"}}})});
+  h2.server.script({200, testing::openai_text_reply(reply)});
+  ChatSession with(*h2.client, tools_for(f, *tools), {});
+  auto r = with.turn("What is the L1 hit rate?");
+  EXPECT_EQ(r.status, Status::Verified) << r.error << r.text;
 }
 
 TEST(LlmChat, ToolExchangeAnthropicAndOllama) {
   for (std::string p : {"anthropic", "ollama"}) {
     Harness h(p);
     auto f = make_fixture();
+    auto tools = real_tools(f);
     bool anth = p == "anthropic";
-    h.server.script({200, anth ? testing::anthropic_tool_reply("get_findings", {{"kernel", "0"}})
-                               : testing::ollama_tool_reply("get_findings", {{"kernel", "0"}})});
+    h.server.script({200, anth ? testing::anthropic_tool_reply("analyze_kernel", {{"kernel", "0"}})
+                               : testing::ollama_tool_reply("analyze_kernel", {{"kernel", "0"}})});
     std::string text = "The engine estimates 1.8x from fixing uncoalesced loads.";
     h.server.script({200, anth ? testing::anthropic_text_reply(text) : testing::ollama_text_reply(text)});
-    ChatSession chat(*h.client, tools_for(f), {});
+    ChatSession chat(*h.client, tools_for(f, *tools), {});
     auto r = chat.turn("What should I fix?");
     EXPECT_EQ(r.status, Status::Verified) << p << r.error;
     json second = h.server.received().at(1).json();
@@ -589,7 +634,7 @@ TEST(LlmChat, ToolExchangeAnthropicAndOllama) {
       EXPECT_EQ(last["content"][0]["tool_use_id"], "toolu_1");
     } else {
       EXPECT_EQ(last["role"], "tool");
-      EXPECT_EQ(last["tool_name"], "get_findings");
+      EXPECT_EQ(last["tool_name"], "analyze_kernel");
     }
   }
 }
@@ -597,9 +642,10 @@ TEST(LlmChat, ToolExchangeAnthropicAndOllama) {
 TEST(LlmChat, FailedCorrectionKeepsFirstReplyFlagged) {
   Harness h("openai");
   auto f = make_fixture();
+  auto tools = real_tools(f);
   h.server.script({200, testing::openai_text_reply("DRAM throughput is 97% of peak.")});
   h.server.script({401, R"({"error":{"message":"bad key"}})"});
-  ChatSession chat(*h.client, tools_for(f), {});
+  ChatSession chat(*h.client, tools_for(f, *tools), {});
   auto r = chat.turn("How busy is DRAM?");
   EXPECT_EQ(r.status, Status::Flagged) << r.error;
   EXPECT_NE(r.text.find("[unverified: 97%]"), std::string::npos) << r.text;
@@ -609,66 +655,29 @@ TEST(LlmChat, FailedCorrectionKeepsFirstReplyFlagged) {
 TEST(LlmChat, ToolRoundLimit) {
   Harness h("openai");
   auto f = make_fixture();
+  auto tools = real_tools(f);
   for (int i = 0; i < 5; ++i) h.server.script({200, testing::openai_tool_reply("list_kernels", json::object())});
   ChatOptions opt;
   opt.max_tool_rounds = 3;
-  ChatSession chat(*h.client, tools_for(f), opt);
+  ChatSession chat(*h.client, tools_for(f, *tools), opt);
   auto r = chat.turn("loop forever");
   EXPECT_EQ(r.status, Status::Unavailable);
   EXPECT_NE(r.error.find("3 tool rounds"), std::string::npos);
   EXPECT_EQ(h.server.received().size(), 3u);
 }
 
-TEST(LlmChat, SourceToolNeedsOptIn) {
-  auto f = make_fixture();
-  auto result = run_tool(tools_for(f), {"x", "get_source", {{"kernel", "0"}, {"lines", "40-44"}}});
-  EXPECT_NE(result.find("--share-source"), std::string::npos);
-  auto findings = run_tool(tools_for(f), {"y", "get_findings", {{"kernel", "0"}}});
-  EXPECT_EQ(findings.find("/home/alice"), std::string::npos);
-  EXPECT_EQ(findings.find("in[i * stride]"), std::string::npos);
-  EXPECT_NE(run_tool(tools_for(f), {"z", "nope", json::object()}).find("unknown tool"), std::string::npos);
-}
-
-// data/llm/tools.json declares the tools; each one declared is offered (the
-// source tool only with sharing on) and answers its declared arguments.
-TEST(LlmTools, EveryDeclaredToolAnswers) {
-  auto text = embedded_file("llm/tools.json");
-  ASSERT_TRUE(text);
-  auto doc = json::parse(*text);
-  auto f = make_fixture();
-  auto offered = tool_specs(tools_for(f, true));
-  ASSERT_EQ(offered.size(), doc["tools"].size()) << "a declared tool has no answer in llm/tools.cc";
-  EXPECT_EQ(tool_specs(tools_for(f, false)).size(), offered.size() - 1);  // get_source needs --share-source
-  for (const auto& spec : offered) {
-    SCOPED_TRACE(spec.name);
-    EXPECT_EQ(spec.parameters["type"], "object");
-    json args = json::object();
-    for (const auto& name : spec.parameters["required"]) {
-      std::string arg = name;
-      args[arg] = arg == "lines" ? "1-2" : arg == "pattern" ? "dram" : arg == "term" ? "dram__throughput" : "0";
-    }
-    auto answer = json::parse(run_tool(tools_for(f, true), {"t", spec.name, args}));
-    EXPECT_FALSE(answer.is_object() && answer.contains("error") &&
-                 answer["error"].get<std::string>().find("unknown tool") != std::string::npos)
-        << answer.dump();
-  }
-}
-
+// What the model sends is bounded before any tool sees it.
 TEST(LlmChat, ToolArgumentsAreBounded) {
   auto f = make_fixture();
-  auto ctx = tools_for(f);
-  // A model-chosen pattern goes through RE2: no hang, no crash, even if it
-  // would make a backtracking engine explode.
-  auto metrics = run_tool(ctx, {"a", "get_metrics", {{"kernel", "0"}, {"pattern", "(.*)*(.*)*(.*)*zq"}}});
-  EXPECT_NE(metrics.find("no numeric metric matches"), std::string::npos) << metrics;
-  auto dram = run_tool(ctx, {"b", "get_metrics", {{"kernel", "0"}, {"pattern", "^DRAM__"}}});  // case-insensitive
-  EXPECT_NE(dram.find("dram__"), std::string::npos) << dram;
+  auto tools = real_tools(f);
+  auto ctx = tools_for(f, *tools);
   auto long_args = run_tool(ctx, {"c", "get_metrics", {{"kernel", "0"}, {"pattern", std::string(10000, 'a')}}});
   EXPECT_NE(long_args.find("longer than 4096 bytes"), std::string::npos) << long_args;
-  auto wrong_type = run_tool(ctx, {"d", "get_metrics", {{"kernel", "0"}, {"pattern", 42}}});
-  EXPECT_NE(wrong_type.find("wrong type"), std::string::npos) << wrong_type;
   EXPECT_NE(run_tool(ctx, {"e", "get_metrics", json::array({1, 2})}).find("JSON object"), std::string::npos);
   EXPECT_LT(run_tool(ctx, {"f", std::string(100000, 'n'), json::object()}).size(), 300u);
+  ToolContext none{&f.report, &f.diagnosis, false, false, nullptr};
+  EXPECT_TRUE(tool_specs(none).empty());
+  EXPECT_NE(run_tool(none, {"g", "list_kernels", json::object()}).find("unknown tool"), std::string::npos);
 }
 
 // ---- configuration and prompt ----

@@ -1,0 +1,42 @@
+// The model's tools in `keet ask` / `keet chat`: the agent tools of
+// data/mcp/tools.json that its "chat" section offers, answered by the same
+// service::Tools the MCP server calls, with the chat's report bound to their
+// report argument and the chat's privacy applied to every answer (without
+// --share-source no source path or text; with --redact-names the prompt's
+// kernel labels instead of names).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/tools.h"
+#include "model/report.h"
+#include "service/mcp.h"
+
+namespace keet::service {
+
+struct ChatToolOptions {
+  CommandRunner run;                      // app::in_process_runner() in the real program
+  std::string report;                     // the chat's report as the user named it ("-": standard input)
+  const model::Report* loaded = nullptr;  // that report, read: the kernels' names for --redact-names
+  bool share_source = false;
+  bool redact_names = false;
+};
+
+class ChatTools : public llm::ToolBox {
+ public:
+  explicit ChatTools(ChatToolOptions options);
+  std::vector<llm::ToolSpec> specs() const override;
+  nlohmann::json answer(const std::string& name, const nlohmann::json& arguments) const override;
+
+ private:
+  // The kernel argument as the MCP tool reads it: a redacted label or "#3" becomes the index.
+  std::string kernel_argument(const std::string& given) const;
+  void make_private(nlohmann::json& answer) const;
+
+  ChatToolOptions options_;
+  McpOptions mcp_;
+};
+
+}  // namespace keet::service
