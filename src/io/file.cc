@@ -130,6 +130,17 @@ class MemorySource final : public ByteSource {
   std::shared_ptr<const std::string> data_;
 };
 
+class ViewSource final : public ByteSource {
+ public:
+  ViewSource(std::string name, std::string_view bytes) : name_(std::move(name)), bytes_(bytes) {}
+  std::string_view bytes() const override { return bytes_; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::string_view bytes_;
+};
+
 std::unexpected<Error> os_error(const std::string& path) {
   return fail(ExitCode::BadInput, fmt::format("{}: {}", path, std::strerror(errno)));
 }
@@ -170,6 +181,43 @@ Result<std::unique_ptr<ByteSource>> open_file(const std::string& path) {
 
 std::unique_ptr<ByteSource> memory_source(std::string name, std::string data) {
   return std::make_unique<MemorySource>(std::move(name), std::move(data));
+}
+
+std::unique_ptr<ByteSource> view_source(std::string name, std::string_view bytes) {
+  return std::make_unique<ViewSource>(std::move(name), bytes);
+}
+
+Result<bool> read_file_into(const std::string& path, std::string& buffer, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return os_error(path);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return false;  // open_file says what is wrong with it, or maps it
+  }
+  auto size = static_cast<size_t>(st.st_size);
+  int error = 0;
+  // No zero fill: read() writes every byte kept; a file that ends early
+  // (it shrank since fstat) is kept as far as it goes.
+  buffer.resize_and_overwrite(size, [&](char* data, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::read(fd, data + got, n - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        error = r < 0 ? errno : 0;
+        break;
+      }
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  });
+  ::close(fd);
+  if (error != 0) {
+    errno = error;
+    return os_error(path);
+  }
+  return true;
 }
 
 Result<std::string> read_text_file(const std::string& path) {

@@ -34,6 +34,16 @@ class ByteSource {
 // SIGBUS still ends the process as before.
 Result<std::unique_ptr<ByteSource>> open_file(const std::string& path);
 std::unique_ptr<ByteSource> memory_source(std::string name, std::string data);
+// A source over bytes its caller owns and keeps unchanged while the source
+// is used; share() is null (nothing may keep a view past the read).
+std::unique_ptr<ByteSource> view_source(std::string name, std::string_view bytes);
+
+// Reads the regular file at `path` whole into `buffer`, reusing the buffer's
+// memory, when it holds at most `max_bytes`; false (and `buffer` untouched)
+// when it is larger. For a long-lived process that reads report after report
+// (the Python module): the pages of the buffer are faulted in once, where
+// each mapping of a file costs page-table updates to make and to undo.
+Result<bool> read_file_into(const std::string& path, std::string& buffer, size_t max_bytes);
 
 // Everything on standard input (a report piped in: `keet analyze -`).
 Result<std::string> read_stdin();

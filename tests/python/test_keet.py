@@ -103,6 +103,27 @@ def test_a_truncated_report_reads_as_far_as_it_goes(tmp_path):
     assert len(a.kernels) == len(r)
 
 
+def test_small_and_large_reports_read_alike(tmp_path):
+    # A report of 16 MB or less is read into the reading thread's buffer, kept
+    # from one report to the next; a larger one is mapped and streamed. The
+    # same blocks repeated past 16 MB read as the small report's kernels again.
+    small = [p for p in fixtures() if p.endswith(".ncu-rep") and 2_000_000 < os.path.getsize(p) < 8_000_000]
+    if not small:
+        pytest.skip("needs a fixture report of 2 to 8 MB (../shared)")
+    data = open(small[0], "rb").read()
+    blocks = 8 + int.from_bytes(data[4:8], "little")  # magic, then the file header's size and bytes
+    copies = (16 << 20) // len(data) + 1
+    large = tmp_path / "large.ncu-rep"
+    large.write_bytes(data + data[blocks:] * copies)
+    assert os.path.getsize(large) > 16 << 20
+    one = keet.open(small[0])
+    many = keet.open(large)
+    assert len(many) == len(one) * (copies + 1)
+    again = keet.open(small[0])  # after the large one, the buffer again
+    for k in (many.kernels[0], many.kernels[-1], again.kernels[-1]):
+        assert k.values() == one.kernels[k.index % len(one)].values()
+
+
 def test_diff_pairs_two_reports():
     d = keet.diff(REPORT, REPORT)
     assert d.schema == "keet.diff/1"

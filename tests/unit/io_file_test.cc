@@ -83,5 +83,36 @@ TEST(IoFile, TruncatedWhileMappedReadsZerosAndSaysChanged) {
   EXPECT_FALSE((*again)->changed());
 }
 
+// The Python module reads report after report into one buffer: the file
+// whole, the buffer's memory reused, a larger file left to open_file.
+TEST(IoFile, ReadFileIntoReusesTheBuffer) {
+  std::string big = keet::testing::temp_path("into-big.bin"), small = keet::testing::temp_path("into-small.bin");
+  std::ofstream(big, std::ios::binary) << std::string(3 * page_size(), 'b');
+  std::ofstream(small, std::ios::binary) << "NVR";
+  std::string buffer;
+  auto read = io::read_file_into(big, buffer, 4 * page_size());
+  ASSERT_TRUE(read && *read);
+  EXPECT_EQ(buffer, std::string(3 * page_size(), 'b'));
+  const char* memory = buffer.data();
+  read = io::read_file_into(small, buffer, 4 * page_size());
+  ASSERT_TRUE(read && *read);
+  EXPECT_EQ(buffer, "NVR");
+  EXPECT_EQ(buffer.data(), memory) << "the second read reuses the first one's memory";
+  auto src = io::view_source(small, buffer);
+  EXPECT_EQ(src->bytes(), "NVR");
+  EXPECT_EQ(src->name(), small);
+  EXPECT_EQ(src->share(), nullptr);
+  read = io::read_file_into(big, buffer, 2 * page_size());  // too large: nothing read
+  ASSERT_TRUE(read);
+  EXPECT_FALSE(*read);
+  EXPECT_EQ(buffer, "NVR");
+  read = io::read_file_into(keet::testing::temp_path(""), buffer, 1 << 20);  // a folder: for open_file to refuse
+  ASSERT_TRUE(read);
+  EXPECT_FALSE(*read);
+  auto missing = io::read_file_into(keet::testing::temp_path("no-such-file"), buffer, 1 << 20);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("No such file"), std::string::npos) << missing.error().message;
+}
+
 }  // namespace
 }  // namespace keet
