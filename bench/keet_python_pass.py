@@ -3,7 +3,7 @@
 # makes one pass over every metric value of every kernel (keet.open and
 # Kernel.values(); with --shaped, the ncu_report-shaped accessors, one call per
 # metric), the job bench/ncu_report_pass.py gives NVIDIA's module. Prints
-# "seconds kernels metrics path" per report, the best of --repeat runs
+# "seconds kernels metrics checksum path" per report, the best of --repeat runs
 # (time.perf_counter inside this process).
 # Usage: keet_python_pass.py --module-dir BUILD/python [--repeat N] REPORT...
 import argparse
@@ -35,7 +35,7 @@ def one_pass(keet, path, shaped):
                 checksum += len(v)
             elif v is not None:
                 checksum += v
-    return time.perf_counter() - t0, kernels, metrics
+    return time.perf_counter() - t0, kernels, metrics, checksum
 
 
 def main():

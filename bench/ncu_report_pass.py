@@ -2,7 +2,7 @@
 # In-process comparison for scripts/bench: NVIDIA's own reader (the ncu_report
 # module that ships with Nsight Compute) loads each report and makes one pass
 # over every metric of every kernel, reading its value (the same job as
-# keet_bench's BM_FullDecode). Prints "seconds kernels metrics path" per report,
+# keet_bench's BM_FullDecode). Prints "seconds kernels metrics checksum path" per report,
 # the best of --repeat runs, measured with time.perf_counter inside this process
 # (interpreter start-up and module import are outside the timing).
 # Usage: ncu_report_pass.py --module-dir DIR --library-dir DIR [--repeat N] REPORT...
@@ -32,7 +32,7 @@ def one_pass(ncu_report, path, library_dir):
                     checksum += m.as_uint64()
                 elif kind in (kinds.ValueKind_FLOAT, kinds.ValueKind_DOUBLE):
                     checksum += m.as_double()
-    return time.perf_counter() - t0, kernels, metrics
+    return time.perf_counter() - t0, kernels, metrics, checksum
 
 
 def main():
@@ -50,19 +50,22 @@ def main():
 
 
 def print_best(reports, repeat, run, failure):
-    """For each report, "seconds kernels metrics path" of the best of `repeat`
-    runs of run(path) -> (seconds, kernels, metrics); "- 0 0 path (why)" when
-    it raises `failure`. bench/keet_python_pass.py prints the same way."""
+    """For each report, "seconds kernels metrics checksum path" of the best of
+    `repeat` runs of run(path) -> (seconds, kernels, metrics, checksum); the
+    checksum sums every value (a string's length), so two readers that agree
+    on every value agree on it. "- 0 0 0 path (why)" when run raises
+    `failure`. bench/keet_python_pass.py prints the same way."""
     for path in reports:
         best = None
         kernels = metrics = 0
+        checksum = 0.0
         try:
             for _ in range(repeat):
-                dt, kernels, metrics = run(path)
+                dt, kernels, metrics, checksum = run(path)
                 best = dt if best is None else min(best, dt)
-            print(f"{best:.6f} {kernels} {metrics} {path}", flush=True)
+            print(f"{best:.6f} {kernels} {metrics} {checksum!r} {path}", flush=True)
         except failure as e:
-            print(f"- 0 0 {path} ({type(e).__name__}: {e})", flush=True)
+            print(f"- 0 0 0 {path} ({type(e).__name__}: {e})", flush=True)
 
 
 if __name__ == "__main__":
