@@ -429,6 +429,32 @@ TEST(LlmCliTools, ModelSuppliedPatternIsBounded) {
   EXPECT_NE(r.out.find("1000 ns"), std::string::npos) << r.out;
 }
 
+// --redact-names: the tools' answers name kernels by the labels the prompt
+// uses, the model may ask for a kernel by its label, and no request carries
+// a kernel's name.
+TEST(LlmCliTools, RedactedNamesAreThePromptsLabelsInToolAnswers) {
+  FakeLlmServer server;
+  server.script({200, openai_tool_reply("list_kernels", json::object(), "c1")});
+  server.script({200, openai_text_reply("The second kernel takes 9000 ns.")});
+  auto r = run_command(env_for("openai", server) + keet_binary() + " ask " + shell_quote(two_kernel_report_path()) +
+                       " 'which kernel is slowest?' --no-cache --llm openai:m --redact-names");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto sent = server.received();
+  ASSERT_EQ(sent.size(), 2u);
+  for (const auto& request : sent) {
+    EXPECT_EQ(request.body.find("matMul"), std::string::npos);
+    EXPECT_EQ(request.body.find("vecAdd"), std::string::npos);
+  }
+  json second = sent[1].json();
+  json listed = json::parse(second["messages"].back()["content"].get<std::string>());
+  ASSERT_EQ(listed["kernels"].size(), 2u) << listed.dump();
+  for (const auto& row : listed["kernels"]) {
+    std::string label = row["name"];
+    EXPECT_EQ(label.rfind("kernel_", 0), 0u) << label;
+    EXPECT_NE(sent[0].body.find(label), std::string::npos) << label << " is not a label the prompt uses";
+  }
+}
+
 }  // namespace
 }  // namespace keet
 
