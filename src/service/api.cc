@@ -140,24 +140,34 @@ constexpr const char* kUiPolicy =
 constexpr const char* kReportPolicy =
     "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'";
 
+// The media type of each format the API serves ("gate": the stored gate
+// check, JSON), written once.
 struct ResultFormat {
   std::string_view name, content_type;
 };
-constexpr ResultFormat kFormats[] = {{"json", "application/json"},
-                                     {"html", "text/html; charset=utf-8"},
-                                     {"markdown", "text/markdown; charset=utf-8"},
-                                     {"sarif", "application/sarif+json"},
-                                     {"gate", "application/json"}};
-// What POST /jobs/{id}/gate serves: `keet gate --format` names (the first is
-// the default) with their media types.
-constexpr ResultFormat kGateFormats[] = {{"json", "application/json"},
-                                         {"sarif", "application/sarif+json"},
-                                         {"markdown", "text/markdown; charset=utf-8"},
-                                         {"junit", "application/xml"}};
+constexpr ResultFormat kMediaTypes[] = {{"json", "application/json"},
+                                        {"html", "text/html; charset=utf-8"},
+                                        {"markdown", "text/markdown; charset=utf-8"},
+                                        {"sarif", "application/sarif+json"},
+                                        {"gate", "application/json"},
+                                        {"junit", "application/xml"}};
+// What GET /jobs/{id}/result/{format} serves: the results a job stores.
+constexpr std::string_view kResultFormats[] = {"json", "html", "markdown", "sarif", "gate"};
+// What POST /jobs/{id}/gate serves: `keet gate --format` names, the first the default.
+constexpr std::string_view kGateFormats[] = {"json", "sarif", "markdown", "junit"};
 
-std::string gate_formats_error() {
+// The format of `list` named `format`, with its media type; null if `list` lacks it.
+template <size_t N>
+const ResultFormat* served_format(const std::string_view (&list)[N], std::string_view format) {
+  if (std::ranges::find(list, format) == std::end(list)) return nullptr;
+  auto it = std::ranges::find(kMediaTypes, format, &ResultFormat::name);
+  return it == std::end(kMediaTypes) ? nullptr : &*it;
+}
+
+template <size_t N>
+std::string formats_error(const std::string_view (&list)[N]) {
   std::string names;
-  for (const auto& f : kGateFormats) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  for (auto f : list) names += (names.empty() ? "" : ", ") + std::string(f);
   return "format must be one of " + names;
 }
 
@@ -293,10 +303,8 @@ struct Handlers {
 
   Response result(const Request& req, const Params& p) {
     std::string format = req.param("format").empty() ? "json" : req.param("format");
-    const ResultFormat* kind = nullptr;
-    for (const auto& f : kFormats)
-      if (f.name == format) kind = &f;
-    if (!kind) return error_reply(400, "format must be one of json, html, markdown, sarif, gate");
+    const ResultFormat* kind = served_format(kResultFormats, format);
+    if (!kind) return error_reply(400, formats_error(kResultFormats));
     auto job = find(p);
     if (!job) return store_failed(job.error());
     if (!*job) return error_reply(404, "no such job");
@@ -436,9 +444,9 @@ struct Handlers {
   }
 
   Response gate(const Request& req, const Params& p) {
-    std::string format = req.param("format").empty() ? std::string(kGateFormats[0].name) : req.param("format");
-    const auto* served = std::ranges::find(kGateFormats, format, &ResultFormat::name);
-    if (served == std::end(kGateFormats)) return error_reply(400, gate_formats_error());
+    std::string format = req.param("format").empty() ? std::string(kGateFormats[0]) : req.param("format");
+    const ResultFormat* served = served_format(kGateFormats, format);
+    if (!served) return error_reply(400, formats_error(kGateFormats));
     Response error;
     auto job = finished_job(p, error);
     if (!job) return error;

@@ -322,6 +322,10 @@ TEST_F(Serve, RecordHistoryGateAndSarif) {
   auto sarif = result(slow, "sarif");
   ASSERT_EQ(sarif->status, 200) << sarif->body;
   EXPECT_EQ(json::parse(sarif->body)["version"], "2.1.0");
+  EXPECT_EQ(sarif->get_header_value("Content-Type"), "application/sarif+json");
+  auto junit_result = result(slow, "junit");  // a gate format, not a stored result
+  ASSERT_EQ(junit_result->status, 400);
+  EXPECT_EQ(json::parse(junit_result->body)["error"], "format must be one of json, html, markdown, sarif, gate");
   auto gate = client_->Post(("/api/v1/jobs/" + slow + "/gate?baseline=main").c_str(), "", "application/json");
   ASSERT_TRUE(gate);
   EXPECT_EQ(gate->status, 200) << gate->body;
