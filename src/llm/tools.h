@@ -29,8 +29,7 @@ class ToolBox {
 struct ToolContext {
   const model::Report* report = nullptr;
   const analysis::Diagnosis* diagnosis = nullptr;
-  bool share_source = false;
-  bool redact_names = false;
+  bool redact_names = false;       // the overview's kernel names (the tools redact their own answers)
   const ToolBox* tools = nullptr;  // none: the model is offered no tool
 };
 

@@ -13,13 +13,13 @@ namespace {
 using nlohmann::json;
 
 // data/mcp/tools.json's "chat" section: which tools the chat offers and how
-// its privacy reads an answer. Embedded and checked by the unit tests
-// (ChatTools.OffersEveryToolItsTableNames); a broken one offers nothing.
+// its privacy reads an answer. Checked by the unit tests
+// (ChatTools.OffersTheToolsItsTableNames); a broken one offers nothing.
 const json& chat_table() {
   static const json table = [] {
-    auto text = embedded_file("mcp/tools.json");
-    json doc = text ? json::parse(*text, nullptr, false) : json();
-    return doc.is_object() && doc.contains("chat") && doc["chat"].is_object() ? doc["chat"] : json::object();
+    const json& doc = agent_tool_table();
+    auto it = doc.find("chat");
+    return it != doc.end() && it->is_object() ? *it : json::object();
   }();
   return table;
 }
@@ -59,11 +59,47 @@ json error(std::string what) { return {{"error", std::move(what)}}; }
 
 constexpr const char* kSharingOff = "source sharing is off (run with --share-source)";
 
+std::string label_of(const ChatPrivacy& p, int64_t index) {
+  auto it = p.labels.find(index);
+  return it != p.labels.end() ? it->second : "kernel_unknown";
+}
+
+// A reference's address (the Profiling Guide, a knowledge-base source) is
+// public and no path of the user's.
+bool is_url(const std::string& s) { return s.starts_with("https://") || s.starts_with("http://"); }
+
+// Applies `p` to an answer, every member at every depth.
+void withhold(json& j, const ChatPrivacy& p) {
+  if (j.is_object()) {
+    for (const auto& key : p.withheld) j.erase(key);
+    auto index = j.find("index");
+    if (!p.labels.empty() && index != j.end() && index->is_number_integer()) {
+      if (j.contains(p.kernel_name)) j[p.kernel_name] = label_of(p, index->get<int64_t>());
+      for (const auto& form : p.name_forms) j.erase(form);
+    }
+    for (auto& [key, sub] : j.items()) withhold(sub, p);
+  } else if (j.is_array()) {
+    for (auto& sub : j) withhold(sub, p);
+  } else if (j.is_string() && p.scrub && !is_url(j.get_ref<const std::string&>())) {
+    j = llm::scrub_paths(j.get<std::string>());
+  }
+}
+
 }  // namespace
 
 ChatTools::ChatTools(ChatToolOptions options) : options_(std::move(options)) {
   mcp_.run = options_.run;
   mcp_.own_reports = {options_.report};
+  const json& table = chat_table();
+  privacy_.scrub = !options_.share_source;
+  if (privacy_.scrub) privacy_.withheld = strings_of(table, "withheld");
+  if (options_.redact_names && options_.loaded) {
+    // Each kernel's label once: answers name kernels row by row.
+    for (const auto& k : options_.loaded->kernels)
+      privacy_.labels.emplace(k.index, llm::kernel_label(k.display_name(), true));
+    privacy_.kernel_name = table.value("kernel_name", "name");
+    privacy_.name_forms = strings_of(table, "name_forms");
+  }
 }
 
 std::vector<llm::ToolSpec> ChatTools::specs() const {
@@ -82,9 +118,8 @@ std::string ChatTools::kernel_argument(const std::string& given) const {
   std::string key(trim(given));
   auto digit = [](unsigned char c) { return c >= '0' && c <= '9'; };
   if (key.size() > 1 && key[0] == '#' && std::ranges::all_of(key.substr(1), digit)) return key.substr(1);
-  if (options_.redact_names && options_.loaded)
-    for (const auto& k : options_.loaded->kernels)
-      if (llm::kernel_label(k.display_name(), true) == key) return std::to_string(k.index);
+  for (const auto& [index, label] : privacy_.labels)
+    if (label == key) return std::to_string(index);
   return given;
 }
 
@@ -99,59 +134,8 @@ json ChatTools::answer(const std::string& name, const json& arguments) const {
   Tools tools(mcp_, ReportRoots::create({}));
   auto outcome = tools.call(name, args);
   if (outcome.kind != ToolOutcome::Kind::Ok) return error(outcome.text);
-  make_private(outcome.structured);
+  withhold(outcome.structured, privacy_);
   return std::move(outcome.structured);
-}
-
-namespace {
-
-struct Privacy {
-  bool scrub = false;                    // not sharing source: paths in strings become <path>
-  std::vector<std::string> withheld;     // members left out when not sharing source
-  const model::Report* names = nullptr;  // set when redacting
-  std::string kernel_name;
-  std::vector<std::string> name_forms;
-};
-
-std::string label_of(const model::Report& report, int64_t index) {
-  for (const auto& k : report.kernels)
-    if (k.index == index) return llm::kernel_label(k.display_name(), true);
-  return "kernel_unknown";
-}
-
-// A reference's address (the Profiling Guide, a knowledge-base source) is
-// public and no path of the user's.
-bool is_url(const std::string& s) { return s.starts_with("https://") || s.starts_with("http://"); }
-
-void withhold(json& j, const Privacy& p) {
-  if (j.is_object()) {
-    for (const auto& key : p.withheld) j.erase(key);
-    auto index = j.find("index");
-    if (p.names && index != j.end() && index->is_number_integer()) {
-      if (j.contains(p.kernel_name)) j[p.kernel_name] = label_of(*p.names, index->get<int64_t>());
-      for (const auto& form : p.name_forms) j.erase(form);
-    }
-    for (auto& [key, sub] : j.items()) withhold(sub, p);
-  } else if (j.is_array()) {
-    for (auto& sub : j) withhold(sub, p);
-  } else if (j.is_string() && p.scrub && !is_url(j.get_ref<const std::string&>())) {
-    j = llm::scrub_paths(j.get<std::string>());
-  }
-}
-
-}  // namespace
-
-void ChatTools::make_private(json& answer) const {
-  const json& table = chat_table();
-  Privacy p;
-  p.scrub = !options_.share_source;
-  if (p.scrub) p.withheld = strings_of(table, "withheld");
-  if (options_.redact_names && options_.loaded) {
-    p.names = options_.loaded;
-    p.kernel_name = table.value("kernel_name", "name");
-    p.name_forms = strings_of(table, "name_forms");
-  }
-  withhold(answer, p);
 }
 
 }  // namespace keet::service

@@ -5,6 +5,8 @@
 // --share-source no source path or text; with --redact-names the prompt's
 // kernel labels instead of names).
 #pragma once
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,16 @@ struct ChatToolOptions {
   bool redact_names = false;
 };
 
+// How an answer is made private, from the table's chat section and the
+// chat's switches; built once per chat.
+struct ChatPrivacy {
+  bool scrub = false;                     // not sharing source: paths in strings become <path>
+  std::vector<std::string> withheld;      // members left out when not sharing source
+  std::map<int64_t, std::string> labels;  // redacting: each kernel's label, by index
+  std::string kernel_name;
+  std::vector<std::string> name_forms;
+};
+
 class ChatTools : public llm::ToolBox {
  public:
   explicit ChatTools(ChatToolOptions options);
@@ -33,10 +45,10 @@ class ChatTools : public llm::ToolBox {
  private:
   // The kernel argument as the MCP tool reads it: a redacted label or "#3" becomes the index.
   std::string kernel_argument(const std::string& given) const;
-  void make_private(nlohmann::json& answer) const;
 
   ChatToolOptions options_;
   McpOptions mcp_;
+  ChatPrivacy privacy_;
 };
 
 }  // namespace keet::service

@@ -61,10 +61,8 @@ json self_contained(json schema, const json& defs) {
 // The embedded table is part of the build; a broken one is caught by the
 // unit tests (McpTools.TableIsComplete), and here leaves no tool declared.
 json load_table() {
-  auto text = embedded_file("mcp/tools.json");
-  if (!text) return json::array();
-  json doc = json::parse(*text, nullptr, false);
-  if (!doc.is_object() || !doc.contains("tools")) return json::array();
+  const json& doc = agent_tool_table();
+  if (!doc.contains("tools")) return json::array();
   json tools = json::array();
   for (auto tool : at(doc, "tools")) {
     tool["inputSchema"] = self_contained(at(tool, "inputSchema"), at(doc, "$defs"));
@@ -811,6 +809,15 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
 }
 
 }  // namespace
+
+const json& agent_tool_table() {
+  static const json doc = [] {
+    auto text = embedded_file("mcp/tools.json");
+    json parsed = text ? json::parse(*text, nullptr, false) : json();
+    return parsed.is_object() ? parsed : json::object();
+  }();
+  return doc;
+}
 
 const json& tool_declarations() {
   static const json table = load_table();

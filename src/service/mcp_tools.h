@@ -13,6 +13,9 @@
 
 namespace keet::service {
 
+// data/mcp/tools.json as embedded, parsed once (an empty object if it were
+// broken): the agent tools' one table, read here and by service/chat_tools.cc.
+const nlohmann::json& agent_tool_table();
 // tools/list's "tools" array: the table with each outputSchema made whole
 // (the shared $defs copied in). Parsed and checked once.
 const nlohmann::json& tool_declarations();

@@ -124,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 return service::CommandOutput{0, out, ""};
                               },
                               "fixed.ncu-rep", &fx.report, share, redact});
-    llm::ChatSession chat(client, {&fx.report, &fx.diagnosis, share, redact, &tools}, {});
+    llm::ChatSession chat(client, {&fx.report, &fx.diagnosis, redact, &tools}, {});
     touch(chat.turn("Why is this kernel slow?"));
     (void)json_text(chat.transcript());
   }

@@ -565,8 +565,8 @@ std::unique_ptr<service::ChatTools> real_tools(const Fixture& f, bool share = fa
   return std::make_unique<service::ChatTools>(
       service::ChatToolOptions{app::in_process_runner(getenv), path, &f.report, share, false});
 }
-ToolContext tools_for(const Fixture& f, const service::ChatTools& tools, bool share = false) {
-  return {&f.report, &f.diagnosis, share, false, &tools};
+ToolContext tools_for(const Fixture& f, const service::ChatTools& tools) {
+  return {&f.report, &f.diagnosis, false, &tools};
 }
 
 TEST(LlmChat, MultiStepToolCallingOpenAI) {
@@ -675,7 +675,7 @@ TEST(LlmChat, ToolArgumentsAreBounded) {
   EXPECT_NE(long_args.find("longer than 4096 bytes"), std::string::npos) << long_args;
   EXPECT_NE(run_tool(ctx, {"e", "get_metrics", json::array({1, 2})}).find("JSON object"), std::string::npos);
   EXPECT_LT(run_tool(ctx, {"f", std::string(100000, 'n'), json::object()}).size(), 300u);
-  ToolContext none{&f.report, &f.diagnosis, false, false, nullptr};
+  ToolContext none{&f.report, &f.diagnosis, false, nullptr};
   EXPECT_TRUE(tool_specs(none).empty());
   EXPECT_NE(run_tool(none, {"g", "list_kernels", json::object()}).find("unknown tool"), std::string::npos);
 }
