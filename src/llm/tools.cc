@@ -51,8 +51,6 @@ json tool_answer(const ToolContext& ctx, const ToolCall& call) {
   }
 }
 
-std::string run_tool(const ToolContext& ctx, const ToolCall& call) { return json_text(tool_answer(ctx, call)); }
-
 std::vector<KnownValue> measured_in(const json& answer) {
   std::vector<KnownValue> out;
   collect_measures(answer, out);

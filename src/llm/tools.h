@@ -36,9 +36,8 @@ struct ToolContext {
 std::vector<ToolSpec> tool_specs(const ToolContext& ctx);
 
 // Runs one call; unknown tools and bad arguments give an {"error": ...} result
-// the model can read, never an exception. run_tool: the same as JSON text.
+// the model can read, never an exception.
 nlohmann::json tool_answer(const ToolContext& ctx, const ToolCall& call);
-std::string run_tool(const ToolContext& ctx, const ToolCall& call);
 
 // The numbers a tool answer hands the model: each {metric, value, unit}
 // object in it (the agent tools' "measure"). A reply may restate them.

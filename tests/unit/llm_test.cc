@@ -22,6 +22,7 @@
 #include "support/report_writer.h"
 #include "support/testing.h"
 #include "util/embedded_data.h"
+#include "util/json.h"
 #include "util/pattern.h"
 
 namespace keet {
@@ -671,6 +672,8 @@ TEST(LlmChat, ToolArgumentsAreBounded) {
   auto f = make_fixture();
   auto tools = real_tools(f);
   auto ctx = tools_for(f, *tools);
+  // What the chat sends the model: the answer as JSON text.
+  auto run_tool = [](const ToolContext& c, const ToolCall& call) { return json_text(tool_answer(c, call)); };
   auto long_args = run_tool(ctx, {"c", "get_metrics", {{"kernel", "0"}, {"pattern", std::string(10000, 'a')}}});
   EXPECT_NE(long_args.find("longer than 4096 bytes"), std::string::npos) << long_args;
   EXPECT_NE(run_tool(ctx, {"e", "get_metrics", json::array({1, 2})}).find("JSON object"), std::string::npos);
