@@ -4,8 +4,9 @@
 // `keet mcp` feeds it newline-delimited JSON-RPC from standard input
 // (handle_message); `keet serve` mounts handle_http at /mcp (streamable HTTP).
 // The tools (service/mcp_tools.h, declared in data/mcp/tools.json) answer by
-// running KEET's own commands through McpOptions::run and reshaping their
-// documented JSON contracts, so the MCP server holds no analysis of its own.
+// running KEET's own commands through McpOptions::run and projecting their
+// documented JSON contracts through the table's shapes (service/projection.h),
+// so the MCP server holds no analysis of its own.
 //
 // Thread safety: one McpServer may serve several HTTP requests at once; its
 // sessions are guarded, and tool calls run concurrently.

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "model/units.h"
 #include "render/diff_format.h"
 #include "service/mcp_page.h"
+#include "service/projection.h"
 #include "service/schema_check.h"
 #include "util/embedded_data.h"
 #include "util/json.h"
@@ -78,35 +78,6 @@ json load_table() {
 json measure(std::string metric, double value, std::string unit) {
   return {{"metric", std::move(metric)}, {"value", value}, {"unit", std::move(unit)}};
 }
-json optional_measure(const json& v, std::string metric, std::string unit) {
-  return v.is_number() ? measure(std::move(metric), v.get<double>(), std::move(unit)) : json(nullptr);
-}
-json duration_measure(const json& ns) { return optional_measure(ns, "duration_ns", "ns"); }
-// A metric of the report, with the unit ncu gives it.
-json metric_measure(const std::string& metric, double value) { return measure(metric, value, model::unit_of(metric)); }
-
-json measures_of(const json& map) {
-  json out = json::array();
-  if (map.is_object())
-    for (const auto& [name, v] : map.items())
-      if (v.is_number()) out.push_back(metric_measure(name, v.get<double>()));
-  return out;
-}
-
-// The non-zero counters of a map, as measures; `zeros` counts those left out.
-// A per-PC counter of 0 says nothing about the line, and there are dozens.
-json nonzero_measures_of(const json& map, int64_t& zeros, const std::string& unit = "") {
-  json out = json::array();
-  if (!map.is_object()) return out;
-  for (const auto& [name, v] : map.items()) {
-    if (!v.is_number()) continue;
-    if (v.get<double>() == 0)
-      ++zeros;
-    else
-      out.push_back(unit.empty() ? metric_measure(name, v.get<double>()) : measure(name, v.get<double>(), unit));
-  }
-  return out;
-}
 
 std::string str(const json& j, const char* key) {
   auto it = j.find(key);
@@ -120,18 +91,34 @@ json optional_string(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? *it : json(nullptr);
 }
-json dim3(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() && it->size() == 3 ? *it : json::array({0, 0, 0});
-}
 int64_t integer(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
-// The name an assistant reads: demangled, templates and parameters folded
-// when it is long (the full one costs context on every row and mentions).
-std::string short_name(const std::string& full) { return abbreviate_name(full, 100); }
+// How keet diff made a pair: its contract's name, and the note keet diff
+// prints for it (render::pairing_note). The two values of the shapes that
+// are sentences, not members.
+compare::PairedBy paired_by(const json& pair) {
+  return compare::paired_by_from_name(str(pair, "paired_by")).value_or(compare::PairedBy::Name);
+}
+json pairing_note(const json& pair) {
+  const json &before = at(pair, "before"), &after = at(pair, "after");
+  return render::pairing_note(paired_by(pair), str(before, "name"), str(after, "name"),
+                              static_cast<int>(integer(before, "index")), static_cast<int>(integer(after, "index")));
+}
+
+}  // namespace
+
+const Projections& answer_shapes() {
+  static const Projections table(
+      at(agent_tool_table(), "shapes"),
+      {{"paired_by", [](const json& p) { return json(compare::paired_by_name(paired_by(p))); }},
+       {"pairing_note", pairing_note}});
+  return table;
+}
+
+namespace {
 
 // --------------------------------------------------------- one call
 
@@ -223,51 +210,6 @@ struct Answer {
 
 // ----------------------------------------------------------- list_kernels
 
-std::vector<int64_t> indices_of(const json& j) {
-  std::vector<int64_t> out;
-  for (const auto& i : j)
-    if (i.is_number_integer()) out.push_back(i.get<int64_t>());
-  return out;
-}
-
-// mangled: true adds the names a row's short name stands for.
-void add_names(json& row, const json& launch) {
-  row["mangled"] = str(launch, "mangled");
-  row["full_name"] = str(launch, "name");
-}
-
-// One row per kernel, grid, block and device (keet list --print-summary
-// per-kernel folds them); the durations only when the row folds several.
-json folded_row(const json& g) {
-  auto indices = indices_of(at(g, "indices"));
-  json row = {{"index", indices.empty() ? 0 : indices.front()},
-              {"name", short_name(str(g, "name"))},
-              {"device", str(g, "device")},
-              {"grid", dim3(g, "grid")},
-              {"block", dim3(g, "block")},
-              {"launches", std::max<int64_t>(1, integer(g, "launches"))},
-              {"indices", index_ranges(indices)},
-              {"duration", duration_measure(at(g, "mean_ns"))}};
-  if (at(row, "launches").get<int64_t>() > 1) {
-    row["total_duration"] = duration_measure(at(g, "total_ns"));
-    row["min_duration"] = duration_measure(at(g, "min_ns"));
-    row["max_duration"] = duration_measure(at(g, "max_ns"));
-  }
-  return row;
-}
-
-// One launch (nvprof: one summary row of `invocations` launches).
-json launch_row(const json& k) {
-  return {{"index", integer(k, "index")},
-          {"name", short_name(str(k, "name"))},
-          {"device", str(k, "device")},
-          {"grid", dim3(k, "grid")},
-          {"block", dim3(k, "block")},
-          {"launches", std::max<int64_t>(1, integer(k, "invocations"))},
-          {"indices", std::to_string(integer(k, "index"))},
-          {"duration", duration_measure(at(k, "duration_ns"))}};
-}
-
 // A row's time: the folded total, or its one launch's duration; -1 untimed.
 double row_time(const json& row) {
   const json& d = row.contains("total_duration") ? at(row, "total_duration") : at(row, "duration");
@@ -285,19 +227,24 @@ Outcome<Answer> list_kernels(const Call& c) {
     KEET_TRY(doc, run_json(c, args));
     launches = std::move(*doc);
   }
-  json rows = json::array();
+  // One row per kernel, grid, block and device (keet list --print-summary
+  // per-kernel folds them), or one per launch.
+  ProjectionScope scope;
+  json rows;
   if (fold) {
     args.push_back("--print-summary=per-kernel");
     KEET_TRY(groups, run_json(c, args));
-    for (const auto& g : at(*groups, "kernels")) rows.push_back(folded_row(g));
+    rows = answer_shapes().apply_each("kernel_group", at(*groups, "kernels"), scope);
   } else {
-    for (const auto& k : at(launches, "kernels")) rows.push_back(launch_row(k));
+    rows = answer_shapes().apply_each("kernel_launch", at(launches, "kernels"), scope);
   }
+  // mangled: true adds the names a row's short name stands for.
   if (mangled) {
     std::map<int64_t, const json*> by_index;
     for (const auto& k : at(launches, "kernels")) by_index[integer(k, "index")] = &k;
     for (auto& row : rows)
-      if (auto it = by_index.find(at(row, "index").get<int64_t>()); it != by_index.end()) add_names(row, *it->second);
+      if (auto it = by_index.find(at(row, "index").get<int64_t>()); it != by_index.end())
+        row.update(answer_shapes().apply("launch_names", *it->second, scope));
   }
   if (c.text("sort") != "index")
     std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return row_time(a) > row_time(b); });
@@ -317,98 +264,6 @@ Outcome<Answer> list_kernels(const Call& c) {
 }
 
 // --------------------------------------------------------- analyze_kernel
-
-json evidence_of(const json& list) {
-  json out = json::array();
-  for (const auto& e : list) {
-    if (!e.contains("value") || !at(e, "value").is_number()) continue;
-    json m = measure(str(e, "metric"), at(e, "value").get<double>(), str(e, "unit"));
-    for (const char* extra : {"threshold", "formula"})
-      if (e.contains(extra) && e[extra].is_string()) m[extra] = e[extra];
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-json unit_load(const json& u) {
-  if (!u.is_object()) return nullptr;
-  std::string metric = str(u, "metric");
-  if (metric.empty()) metric = str(u, "unit") + "_utilization";
-  return {{"unit", str(u, "unit")},
-          {"label", str(u, "label")},
-          {"kind", str(u, "kind")},
-          {"utilization", measure(metric, at(u, "pct").get<double>(), "%")}};
-}
-
-json limiter_of(const json& l) {
-  json units = json::array();
-  for (const auto& u : at(l, "units")) units.push_back(unit_load(u));
-  return {{"binding", unit_load(at(l, "binding"))}, {"next", unit_load(at(l, "next"))}, {"units", units}};
-}
-
-json data_quality_of(const json& q) {
-  json out = json::object();
-  out["outcome"] = str(q, "outcome");
-  for (const char* key :
-       {"sections_present", "sections_missing", "collect", "missing", "below_floor", "problems", "ncu_errors"})
-    out[key] = strings(q, key);
-  json invalid = json::array();
-  for (const auto& i : at(q, "invalid"))
-    invalid.push_back({{"metric", str(i, "metric")},
-                       {"value", at(i, "value").is_number() ? at(i, "value") : json(nullptr)},
-                       {"why", str(i, "why")}});
-  out["invalid"] = std::move(invalid);
-  return out;
-}
-
-json finding_of(const json& f) {
-  json speedup = optional_measure(at(f, "estimated_speedup"), "estimated_speedup", "x");
-  if (speedup.is_object() && !str(f, "speedup_formula").empty()) speedup["formula"] = str(f, "speedup_formula");
-  json source = json::array();
-  for (const auto& s : at(f, "source"))
-    source.push_back({{"file", str(s, "file")},
-                      {"line", integer(s, "line")},
-                      {"text", str(s, "text")},
-                      {"offset", integer(s, "offset")},
-                      {"sass", str(s, "sass")},
-                      {"share", measure("finding_cost_share", at(s, "share").get<double>(), "fraction")}});
-  return {{"id", str(f, "id")},
-          {"severity", str(f, "severity")},
-          {"title", str(f, "title")},
-          {"explanation", str(f, "explanation")},
-          {"relieves", strings(f, "relieves")},
-          {"evidence", evidence_of(at(f, "evidence"))},
-          {"estimated_speedup", speedup},
-          {"advice", strings(f, "advice")},
-          {"source", source},
-          {"references", strings(f, "references")},
-          {"ncu_rules", strings(f, "ncu_rules")}};
-}
-
-json analysed_kernel(const json& k, bool mangled) {
-  const auto& b = at(k, "bottleneck");
-  json findings = json::array();
-  for (const auto& f : at(k, "findings")) findings.push_back(finding_of(f));
-  std::string full = str(k, "demangled").empty() ? str(k, "name") : str(k, "demangled");
-  json out = {{"index", integer(k, "index")}, {"name", short_name(full)}};
-  if (mangled) out["mangled"] = str(k, "name"), out["full_name"] = full;
-  out.update({{"device", str(at(k, "device"), "name")},
-              {"compute_capability", str(at(k, "device"), "compute_capability")},
-              {"grid", dim3(k, "grid")},
-              {"block", dim3(k, "block")},
-              {"duration", duration_measure(at(k, "duration_ns"))},
-              {"library", optional_string(k, "library")},
-              {"bottleneck",
-               {{"class", str(b, "class")},
-                {"confidence", measure("confidence", at(b, "confidence").get<double>(), "fraction")},
-                {"summary", str(b, "summary")},
-                {"evidence", evidence_of(at(b, "evidence"))}}},
-              {"limiter", limiter_of(at(k, "limiter"))},
-              {"data_quality", data_quality_of(at(k, "data_quality"))},
-              {"findings", findings},
-              {"notes", strings(k, "notes")}});
-  return out;
-}
 
 std::string analysis_text(const json& k) {
   std::string text = fmt::format("#{} {}: {}-bound", at(k, "index").get<int64_t>(), at(k, "name").get<std::string>(),
@@ -432,7 +287,8 @@ Outcome<Answer> analyze_kernel(const Call& c) {
   KEET_TRY(doc, run_json(c, args));
   KEET_TRY(k, first_kernel(*doc, *path));
   const auto& report = at((*doc), "report");
-  json kernel = analysed_kernel(*k, c.arg("mangled") == true);
+  ProjectionScope scope{.vars = {{"mangled", c.arg("mangled") == true}}};
+  json kernel = answer_shapes().apply("analysed_kernel", *k, scope);
   std::string text = analysis_text(kernel);
   json all = std::move(kernel["findings"]);
   int64_t top = c.number("top");
@@ -468,18 +324,21 @@ Outcome<Answer> get_metrics(const Call& c) {
   bool keep_zeros = !names.empty() || c.arg("zeros") == true;
   json matched = json::array();
   int64_t zeros = 0;
+  ProjectionScope scope;
   for (const auto& [name, m] : at((*k), "metrics").items()) {
     if (!names.empty() && !names.contains(name)) continue;
     if (!keep_zeros && is_zero(at(m, "value"))) {
       ++zeros;
       continue;
     }
-    matched.push_back({{"metric", name}, {"value", at(m, "value")}, {"unit", str(m, "unit")}});
+    json named = m.is_object() ? m : json::object();
+    named["metric"] = name;
+    matched.push_back(answer_shapes().apply("metric_value", named, scope));
   }
   json missing = json::array();
   for (const auto& n : names)
     if (!at((*k), "metrics").contains(n)) missing.push_back(n);
-  json kernel = {{"index", integer(*k, "index")}, {"name", short_name(str(*k, "name"))}};
+  json kernel = answer_shapes().apply("kernel_ref", *k, scope);
   auto page = page_args(c, "limit");
   json out = {{"report", *path}, {"kernel", kernel}, {"metrics", slice(matched, page.offset, page.limit)}};
   set_page(out, at(out, "metrics").size(), page.offset, static_cast<int64_t>(matched.size()));
@@ -495,27 +354,6 @@ Outcome<Answer> get_metrics(const Call& c) {
 
 // -------------------------------------------------------- source_hotspots
 
-// The per-PC counters of a row without the stall samples `stalls` already
-// gives (smsp__pcsamp_warps_issue_stalled_<reason>: the same numbers again).
-json row_counters(const json& l) {
-  json out = at(l, "metrics").is_object() ? at(l, "metrics") : json::object();
-  if (at(l, "stalls").is_object())
-    for (const auto& [reason, v] : at(l, "stalls").items()) out.erase("smsp__pcsamp_warps_issue_stalled_" + reason);
-  return out;
-}
-
-json hotspot_line(const json& l, const std::string& sorted_by, int64_t& zeros) {
-  return {{"file", str(l, "file")},
-          {"line", integer(l, "line")},
-          {"offset", integer(l, "offset")},
-          {"text", str(l, "text")},
-          {"sass", str(l, "sass")},
-          {"share", measure(sorted_by.empty() ? "share" : sorted_by, at(l, "share").get<double>(),
-                            "fraction of the kernel's total")},
-          {"values", nonzero_measures_of(row_counters(l), zeros)},
-          {"stalls", nonzero_measures_of(at(l, "stalls"), zeros, "samples")}};
-}
-
 // keet source gives the costliest rows first; a page from offset asks it for
 // offset + top rows and keeps the last top.
 Outcome<Answer> source_hotspots(const Call& c) {
@@ -528,12 +366,10 @@ Outcome<Answer> source_hotspots(const Call& c) {
   KEET_TRY(doc, run_json(c, args));
   KEET_TRY(k, first_kernel(*doc, *path));
   std::string sorted_by = str(*k, "sorted_by");
-  int64_t zeros = 0;
-  json lines = json::array();
-  for (const auto& l : slice(at((*k), "lines"), page.offset, page.limit))
-    lines.push_back(hotspot_line(l, sorted_by, zeros));
-  json totals = nonzero_measures_of(at((*k), "totals"), zeros);
-  json kernel = {{"index", integer(*k, "index")}, {"name", short_name(str(*k, "name"))}};
+  ProjectionScope scope{.vars = {{"sorted_by", sorted_by}}};
+  json lines = answer_shapes().apply_each("hotspot_line", slice(at((*k), "lines"), page.offset, page.limit), scope);
+  json totals = answer_shapes().apply("hotspot_totals", *k, scope);
+  json kernel = answer_shapes().apply("kernel_ref", *k, scope);
   std::string text = fmt::format("#{} {}", at(kernel, "index").get<int64_t>(), at(kernel, "name").get<std::string>());
   if (str(*k, "level") != "none")
     text += fmt::format(": {} {} row(s) by {}", integer(*k, "row_count"), str(*k, "level"),
@@ -555,7 +391,7 @@ Outcome<Answer> source_hotspots(const Call& c) {
               {"totals", totals},
               {"lines", lines}};
   set_page(out, lines.size(), page.offset, integer(*k, "row_count"));
-  out["zeros_omitted"] = zeros;
+  out["zeros_omitted"] = scope.zeros;
   return Answer{std::move(out), text};
 }
 
@@ -567,23 +403,8 @@ Outcome<Answer> explain_term(const Call& c) {
   // "--" first: a term that starts with '-' is a term, not a flag.
   KEET_TRY(doc, run_json(c, {"explain", "--format=json", "-n", std::to_string(page.offset + page.limit + 1), "--",
                              c.text("term")}));
-  json found = json::array();
-  for (const auto& e : at((*doc), "entries")) {
-    json refs = json::array();
-    for (const auto& r : at(e, "references")) refs.push_back({{"title", str(r, "title")}, {"url", str(r, "url")}});
-    found.push_back({{"id", str(e, "id")},
-                     {"kind", str(e, "kind")},
-                     {"title", str(e, "title")},
-                     {"match", str(e, "match")},
-                     {"aliases", strings(e, "aliases")},
-                     {"metrics", strings(e, "metrics")},
-                     {"summary", str(e, "summary")},
-                     {"how_to_read", str(e, "how_to_read")},
-                     {"typical", str(e, "typical")},
-                     {"remedies", strings(e, "remedies")},
-                     {"references", refs},
-                     {"related", strings(e, "related")}});
-  }
+  ProjectionScope scope;
+  json found = answer_shapes().apply_each("knowledge_entry", at(*doc, "entries"), scope);
   json entries = slice(found, page.offset, page.limit);
   std::string text = entries.empty() ? std::string("no entry")
                                      : fmt::format("{} ({}): {}", at(entries[0], "title").get<std::string>(),
@@ -595,75 +416,6 @@ Outcome<Answer> explain_term(const Call& c) {
 }
 
 // ---------------------------------------------------- diff, history, gate
-
-// index, name, duration and bottleneck; detail adds the launch, key metrics
-// and findings (a page of full snapshots holds few kernels).
-json snapshot_of(const json& s, bool detail) {
-  if (!s.is_object()) return nullptr;
-  json out = {{"index", integer(s, "index")},
-              {"name", short_name(str(s, "name"))},
-              {"duration", duration_measure(at(s, "duration_ns"))},
-              {"bottleneck", optional_string(s, "bottleneck")}};
-  if (!detail) return out;
-  json findings = json::array();
-  for (const auto& f : at(s, "findings"))
-    findings.push_back({{"id", str(f, "id")},
-                        {"title", str(f, "title")},
-                        {"severity", str(f, "severity")},
-                        {"estimated_speedup", optional_measure(at(f, "estimated_speedup"), "estimated_speedup", "x")}});
-  out.update({{"device", str(s, "device")},
-              {"grid", dim3(s, "grid")},
-              {"block", dim3(s, "block")},
-              {"metrics", measures_of(at(s, "metrics"))},
-              {"findings", findings}});
-  return out;
-}
-
-json metric_delta(const json& m) {
-  std::string metric = str(m, "metric"), unit = str(m, "unit");
-  return {{"label", str(m, "label")},
-          {"before", measure(metric, at(m, "before").get<double>(), unit)},
-          {"after", measure(metric, at(m, "after").get<double>(), unit)},
-          {"change", optional_measure(at(m, "change"), metric, "relative change")}};
-}
-
-// How keet diff made the pair, in its words (render::pairing_note).
-std::string pairing_text(const json& p, compare::PairedBy by) {
-  const json &before = at(p, "before"), &after = at(p, "after");
-  return render::pairing_note(by, str(before, "name"), str(after, "name"), static_cast<int>(integer(before, "index")),
-                              static_cast<int>(integer(after, "index")));
-}
-
-json pair_of(const json& p, bool detail) {
-  json metrics = json::array();
-  // Without detail, only the metrics that moved: an unchanged one says nothing new.
-  for (const auto& m : at(p, "metrics"))
-    if (detail || !is_zero(at(m, "change"))) metrics.push_back(metric_delta(m));
-  auto by = compare::paired_by_from_name(str(p, "paired_by")).value_or(compare::PairedBy::Name);
-  return {{"verdict", str(p, "verdict")},
-          {"paired_by", compare::paired_by_name(by)},
-          {"pairing", pairing_text(p, by)},
-          {"before", snapshot_of(at(p, "before"), detail)},
-          {"after", snapshot_of(at(p, "after"), detail)},
-          {"speedup", optional_measure(at(p, "speedup"), "duration_ns", "speedup (before / after)")},
-          {"change", optional_measure(at(p, "change"), "duration_ns", "relative change")},
-          {"bottleneck_before", str(at(p, "bottleneck"), "before")},
-          {"bottleneck_after", str(at(p, "bottleneck"), "after")},
-          {"resolved", strings(p, "resolved")},
-          {"introduced", strings(p, "introduced")},
-          {"persisting", strings(p, "persisting")},
-          {"metrics", metrics}};
-}
-
-// Kernels left unpaired are named, not paged: the first ten of each side (as
-// many as suggested_pairs pairs); summary counts them all.
-constexpr int64_t kUnpairedShown = 10;
-
-json snapshots_of(const json& list, int64_t limit) {
-  json out = json::array();
-  for (const auto& s : slice(list, 0, limit)) out.push_back(snapshot_of(s, false));
-  return out;
-}
 
 Outcome<Answer> diff_reports(const Call& c) {
   KEET_TRY(before, report_path(c, "before"));
@@ -680,10 +432,11 @@ Outcome<Answer> diff_reports(const Call& c) {
       args.push_back(fmt::format("--pair={}:{}", p.at(0).get<int64_t>(), p.at(1).get<int64_t>()));
   KEET_TRY(doc, run_json(c, args));
   auto page = page_args(c, "limit");
-  bool detail = c.arg("detail") == true;
+  // Without detail, a pair's snapshots are brief and its metrics only those
+  // that moved; the kernels left unpaired are named, not paged (shape unpaired).
+  ProjectionScope scope{.vars = {{"detail", c.arg("detail") == true}}};
   const json& all = at((*doc), "pairs");
-  json pairs = json::array();
-  for (const auto& p : slice(all, page.offset, page.limit)) pairs.push_back(pair_of(p, detail));
+  json pairs = answer_shapes().apply_each("kernel_pair", slice(all, page.offset, page.limit), scope);
   size_t not_by_name = std::ranges::count_if(all, [](const json& p) { return str(p, "paired_by") != "name"; });
   json suggested = json::array();
   for (const auto& p : at((*doc), "suggested_pairs"))
@@ -704,8 +457,8 @@ Outcome<Answer> diff_reports(const Call& c) {
               {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
               {"summary", summary},
               {"pairs", pairs},
-              {"missing", snapshots_of(at((*doc), "unmatched_before"), kUnpairedShown)},
-              {"new", snapshots_of(at((*doc), "unmatched_after"), kUnpairedShown)},
+              {"missing", answer_shapes().apply("unpaired", at(*doc, "unmatched_before"), scope)},
+              {"new", answer_shapes().apply("unpaired", at(*doc, "unmatched_after"), scope)},
               {"suggested_pairs", suggested}};
   set_page(out, pairs.size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
@@ -716,18 +469,6 @@ void add_store(const Call& c, std::vector<std::string>& args) {
   if (!c.options.store.empty()) args.push_back("--db=" + c.options.store);
 }
 
-json history_point(const json& p, bool detail) {
-  const json& k = at(p, "kernel");
-  json out = {{"run", integer(p, "run")},
-              {"tag", str(p, "tag")},
-              {"commit", str(p, "commit")},
-              {"recorded_at", integer(p, "recorded_at")},
-              {"duration", duration_measure(at(k, "duration_ns"))},
-              {"bottleneck", optional_string(k, "bottleneck")}};
-  if (detail && k.is_object()) out["snapshot"] = snapshot_of(k, true);
-  return out;
-}
-
 Outcome<Answer> history(const Call& c) {
   std::vector<std::string> args = {"history", "--format=json", fmt::format("--limit={}", c.number("runs"))};
   add_store(c, args);
@@ -735,17 +476,11 @@ Outcome<Answer> history(const Call& c) {
   if (auto tag = c.text("tag"); !tag.empty()) args.push_back("--tag=" + tag);
   KEET_TRY(doc, run_json(c, args));
   auto page = page_args(c, "limit");
-  bool detail = c.arg("detail") == true;
+  ProjectionScope scope{.vars = {{"detail", c.arg("detail") == true}}};
   const json& all = at((*doc), "kernels");
   size_t points_total = 0;
   for (const auto& k : all) points_total += at(k, "points").size();
-  json kernels = json::array();
-  for (const auto& k : slice(all, page.offset, page.limit)) {
-    json points = json::array();
-    for (const auto& p : at(k, "points")) points.push_back(history_point(p, detail));
-    // The history's key, whole: it is what kernel selects by exact name.
-    kernels.push_back({{"kernel", str(k, "kernel")}, {"points", points}});
-  }
+  json kernels = answer_shapes().apply_each("kernel_history", slice(all, page.offset, page.limit), scope);
   json out = {{"kernels", kernels}};
   set_page(out, kernels.size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), fmt::format("{} kernel(s), {} recorded point(s)", all.size(), points_total)};
@@ -769,18 +504,11 @@ Outcome<Answer> gate(const Call& c) {
   add_kernel_selector(c, args);
   KEET_TRY(doc, run_json(c, args, /*also_ok=*/1));
   auto page = page_args(c, "limit");
-  bool detail = c.arg("detail") == true;
+  ProjectionScope scope{.vars = {{"detail", c.arg("detail") == true}}};
   json all = at((*doc), "kernels").is_array() ? at((*doc), "kernels") : json::array();
   std::stable_sort(all.begin(), all.end(),
                    [](const json& a, const json& b) { return status_rank(a) < status_rank(b); });
-  json kernels = json::array();
-  for (const auto& k : slice(all, page.offset, page.limit))
-    kernels.push_back({{"status", str(k, "status")},
-                       {"name", short_name(str(k, "name"))},
-                       {"before", snapshot_of(at(k, "before"), detail)},
-                       {"after", snapshot_of(at(k, "after"), detail)},
-                       {"change", optional_measure(at(k, "change"), "duration_ns", "relative change")},
-                       {"message", str(k, "message")}});
+  json kernels = answer_shapes().apply_each("gate_kernel", slice(all, page.offset, page.limit), scope);
   bool passed = at((*doc), "passed") == true;
   std::string text =
       fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",

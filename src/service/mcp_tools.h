@@ -1,7 +1,8 @@
 // The MCP tools: declared in data/mcp/tools.json (name, description, input
 // and output schemas), answered by running KEET's commands through
-// McpOptions::run and reshaping their JSON contracts (docs/contracts.md) so
-// that every measured number names the metric or quantity it is.
+// McpOptions::run and projecting their JSON contracts (docs/contracts.md)
+// through the shapes the same table declares (service/projection.h), so that
+// every measured number names the metric or quantity it is.
 #pragma once
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/mcp.h"
+#include "service/projection.h"
 #include "service/report_paths.h"
 
 namespace keet::service {
@@ -21,6 +23,9 @@ const nlohmann::json& agent_tool_table();
 const nlohmann::json& tool_declarations();
 // One tool's declaration, or nullptr.
 const nlohmann::json* find_tool(std::string_view name);
+// The table's "shapes": what each row and object of an answer holds, and
+// from which member of the command's contract.
+const Projections& answer_shapes();
 
 struct ToolOutcome {
   enum class Kind { Ok, ToolError, UnknownTool, BadArguments };

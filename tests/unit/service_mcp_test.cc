@@ -710,6 +710,13 @@ TEST(McpTools, TableIsComplete) {
   }
 }
 
+// Every answer is made by the table's shapes: one the projection would
+// misread (a misspelt operation, a shape named and not declared) fails here.
+TEST(McpTools, ShapesAreWellFormed) {
+  EXPECT_EQ(service::answer_shapes().problem(), std::nullopt);
+  EXPECT_GE(service::agent_tool_table()["shapes"].size(), 20u);
+}
+
 // ------------------------------------------------------------- size budgets
 
 TEST(McpPage, IndicesFoldIntoRanges) {
