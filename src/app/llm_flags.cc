@@ -99,8 +99,9 @@ Result<std::unique_ptr<ChatSetup>> prepare_chat(Context& ctx, const ChatArgs& a)
   opt.max_tool_rounds = a.max_tool_rounds;
   opt.prompt = s->runtime->prompt_options();
   if (!a.report.kernel.empty() && s->loaded.selected.size() == 1) opt.focus_kernel = s->loaded.selected[0]->index;
-  s->tools = std::make_unique<service::ChatTools>(service::ChatToolOptions{
-      in_process_runner(ctx.getenv), a.report.path, &s->loaded.report, a.llm.share_source, a.llm.redact_names});
+  s->tools = std::make_unique<service::ChatTools>(service::ChatToolOptions{in_process_runner(ctx.getenv), a.report.path,
+                                                                           &s->loaded.report, a.llm.share_source,
+                                                                           a.llm.redact_names, a.report.allow_partial});
   llm::ToolContext tools{&s->loaded.report, &s->diagnosis, a.llm.redact_names, s->tools.get()};
   s->session = std::make_unique<llm::ChatSession>(s->runtime->client(), tools, opt);
   return s;

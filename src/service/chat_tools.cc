@@ -90,6 +90,7 @@ void withhold(json& j, const ChatPrivacy& p) {
 ChatTools::ChatTools(ChatToolOptions options) : options_(std::move(options)) {
   mcp_.run = options_.run;
   mcp_.own_reports = {options_.report};
+  mcp_.own_reports_partial = options_.allow_partial;
   const json& table = chat_table();
   privacy_.scrub = !options_.share_source;
   if (privacy_.scrub) privacy_.withheld = strings_of(table, "withheld");

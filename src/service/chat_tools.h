@@ -24,6 +24,7 @@ struct ChatToolOptions {
   const model::Report* loaded = nullptr;  // that report, read: the kernels' names for --redact-names
   bool share_source = false;
   bool redact_names = false;
+  bool allow_partial = false;  // the chat's --allow-partial: its tools read the report truncated too
 };
 
 // How an answer is made private, from the table's chat section and the

@@ -55,6 +55,9 @@ struct McpOptions {
   // Reports keet's own command line named (keet chat's report), taken as they
   // are, "-" (standard input) included. Never a client's: keet mcp sets none.
   std::vector<std::string> own_reports;
+  // keet ask/chat --allow-partial: the commands that read an own report
+  // accept it truncated, as the chat did.
+  bool own_reports_partial = false;
   // History store of the history and gate tools (keet --db syntax); empty:
   // keet's default ($XDG_DATA_HOME/keet/history.sqlite).
   std::string store;

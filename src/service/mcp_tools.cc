@@ -177,8 +177,12 @@ std::string error_line(const CommandOutput& r) {
 
 // Runs the command and parses its JSON answer. `also_ok` is an exit status
 // that still carries an answer (gate's 1: a regression was found).
-Outcome<json> run_json(const Call& c, const std::vector<std::string>& args, int also_ok = 0) {
+Outcome<json> run_json(const Call& c, std::vector<std::string> args, int also_ok = 0) {
   if (!c.options.run) return std::unexpected(Failure{"this server has no command runner"});
+  // Every command that reads a report names it first.
+  if (c.options.own_reports_partial && args.size() > 1 &&
+      std::ranges::find(c.options.own_reports, args[1]) != c.options.own_reports.end())
+    args.push_back("--allow-partial");
   auto r = c.options.run(args);
   if (r.exit_code != 0 && r.exit_code != also_ok) return std::unexpected(Failure{error_line(r)});
   json doc = json::parse(r.out, nullptr, false);

@@ -455,6 +455,55 @@ TEST(LlmCliTools, RedactedNamesAreThePromptsLabelsInToolAnswers) {
   }
 }
 
+// The tool answer the model received last: the content of the second
+// request's last message, parsed.
+json last_tool_answer(const FakeLlmServer& server) {
+  auto sent = server.received();
+  if (sent.size() < 2) return nullptr;
+  return json::parse(sent[1].json()["messages"].back()["content"].get<std::string>(), nullptr, false);
+}
+
+// `keet ask -`: the report piped in is the tools' report too (the commands
+// read the bytes the process already holds).
+TEST(LlmCliTools, AReportOnStandardInputIsTheToolsReport) {
+  FakeLlmServer server;
+  server.script({200, openai_tool_reply("list_kernels", json::object(), "c1")});
+  server.script({200, openai_text_reply("matMul takes 9000 ns.")});
+  auto r = run_command("(" + env_for("openai", server) + keet_binary() +
+                       " ask - 'which kernel is slowest?' --no-cache --llm openai:m < " +
+                       shell_quote(two_kernel_report_path()) + ")");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json listed = last_tool_answer(server);
+  ASSERT_TRUE(listed.contains("kernels")) << listed.dump();
+  ASSERT_EQ(listed["kernels"].size(), 2u) << listed.dump();
+  EXPECT_EQ(listed["kernels"][0]["name"], "matMul()");  // the most time first
+}
+
+// keet ask --allow-partial on a truncated report: the tools read what it
+// holds, as the chat did, rather than answer the reader's error.
+TEST(LlmCliTools, AllowPartialReachesTheTools) {
+  ReportWriter w;  // two blocks of one kernel each; the second is cut short
+  for (std::string name : {"first", "second"}) {
+    ReportWriter::Block b;
+    b.results.push_back(w.kernel(name, 64, 256, {{"gpu__time_duration.sum", 1000}}).SerializeAsString());
+    w.flush_strings(b);
+    w.add(b);
+  }
+  std::string bytes = w.bytes();
+  std::string path = temp_path("llm-cut.ncu-rep");
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
+  FakeLlmServer server;
+  server.script({200, openai_tool_reply("list_kernels", json::object(), "c1")});
+  server.script({200, openai_text_reply("first takes 1000 ns.")});
+  auto r = run_command(env_for("openai", server) + keet_binary() + " ask --allow-partial " + shell_quote(path) +
+                       " 'how long?' --no-cache --llm openai:m");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json listed = last_tool_answer(server);
+  ASSERT_TRUE(listed.contains("kernels")) << listed.dump();
+  ASSERT_EQ(listed["kernels"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["kernels"][0]["name"], "first()");
+}
+
 }  // namespace
 }  // namespace keet
 
