@@ -75,10 +75,6 @@ json load_table() {
 
 // ------------------------------------------------------- small helpers
 
-json measure(std::string metric, double value, std::string unit) {
-  return {{"metric", std::move(metric)}, {"value", value}, {"unit", std::move(unit)}};
-}
-
 std::string str(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -86,10 +82,6 @@ std::string str(const json& j, const char* key) {
 json strings(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_array() ? *it : json::array();
-}
-json optional_string(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? *it : json(nullptr);
 }
 int64_t integer(const json& j, const char* key) {
   auto it = j.find(key);
@@ -290,7 +282,6 @@ Outcome<Answer> analyze_kernel(const Call& c) {
   add_kernel_selector(c, args);
   KEET_TRY(doc, run_json(c, args));
   KEET_TRY(k, first_kernel(*doc, *path));
-  const auto& report = at((*doc), "report");
   ProjectionScope scope{.vars = {{"mangled", c.arg("mangled") == true}}};
   json kernel = answer_shapes().apply("analysed_kernel", *k, scope);
   std::string text = analysis_text(kernel);
@@ -298,10 +289,8 @@ Outcome<Answer> analyze_kernel(const Call& c) {
   int64_t top = c.number("top");
   auto page = PageArgs{c.number("offset"), top == 0 ? static_cast<int64_t>(all.size()) : top};
   kernel["findings"] = slice(all, page.offset, page.limit);
-  json out = {{"report", *path},
-              {"format", str(report, "format")},
-              {"ncu_version", optional_string(report, "ncu_version")},
-              {"kernel", std::move(kernel)}};
+  json out = answer_shapes().apply("analysis_answer", *doc, scope);
+  out.update({{"report", *path}, {"kernel", std::move(kernel)}});
   set_page(out, at(at(out, "kernel"), "findings").size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
 }
@@ -445,9 +434,8 @@ Outcome<Answer> diff_reports(const Call& c) {
   json suggested = json::array();
   for (const auto& p : at((*doc), "suggested_pairs"))
     if (p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer()) suggested.push_back(p);
-  json summary = json::object();
-  for (const char* key : {"pairs", "missing", "new", "faster", "slower", "unchanged", "unknown"})
-    summary[key] = integer(at((*doc), "summary"), key);
+  json out = answer_shapes().apply("diff_answer", *doc, scope);
+  const json& summary = at(out, "summary");
   std::string text = fmt::format("{} pair(s): {} faster, {} slower, {} unchanged, {} unknown; {} missing, {} new",
                                  at(summary, "pairs").get<int64_t>(), at(summary, "faster").get<int64_t>(),
                                  at(summary, "slower").get<int64_t>(), at(summary, "unchanged").get<int64_t>(),
@@ -455,15 +443,12 @@ Outcome<Answer> diff_reports(const Call& c) {
                                  at(summary, "new").get<int64_t>());
   if (not_by_name > 0) text += fmt::format("; {} pair(s) not made by name (see paired_by)", not_by_name);
   if (!suggested.empty()) text += "; to pair unpaired kernels, try pairs " + suggested.dump();
-  json out = {{"before", *before},
+  out.update({{"before", *before},
               {"after", *after},
-              {"threshold", measure("threshold", at((*doc), "threshold").get<double>(), "fraction")},
-              {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
-              {"summary", summary},
               {"pairs", pairs},
               {"missing", answer_shapes().apply("unpaired", at(*doc, "unmatched_before"), scope)},
               {"new", answer_shapes().apply("unpaired", at(*doc, "unmatched_after"), scope)},
-              {"suggested_pairs", suggested}};
+              {"suggested_pairs", suggested}});
   set_page(out, pairs.size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
 }
@@ -514,18 +499,11 @@ Outcome<Answer> gate(const Call& c) {
                    [](const json& a, const json& b) { return status_rank(a) < status_rank(b); });
   json kernels = answer_shapes().apply_each("gate_kernel", slice(all, page.offset, page.limit), scope);
   bool passed = at((*doc), "passed") == true;
-  std::string text =
-      fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
-                  str(*doc, "baseline"), integer(*doc, "regressions"), integer(*doc, "missing"), integer(*doc, "new"));
-  json out = {{"report", *path},
-              {"baseline", str(*doc, "baseline")},
-              {"passed", passed},
-              {"max_slowdown", measure("max_slowdown", at((*doc), "max_slowdown").get<double>(), "fraction")},
-              {"min_delta", measure("min_delta_ns", at((*doc), "min_delta_ns").get<double>(), "ns")},
-              {"regressions", integer(*doc, "regressions")},
-              {"missing", integer(*doc, "missing")},
-              {"new", integer(*doc, "new")},
-              {"kernels", kernels}};
+  json out = answer_shapes().apply("gate_answer", *doc, scope);
+  std::string text = fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
+                                 at(out, "baseline").get<std::string>(), at(out, "regressions").get<int64_t>(),
+                                 at(out, "missing").get<int64_t>(), at(out, "new").get<int64_t>());
+  out.update({{"report", *path}, {"passed", passed}, {"kernels", kernels}});
   set_page(out, kernels.size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
 }

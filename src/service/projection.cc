@@ -104,19 +104,24 @@ json measure_of(std::string metric, double value, std::string unit) {
 }
 
 // Sets the scope's variables an expression's `set` names for as long as it
-// lives, then puts the old values back.
+// lives, then puts the old values back. Most expressions set none, and then
+// nothing is copied.
 class ScopedVars {
  public:
-  ScopedVars(ProjectionScope& scope, const json& set) : scope_(scope), saved_(scope.vars) {
-    if (set.is_object())
-      for (const auto& [k, v] : set.items()) scope_.vars[k] = v;
+  ScopedVars(ProjectionScope& scope, const json& set) : scope_(scope), setting_(set.is_object()) {
+    if (!setting_) return;
+    saved_ = scope.vars;
+    for (const auto& [k, v] : set.items()) scope_.vars[k] = v;
   }
-  ~ScopedVars() { scope_.vars = std::move(saved_); }
+  ~ScopedVars() {
+    if (setting_) scope_.vars = std::move(saved_);
+  }
   ScopedVars(const ScopedVars&) = delete;
   ScopedVars& operator=(const ScopedVars&) = delete;
 
  private:
   ProjectionScope& scope_;
+  bool setting_;
   json saved_;
 };
 
