@@ -270,16 +270,8 @@ TEST(HostileFaults, WriteErrorOnStdoutIsAnError) {
 }
 
 TEST(HostileFaults, HtmlHonoursTruncationLikeTextAndJson) {
-  ReportWriter w;  // two blocks of one kernel each; the second is cut short
-  for (std::string name : {"first", "second"}) {
-    ReportWriter::Block b;
-    b.results.push_back(w.kernel(name, 64, 256, {{"gpu__time_duration.sum", 1000}}).SerializeAsString());
-    w.flush_strings(b);
-    w.add(b);
-  }
-  std::string bytes = w.bytes();
-  std::string path = temp_path("cut.ncu-rep");
-  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
+  std::string path = temp_path("cut.ncu-rep");  // the second of two blocks is cut short
+  std::ofstream(path, std::ios::binary) << cut_short_report({"first", "second"}, 8);
   std::string html = shell_quote(temp_path("cut.html"));
   for (std::string fmt : std::vector<std::string>{"text", "json", "html -o " + html}) {
     EXPECT_EQ(run_keet("analyze --format " + fmt + " " + shell_quote(path)).rc, 2) << fmt;

@@ -482,16 +482,8 @@ TEST(LlmCliTools, AReportOnStandardInputIsTheToolsReport) {
 // keet ask --allow-partial on a truncated report: the tools read what it
 // holds, as the chat did, rather than answer the reader's error.
 TEST(LlmCliTools, AllowPartialReachesTheTools) {
-  ReportWriter w;  // two blocks of one kernel each; the second is cut short
-  for (std::string name : {"first", "second"}) {
-    ReportWriter::Block b;
-    b.results.push_back(w.kernel(name, 64, 256, {{"gpu__time_duration.sum", 1000}}).SerializeAsString());
-    w.flush_strings(b);
-    w.add(b);
-  }
-  std::string bytes = w.bytes();
-  std::string path = temp_path("llm-cut.ncu-rep");
-  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 8);
+  std::string path = temp_path("llm-cut.ncu-rep");  // the second of two blocks is cut short
+  std::ofstream(path, std::ios::binary) << cut_short_report({"first", "second"}, 8);
   FakeLlmServer server;
   server.script({200, openai_tool_reply("list_kernels", json::object(), "c1")});
   server.script({200, openai_text_reply("first takes 1000 ns.")});

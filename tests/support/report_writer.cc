@@ -1,5 +1,6 @@
 #include "report_writer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -70,6 +71,18 @@ std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t
   b.results.push_back(k.SerializeAsString());
   w.add(b);
   return w.bytes();
+}
+
+std::string cut_short_report(const std::vector<std::string>& kernels, size_t cut_bytes) {
+  ReportWriter w;
+  for (const auto& name : kernels) {
+    ReportWriter::Block b;
+    b.results.push_back(w.kernel(name, 64, 256, {{"gpu__time_duration.sum", 1000}}).SerializeAsString());
+    w.flush_strings(b);
+    w.add(b);
+  }
+  std::string bytes = w.bytes();
+  return bytes.substr(0, bytes.size() - std::min(cut_bytes, bytes.size()));
 }
 
 std::string scenario_and_tiny_report(double duration_ns) {

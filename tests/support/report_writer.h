@@ -50,6 +50,11 @@ class ReportWriter {
 std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,
                               const std::vector<std::pair<std::string, double>>& metrics);
 
+// One block per kernel (64x256, 1000 ns each) with the last `cut_bytes`
+// bytes gone: a truncated report whose last block is cut short and whose
+// other kernels read whole.
+std::string cut_short_report(const std::vector<std::string>& kernels, size_t cut_bytes);
+
 // Two kernels: the scenario kernel (strided_copy, `duration_ns`) and a 1.5 us
 // "tiny" one, with no device name.
 std::string scenario_and_tiny_report(double duration_ns);
