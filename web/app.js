@@ -290,6 +290,7 @@ const PAIRED_BY = {
   forced: 'your pairs (--pair)',
   only_kernel: 'position: the only kernel of each report',
   launch_config_order: 'launch configuration and order',
+  family: 'function family (other template arguments or library version)',
 };
 
 function pairedBy(p) {

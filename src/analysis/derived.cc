@@ -346,10 +346,13 @@ const Catalogue& catalogue() {
 const QuantityDef& def(QuantityId id) { return catalogue().defs[id]; }
 
 // Why a value the report holds cannot be a measurement, or empty.
-std::string implausible(double v, const std::string& unit) {
+// A throughput may read a little over 100% of its sustained peak; a hit rate
+// is a fraction of requests and never can.
+std::string implausible(double v, const std::string& unit, std::string_view metric = {}) {
   if (std::isnan(v)) return "not a number";
   if (std::isinf(v)) return "infinite";
   if (v < 0) return "negative";
+  if (unit == "%" && metric.find("hit_rate") != std::string_view::npos && v > 100.0001) return "a hit rate above 100%";
   if (unit == "%" && v > 110) return "a percentage far above 100";
   return "";
 }
@@ -453,7 +456,7 @@ bool Facts::from_spelling(QuantityId id) {
   for (size_t i = 0; i < spellings.size(); ++i) {
     auto v = k_.number(spellings[i].metric);
     if (!v) continue;
-    if (auto why = implausible(*v, spellings[i].unit); !why.empty()) {
+    if (auto why = implausible(*v, spellings[i].unit, spellings[i].metric.name); !why.empty()) {
       bool listed = std::ranges::any_of(invalid_, [&](auto& x) { return x.metric == spellings[i].metric.name; });
       if (!listed) invalid_.push_back({spellings[i].metric.name, *v, why});
       continue;

@@ -1,9 +1,11 @@
 // The analysis result: what the expert engine concludes about one kernel.
 // Field names follow docs/contracts.md ("keet.analysis/1").
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/report.h"
@@ -51,6 +53,12 @@ struct Finding {
   std::vector<SourceRef> source;
   std::vector<std::string> references;  // knowledge-base entry ids
   std::vector<std::string> ncu_rules;   // ncu rule ids that agree with it
+  // Findings that rested on the same evidence and merged into this one (their
+  // ids; their title is a sentence of the explanation): one finding per fact.
+  std::vector<std::string> merged;
+  // False when its estimate gains nothing worth showing (estimates.listed_min_speedup):
+  // pages name it in one "also noted" line; --verbose and JSON keep it whole.
+  bool listed = true;
 };
 
 struct Bottleneck {
@@ -60,6 +68,11 @@ struct Bottleneck {
   std::string summary;  // one line
 };
 
+// The finding's own id and those merged into it.
+inline bool finding_is(const Finding& f, std::string_view id) {
+  return f.id == id || std::ranges::find(f.merged, id) != f.merged.end();
+}
+
 // One hardware unit's utilisation, % of its peak, as the report measured it.
 struct UnitLoad {
   std::string id;     // "dram", "l1tex", "pipe_fma", "issue", ... (data/metrics/quantities.json "units")
@@ -67,6 +80,10 @@ struct UnitLoad {
   BottleneckClass kind = BottleneckClass::Memory;  // Memory or Compute
   double pct = 0;
   Evidence evidence;  // the metric the utilisation came from
+  // On a grid that leaves SMs without work: the same unit's utilisation over
+  // the cycles the SMs that ran were active (the metric's
+  // pct_of_peak_sustained_active form, as ncu's HighPipeUtilization reads it).
+  std::optional<double> pct_on_active_sms;
 };
 
 // Which unit binds the kernel and which would bind next: every unit the
@@ -116,7 +133,8 @@ struct KernelDiagnosis : model::KernelIdentity {
   Bottleneck bottleneck;
   Limiter limiter;
   DataQuality data_quality;
-  std::string library;  // "cuBLAS", "CUTLASS", ... when the name says so: advice is about calling it
+  std::string library;    // "cuBLAS", "CUTLASS", ... when the name says so: advice is about calling it
+  std::string primitive;  // the library operation it runs ("GEMV (FP64)", "merge sort"), "" when not known
   std::vector<std::string> library_advice;  // how to call it, once for the kernel (findings then carry none)
   std::vector<Finding> findings;            // most impactful first
   std::vector<std::string> notes;           // missing metrics, lowered confidence, ...

@@ -16,6 +16,7 @@
 #include "analysis/expr.h"
 #include "analysis/gpu_features.h"
 #include "analysis/hotspots.h"
+#include "analysis/libraries.h"
 #include "analysis/ncu_coverage.h"
 #include "analysis/occupancy.h"
 #include "analysis/rules.h"
@@ -222,6 +223,23 @@ DataQuality assess(const model::Report& r, const model::Kernel& k, const Facts& 
 
 // --- The limiter ----------------------------------------------------------------
 
+// A grid with fewer blocks than SMs: each SM unit's utilisation over the
+// elapsed cycles averages in the SMs that had nothing to do. The report's
+// pct_of_peak_sustained_active form of the same counter says how busy the unit
+// was on the SMs that ran.
+void add_active_sm_loads(const Facts& f, Limiter& lim) {
+  static const QuantityId grid = quantity("grid_size"), sms = quantity("sm_count");
+  auto g = f.get(grid), n = f.get(sms);
+  if (!g || !n || *g >= *n) return;
+  constexpr std::string_view elapsed = ".pct_of_peak_sustained_elapsed";
+  for (auto& u : lim.units) {
+    const std::string& m = u.evidence.metric;
+    if (!m.starts_with("sm") || !m.ends_with(elapsed)) continue;
+    std::string active = m.substr(0, m.size() - elapsed.size()) + ".pct_of_peak_sustained_active";
+    if (auto v = f.kernel().number(active); v && std::isfinite(*v) && *v >= u.pct) u.pct_on_active_sms = *v;
+  }
+}
+
 // Every unit the report measures, busiest first. A generic speed-of-light
 // number stands in only when no unit of its kind explains it (within 10 points):
 // then the busy sub-unit is one this report does not break down.
@@ -251,6 +269,7 @@ Limiter find_limiter(const Facts& f) {
   });
   std::stable_sort(lim.units.begin(), lim.units.end(),
                    [](const UnitLoad& a, const UnitLoad& b) { return a.pct > b.pct; });
+  add_active_sm_loads(f, lim);
   return lim;
 }
 
@@ -300,6 +319,23 @@ Bottleneck unknown_class(std::string why) {
   return b;
 }
 
+// Too few warps to keep a unit busy, as the report shows it: low achieved
+// occupancy, and the schedulers short of work (few eligible warps, or issue
+// slots mostly idle). Low occupancy alone is how register-heavy tiled kernels
+// (cuBLAS's SGEMM) run, hiding latency with independent instructions; without
+// the scheduler's numbers the unit's verdict stands.
+std::optional<std::string> few_warps(const Facts& f, const Classify& c) {
+  static const QuantityId occupancy = quantity("achieved_occupancy"), eligible = quantity("eligible_warps"),
+                          issue = quantity("issue_active_pct");
+  auto o = f.get(occupancy);
+  if (!o || *o >= c.few_warps_occupancy_pct) return std::nullopt;
+  if (auto e = f.get(eligible); e && *e < c.few_warps_eligible)
+    return fmt::format("achieved occupancy is only {:.1f}% with {:.2f} warps per cycle eligible to issue", *o, *e);
+  if (auto i = f.get(issue); i && *i < c.few_warps_issue_pct)
+    return fmt::format("achieved occupancy is only {:.1f}% with issue slots busy {:.1f}% of cycles", *o, *i);
+  return std::nullopt;
+}
+
 Bottleneck classify(const Facts& f, const Limiter& lim, const DataQuality& q, const Classify& c) {
   Bottleneck b;
   LaunchShape l = launch_shape(f);
@@ -307,7 +343,16 @@ Bottleneck classify(const Facts& f, const Limiter& lim, const DataQuality& q, co
   bool tiny = l.duration && *l.duration < c.launch_max_duration_ns;
   if (!q.problems.empty()) return unknown_class(q.problems.front());
   double busy = l.small_grid() ? c.small_grid_busy_sol : c.busy_sol;
-  if (top && top->pct >= busy) {
+  std::optional<std::string> few;
+  if (top && top->pct >= busy && top->pct < c.saturated_sol && both_sides_measured(lim)) few = few_warps(f, c);
+  if (few) {
+    b.cls = BottleneckClass::Latency;
+    b.confidence = 0.5 + 0.3 * (c.saturated_sol - top->pct) / std::max(c.saturated_sol - c.busy_sol, 1.0);
+    b.summary = fmt::format(
+        "latency-bound: the busiest unit, the {}, is below saturation ({:.0f}%) and {}: warps wait on latency, "
+        "not on the unit",
+        unit_text(*top), c.saturated_sol, *few);
+  } else if (top && top->pct >= busy) {
     b.cls = top->kind;
     double margin = lim.next() ? (top->pct - lim.next()->pct) / std::max(top->pct, 1.0) : 1.0;
     b.confidence =
@@ -468,12 +513,16 @@ Finding make_stall_finding(const StallRule& st, const RuleSet& set, Scope& s, co
   const SymbolId ncu_warn[] = {set.ncu_warn_cpi_stall, st.ncu_warn};
   out.ncu_rules = warned_ncu_rules(s, ncu_ids, ncu_warn);
   out.title = fmt::format("Warps mostly stall on {} ({:.1f}% of stalls)", st.reason, share);
-  out.explanation = fmt::format("{:.1f}% of the warps' stalls were '{}': {}.", share, st.reason, st.what);
+  out.explanation = fmt::format(
+      "{:.1f}% of the warps' stalls were '{}' (a share of every stall reason; ncu's own shares also count the "
+      "issuing cycle, 'selected', so they read a little lower): {}.",
+      share, st.reason, st.what);
   if (auto v = s.get(st.stall))
     out.explanation += fmt::format(" The report measures this reason at {:.3g} {}.", *v, s.facts().stall_unit());
   const QuantityId evidence[] = {st.share, issue_active};
   add_evidence(s.facts(), evidence, out.evidence);
   if (st.no_gain) {
+    out.severity = Severity::Low;  // a sign of spare parallelism, "not a problem in itself"
     out.speedup_formula =
         "no estimate: warps waiting to be selected show the schedulers have spare eligible warps, "
         "which is a sign of enough parallelism, not a cost";
@@ -538,42 +587,13 @@ void ensure_consistent(std::vector<Finding>& fs, const Bottleneck& b, const Limi
 
 // --- Library kernels and computed launch advice ---------------------------------
 
-struct Library {
-  std::string name;
-  std::vector<std::string> prefixes, contains, advice;
-};
-
-const std::vector<Library>& libraries() {
-  static const std::vector<Library> libs = [] {
-    std::vector<Library> out;
-    auto j = compiled_data("rules/libraries.json");
-    if (!j) return out;
-    for (auto l : j->member("libraries"))
-      out.push_back({l.at("name").str(), l.value("prefixes", std::vector<std::string>{}),
-                     l.value("contains", std::vector<std::string>{}), l.value("advice", std::vector<std::string>{})});
-    return out;
-  }();
-  return libs;
-}
-
-const Library* library_of(const model::Kernel& k) {
-  for (const std::string* name : {&k.function, &k.demangled, &k.mangled})
-    for (const auto& lib : libraries()) {
-      if (name->empty()) continue;
-      bool match =
-          std::ranges::any_of(lib.prefixes, [&](const std::string& p) { return name->starts_with(p); }) ||
-          std::ranges::any_of(lib.contains, [&](const std::string& c) { return name->find(c) != std::string::npos; });
-      if (match) return &lib;
-    }
-  return nullptr;
-}
-
 // The user calls a library kernel but cannot edit it: advice is about the
 // call, said once for the kernel rather than under every finding.
 void apply_library_advice(const model::Kernel& k, KernelDiagnosis& d) {
-  const Library* lib = library_of(k);
+  auto lib = library_kernel(k);
   if (!lib) return;
-  d.library = lib->name;
+  d.library = lib->library;
+  d.primitive = lib->primitive;
   d.library_advice = lib->advice;
   for (auto& f : d.findings) f.advice.clear();
 }
@@ -759,6 +779,53 @@ void apply_launch_floor(std::vector<Finding>& fs, std::optional<double> duration
   }
 }
 
+// Launch-shape findings (a partial wave, a small grid, idle lanes) do not take
+// work off any unit: the same work in less time raises every unit's
+// utilisation, so none can gain beyond the busiest unit reaching its peak.
+void apply_busiest_unit_cap(std::vector<Finding>& fs, const Limiter& lim) {
+  const UnitLoad* top = lim.binding();
+  if (!top || top->pct <= 0) return;
+  double cap = std::max(1.0, std::floor(100 / top->pct * 1000) / 1000);
+  for (auto& f : fs) {
+    // More SMs bring more of every per-SM unit: a small grid is capped by its
+    // own formula (the SMs' active time) and by DRAM, not by a per-SM unit.
+    if (!f.estimated_speedup || !f.relieves.empty() || *f.estimated_speedup <= cap || f.id == "launch.small_grid")
+      continue;
+    f.estimated_speedup = cap;
+    f.speedup_formula = fmt::format("min({}, 100 / busiest_pct = 100 / {:.1f})", f.speedup_formula, top->pct);
+    f.explanation += fmt::format(
+        " The estimate is capped at {:.2f}x by the busiest unit, the {}: the same work in less time would bring it to "
+        "its peak.",
+        cap, unit_text(*top));
+  }
+}
+
+// The report itself may hold the experiment a small-grid estimate predicts:
+// the same kernel launched with more blocks over the same number of threads.
+// When that launch was not faster, more blocks do not help (each thread's own
+// chain of work sets the time), and the estimate goes.
+void weigh_other_launch_shapes(std::vector<Finding>& fs, const model::Kernel& k, std::optional<double> duration,
+                               const std::vector<LaunchSummary>* configs) {
+  auto f = std::ranges::find(fs, std::string("launch.small_grid"), &Finding::id);
+  if (!configs || !duration || f == fs.end() || !f->estimated_speedup || *f->estimated_speedup <= 1) return;
+  double ctas = static_cast<double>(k.grid.product()), threads = ctas * static_cast<double>(k.block.product());
+  for (const auto& c : *configs) {
+    double other_ctas = static_cast<double>(c.grid.product());
+    double other_threads = other_ctas * static_cast<double>(c.block.product());
+    if (c.display != k.display_name() || other_ctas <= ctas || c.timed == 0 || threads <= 0) continue;
+    if (std::abs(other_threads - threads) > 0.1 * threads || c.median_ns < 0.9 * *duration) continue;
+    f->speedup_formula = fmt::format("refuted by #{}: {:.0f} blocks over the same threads took {}; was {}", c.index,
+                                     other_ctas, model::readable_duration(c.median_ns), f->speedup_formula);
+    drop_cap_sentences(f->explanation);
+    f->explanation += fmt::format(
+        " This report refutes the gain: launch #{} runs the same kernel in {:.0f} blocks over the same {:.0f} threads "
+        "and takes {} against {} here, so more blocks do not help; each thread's own chain of work sets the time.",
+        c.index, other_ctas, threads, model::readable_duration(c.median_ns), model::readable_duration(*duration));
+    f->estimated_speedup = 1.0;
+    return;
+  }
+}
+
 // Severity follows what the finding can gain and how much of the report's GPU
 // time its kernel takes: a 1.00x estimate, or a kernel at 0.1% of the run, is
 // never high.
@@ -774,6 +841,22 @@ void apply_severity_policy(std::vector<Finding>& fs, const Estimates& e, std::op
   }
 }
 
+// A gain on a kernel that is a sliver of the run is a gain of the kernel, not
+// of the run: below 1% of the analysed GPU time each estimate says so.
+void weigh_small_share(std::vector<Finding>& fs, std::optional<double> time_share) {
+  constexpr double kSmallShare = 0.01;
+  if (!time_share || *time_share >= kSmallShare) return;
+  for (auto& f : fs) {
+    if (!f.estimated_speedup || *f.estimated_speedup <= 1) continue;
+    double run_gain = *time_share * (1 - 1 / *f.estimated_speedup) * 100;
+    f.explanation += fmt::format(
+        " This kernel is {:.1f}% of the analysed GPU time, so its {:.2f}x saves at most {:.2f}% of the run: look at "
+        "the "
+        "kernels that take the time first.",
+        *time_share * 100, *f.estimated_speedup, run_gain);
+  }
+}
+
 // Every line of advice, whatever wrote it (rules, stall reasons, libraries,
 // the occupancy calculator), passes the check LLM answers get.
 void keep_advice_the_gpu_can_take(KernelDiagnosis& d, const DeviceFeatures& dev) {
@@ -782,22 +865,122 @@ void keep_advice_the_gpu_can_take(KernelDiagnosis& d, const DeviceFeatures& dev)
   std::erase_if(d.library_advice, unfit);
 }
 
-// Causes of the limiter first; then findings of the same class; then the
-// rest. Within a group, larger estimated gains first, then severity.
-void sort_findings(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim, const RuleSet& set) {
-  auto group = [&](const Finding& f) {
-    if (explains_limiter(f, b, lim)) return 0;
-    const Rule* r = set.find(f.id);
-    return r && r->cls == b.cls ? 1 : 2;
+// Judged as the reader sees the estimate (two decimals): "1.01x" gains nothing.
+bool gains_nothing(const Finding& f, const Estimates& e) {
+  return f.estimated_speedup && std::round(*f.estimated_speedup * 100) / 100 <= e.listed_min_speedup + 1e-9;
+}
+
+// What matters most comes first, and the verdict and the first finding agree:
+// the causes of the limiter that gain something (largest estimate first, then
+// the one that states what binds, which has no estimate of its own); then
+// every other finding by the time its fix can save (within one kernel, its
+// estimate orders the time saved in the run as well); then findings without an
+// estimate; last those whose own estimate gains nothing (left off the default
+// page). When the limiter's own causes gain nothing, the first finding is
+// another cause, and name_the_gain says so in the verdict's line.
+void sort_findings(std::vector<Finding>& fs, const Bottleneck& b, const Limiter& lim, const Estimates& e) {
+  auto tier = [&](const Finding& f) {
+    if (gains_nothing(f, e)) return 4;
+    bool own = explains_limiter(f, b, lim);
+    if (own) return f.estimated_speedup ? 0 : 1;
+    return f.estimated_speedup ? 2 : 3;
   };
-  auto key = [](const Finding& f) {
-    double sev = 3 - static_cast<int>(f.severity);  // High=3 ... Info=0
-    return f.estimated_speedup.value_or(1.0) + 0.01 * sev;
-  };
+  auto sev = [](const Finding& f) { return 3 - static_cast<int>(f.severity); };  // High=3 ... Info=0
   std::stable_sort(fs.begin(), fs.end(), [&](const Finding& x, const Finding& y) {
-    int gx = group(x), gy = group(y);
-    return gx != gy ? gx < gy : key(x) > key(y);
+    int tx = tier(x), ty = tier(y);
+    if (tx != ty) return tx < ty;
+    double gx = x.estimated_speedup.value_or(1), gy = y.estimated_speedup.value_or(1);
+    return gx != gy ? gx > gy : sev(x) > sev(y);
   });
+  for (auto& f : fs) f.listed = !gains_nothing(f, e);
+}
+
+// Evidence rows as a reader compares them: what was measured and its value.
+using EvidenceRow = std::pair<std::string, double>;
+std::vector<EvidenceRow> evidence_rows(const Finding& f) {
+  std::vector<EvidenceRow> out;
+  for (const auto& e : f.evidence)
+    if (std::isfinite(e.value)) out.emplace_back(e.metric, std::round(e.value * 1000) / 1000);
+  return out;
+}
+
+// Two findings assert one fact when one's evidence lies inside the other's
+// and its leading row is one of the other's two leading rows, or when a
+// finding of at most two rows leads with the other's leading value (the SM's
+// 73.66% is its FP64 pipe's 73.66%).
+bool same_fact(const std::vector<EvidenceRow>& a, const std::vector<EvidenceRow>& b,
+               const std::set<std::string, std::less<>>& unit_metrics) {
+  const auto& small = a.size() <= b.size() ? a : b;
+  const auto& big = a.size() <= b.size() ? b : a;
+  if (small.empty()) return false;
+  bool inside =
+      std::ranges::all_of(small, [&](const EvidenceRow& r) { return std::ranges::find(big, r) != big.end(); });
+  bool leads = small[0] == big[0] || (big.size() > 1 && small[0] == big[1]);
+  // Two utilisations of one value are one unit seen twice (the SM's number is
+  // its busiest pipe's); a utilisation and a share that happen to agree are not.
+  bool utilisations = unit_metrics.contains(small[0].first) && unit_metrics.contains(big[0].first);
+  bool same_lead = utilisations && small.size() <= 2 && std::abs(small[0].second) >= 10 &&
+                   std::abs(small[0].second - big[0].second) < 0.005;
+  return (inside && leads) || same_lead;
+}
+
+// The metrics any hardware unit's utilisation is read from in this report.
+std::set<std::string, std::less<>> unit_metric_names(const Facts& f) {
+  std::set<std::string, std::less<>> out;
+  for (const auto& u : unit_defs())
+    for (QuantityId q : u.quantities)
+      if (f.get(q)) out.insert(f.evidence(q).metric);
+  return out;
+}
+
+// One finding per fact: of two findings resting on the same evidence, the one
+// with an estimate (or the first) keeps the fact; the other's agreeing ncu
+// rules, units and evidence join it, and its title becomes one sentence.
+void merge_same_facts(std::vector<Finding>& fs, const Facts& facts, const Bottleneck& b, const Limiter& lim) {
+  const auto unit_metrics = unit_metric_names(facts);
+  for (size_t i = 0; i < fs.size(); ++i)
+    for (size_t j = i + 1; j < fs.size();) {
+      if (!same_fact(evidence_rows(fs[i]), evidence_rows(fs[j]), unit_metrics)) {
+        ++j;
+        continue;
+      }
+      // The one with an estimate keeps the fact; between two without, the one
+      // that explains the verdict's limiter.
+      bool keep_j = fs[i].estimated_speedup.has_value() != fs[j].estimated_speedup.has_value()
+                        ? fs[j].estimated_speedup.has_value()
+                        : explains_limiter(fs[j], b, lim) && !explains_limiter(fs[i], b, lim);
+      if (keep_j) std::swap(fs[i], fs[j]);
+      Finding gone = std::move(fs[j]);
+      fs.erase(fs.begin() + static_cast<std::ptrdiff_t>(j));
+      Finding& kept = fs[i];
+      kept.explanation +=
+          fmt::format("{}The same measurement also shows: {}.", kept.explanation.empty() ? "" : " ", gone.title);
+      kept.merged.push_back(gone.id);
+      for (auto& id : gone.merged) kept.merged.push_back(std::move(id));
+      for (auto& e : gone.evidence)
+        if (std::ranges::none_of(kept.evidence, [&](const Evidence& k) { return k.metric == e.metric; }))
+          kept.evidence.push_back(std::move(e));
+      for (auto& r : gone.ncu_rules)
+        if (std::ranges::find(kept.ncu_rules, r) == kept.ncu_rules.end()) kept.ncu_rules.push_back(std::move(r));
+      for (auto& u : gone.relieves)
+        if (!relieves(kept, u)) kept.relieves.push_back(std::move(u));
+      kept.severity = std::min(kept.severity, gone.severity);  // High < Medium: the graver of the two
+      j = i + 1;
+    }
+}
+
+// The verdict and the first finding agree: a launch or latency verdict whose
+// own causes have no gain to offer (gainless, or not estimated), while another
+// finding carries one, says so in its one line, so the reader fixes what pays.
+void name_the_gain(Bottleneck& b, const std::vector<Finding>& fs, const Limiter& lim) {
+  if (b.cls != BottleneckClass::Launch && b.cls != BottleneckClass::Latency) return;
+  auto pays = [](const Finding& f) { return f.listed && f.estimated_speedup.has_value(); };
+  if (std::ranges::any_of(fs, [&](const Finding& f) { return explains_limiter(f, b, lim) && pays(f); })) return;
+  auto other = std::ranges::find_if(fs, pays);  // sorted: the largest gain of the others
+  if (other == fs.end()) return;
+  b.summary += fmt::format("; fixing the {} gains little here, the gain is in: {} (est. {:.2f}x)",
+                           b.cls == BottleneckClass::Launch ? "launch shape" : "latency causes", other->title,
+                           *other->estimated_speedup);
 }
 
 void set_bound(Scope& s, const Bottleneck& b, const Limiter& lim) {
@@ -933,12 +1116,17 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   ensure_consistent(d.findings, d.bottleneck, d.limiter, **set, scope, ctx, dev);
   fold_restatements(d.findings, d.bottleneck, d.limiter, facts);
   apply_limiter_caps(d.findings, d.bottleneck, d.limiter);
+  apply_busiest_unit_cap(d.findings, d.limiter);
   apply_launch_floor(d.findings, d.duration_ns, (*set)->estimates);
+  weigh_other_launch_shapes(d.findings, kernel, d.duration_ns, opt.configurations);
   apply_library_advice(kernel, d);
   add_block_size_advice(report, kernel, d);
   keep_advice_the_gpu_can_take(d, dev);
   apply_severity_policy(d.findings, (*set)->estimates, opt.time_share);
-  sort_findings(d.findings, d.bottleneck, d.limiter, **set);
+  weigh_small_share(d.findings, opt.time_share);
+  merge_same_facts(d.findings, facts, d.bottleneck, d.limiter);
+  sort_findings(d.findings, d.bottleneck, d.limiter, (*set)->estimates);
+  name_the_gain(d.bottleneck, d.findings, d.limiter);
   if (opt.top > 0 && d.findings.size() > static_cast<size_t>(opt.top)) d.findings.resize(opt.top);
   note_missing_sass(ctx, d);
   return d;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analysis/diagnosis.h"
+#include "analysis/ranking.h"
 #include "model/report.h"
 
 namespace keet::analysis {
@@ -21,6 +22,10 @@ struct AnalyzeOptions {
   // Hot spots without a source line show their SASS instruction from here
   // (analysis/sass.h); null: they show the offset only, with no note.
   SassInstructions* sass = nullptr;
+  // Every launch configuration of the report (ranking.h LaunchGroups::summaries,
+  // from the caller's first pass), when it made one: the same kernel at another
+  // grid is evidence for or against a launch-shape gain.
+  const std::vector<LaunchSummary>* configurations = nullptr;
 };
 
 KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel& kernel,

@@ -36,7 +36,11 @@ std::string binding_unit(const D& d) {
 void score(LabelResult& r, const KernelDiagnosis& d) {
   r.predicted_class = std::string(class_name(d.bottleneck.cls));
   r.predicted_limiter = binding_unit(d);
-  for (size_t i = 0; i < d.findings.size() && i < 3; ++i) r.top3.push_back(d.findings[i].id);
+  for (size_t i = 0; i < d.findings.size() && i < 3; ++i) {
+    r.top3.push_back(d.findings[i].id);
+    // Findings merged into one of the top three are there too (one finding per fact).
+    r.top3.insert(r.top3.end(), d.findings[i].merged.begin(), d.findings[i].merged.end());
+  }
   r.class_ok = r.predicted_class == r.label.cls;
   r.limiter_ok = !r.label.limiter.empty() && r.predicted_limiter == r.label.limiter;
   int found = 0;

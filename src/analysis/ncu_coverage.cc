@@ -57,8 +57,11 @@ bool id_matches(const std::string& pattern, const std::string& id) {
 
 std::string first_match(const NcuMeaning& m, const KernelDiagnosis& d) {
   for (const auto& f : d.findings)
-    for (const auto& p : m.findings)
+    for (const auto& p : m.findings) {
       if (id_matches(p, f.id)) return f.id;
+      for (const auto& merged : f.merged)  // a finding merged into another still covers its warning
+        if (id_matches(p, merged)) return merged;
+    }
   return {};
 }
 

@@ -137,6 +137,10 @@ Classify classify_of(Data j) {
   c.launch_short_duration_ns = j.value("launch_short_duration_ns", c.launch_short_duration_ns);
   c.busy_sol = j.at("busy_sol").number();
   c.small_grid_busy_sol = j.value("small_grid_busy_sol", c.busy_sol);
+  c.saturated_sol = j.value("saturated_sol", c.busy_sol);
+  c.few_warps_occupancy_pct = j.value("few_warps_occupancy_pct", c.few_warps_occupancy_pct);
+  c.few_warps_eligible = j.value("few_warps_eligible", c.few_warps_eligible);
+  c.few_warps_issue_pct = j.value("few_warps_issue_pct", c.few_warps_issue_pct);
   for (auto [cls, ids] : j.at("fallback").items())
     for (auto id : ids) c.fallback[class_from_name(std::string(cls))].push_back(id.str());
   return c;
@@ -156,6 +160,7 @@ Estimates estimates_of(Data j) {
   }
   e.stall_min_samples = j.value("stall_min_samples", e.stall_min_samples);
   e.stall_min_samples_doc = j.value("stall_min_samples_doc", "");
+  e.listed_min_speedup = j.value("listed_min_speedup", e.listed_min_speedup);
   return e;
 }
 

@@ -90,6 +90,9 @@ struct Estimates {
   double medium_min_speedup = 1.02, medium_min_share_pct = 1;
   double stall_min_samples = 100;  // PC samples a stall share needs
   std::string stall_min_samples_doc;
+  // A finding whose estimate is at most this gains nothing worth a reader's
+  // time: it is ranked last and left off the default page (listed = false).
+  double listed_min_speedup = 1.01;
 };
 
 struct Classify {
@@ -98,6 +101,13 @@ struct Classify {
   double launch_short_duration_ns = 5000;  // shorter than this and nothing busy: launch-bound
   double busy_sol = 60;
   double small_grid_busy_sol = 70;
+  // Between busy_sol and saturated_sol a unit binds only when enough warps are
+  // there to keep it busy; with few (achieved occupancy below
+  // few_warps_occupancy_pct, and fewer eligible warps per cycle than
+  // few_warps_eligible or issue slots busy less than few_warps_issue_pct) the
+  // kernel waits on latency.
+  double saturated_sol = 70;
+  double few_warps_occupancy_pct = 25, few_warps_eligible = 1, few_warps_issue_pct = 50;
   std::map<BottleneckClass, std::vector<std::string>> fallback;
 };
 

@@ -19,6 +19,7 @@
 #include "analysis/derived.h"
 #include "analysis/engine.h"
 #include "analysis/ranking.h"
+#include "analysis/report_view.h"
 #include "analysis/timeline_join.h"
 #include "app/analyze.h"
 #include "app/commands.h"
@@ -102,11 +103,16 @@ struct Ranked {
   // Each kernel name's share (0..1) of the selected kernels' GPU time.
   std::map<std::string, double, std::less<>> shares;
   std::vector<analysis::LaunchSummary> folds;  // every fold, report order (JSON's launch_folds)
+  // Every launch configuration (name, grid, block, device): the engine weighs a
+  // launch-shape gain against the same kernel at another grid.
+  std::vector<analysis::LaunchSummary> configurations;
+  analysis::ReportView view;  // the report as a whole: comparisons across kernels
 };
 
 Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
   analysis::KernelRanking ranking;
   analysis::LaunchGroups launches;
+  analysis::ReportSurvey survey;
   model::Report head;
   auto opt = light_options();
   opt.modules = true;        // the head serves the second pass
@@ -116,13 +122,15 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
                                   [&](model::Kernel&& k, const model::Report&) {
                                     ranking.add(k);
                                     launches.add(k);
+                                    survey.add(k);
                                     return true;
                                   },
                               .quiet = true}));
   auto meta = report_meta(head);
-  Ranked r{ranking.groups(), std::move(head), std::move(meta), {}, {}, launches.folds()};
+  Ranked r{ranking.groups(), std::move(head),      std::move(meta), {}, {},
+           launches.folds(), launches.summaries(), survey.view()};
   if (per_kernel(a))
-    for (auto& s : launches.summaries()) r.summaries.emplace(s.index, std::move(s));
+    for (const auto& s : r.configurations) r.summaries.emplace(s.index, s);
   else
     for (const auto& s : r.folds) r.summaries.emplace(s.index, s);
   for (const auto& g : r.groups)
@@ -179,6 +187,7 @@ Result<Run> analyse_pass(
   pass.per_kernel = [&](const model::Kernel& k, analysis::AnalyzeOptions& opt) {
     auto share = ranked.shares.find(k.display_name());
     opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
+    opt.configurations = &ranked.configurations;
   };
   KEET_TRY(ok, analyse_kernels(ctx, a.report, pass, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
              if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
@@ -206,6 +215,7 @@ Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   auto begin = [&](const model::Report& head) {
     if (style.markdown) out << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
     if (ranking->groups.size() > 1) out << render::ranking_text(ranking->groups, style);
+    out << render::report_view_text(ranking->view, style);
   };
   const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
   RunSass sass(ctx);
@@ -244,7 +254,8 @@ Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   KEET_TRY(ranking, rank_pass(ctx, a));
   const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
   auto begin = [&](const model::Report&) {
-    out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only));
+    out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only))
+        << render::html_report_view(ranking->view);
   };
   RunSass sass(ctx);
   auto run = analyse_pass(
@@ -305,6 +316,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   rest["launch_folds"] = nlohmann::json::array();
   for (const auto& f : ranked->folds) rest["launch_folds"].push_back(summary_json(f));
   if (app_view) rest["timeline"] = render::join_json(app_view->join());
+  rest["whole_report"] = render::report_view_json(ranked->view);
   for (const auto& [key, value] : rest.items())
     if (key != "kernels") doc.member(key, value);
   doc.close();

@@ -16,19 +16,36 @@ namespace {
 struct GateArgs {
   ReportArgs report;
   std::string baseline = "latest", max_slowdown = "5%", min_delta = "0", format, output, db, source_root;
+  std::string baseline_report;     // --baseline-report: a report file instead of the history
   std::vector<std::string> pairs;  // "I:J": baseline kernel I with report kernel J
   TimelineArgs timeline;           // --timeline: weigh the changes by the run
   double coverage_threshold = 0.5;
 };
 
-std::string describe(const store::Run& run) {
+std::string describe(const GateArgs& a, const store::Run& run) {
+  if (!a.baseline_report.empty()) return "baseline report " + a.baseline_report;
   std::string out = fmt::format("baseline run #{}", run.id);
   if (!run.tag.empty()) out += " tag " + run.tag;
   if (!run.commit.empty()) out += " commit " + run.commit.substr(0, 12);
   return out;
 }
 
+// --baseline-report OLD: last night's report, kept as a CI artifact, is the
+// baseline; it is read and analysed as the report is (same -k, same launches).
+Result<store::Run> baseline_from_report(Context& ctx, const GateArgs& a) {
+  if (a.baseline != "latest") return fail(ExitCode::BadInput, "--baseline and --baseline-report: give one of them");
+  ReportArgs r = a.report;
+  r.path = a.baseline_report;
+  r.paths.clear();
+  KEET_TRY(old, load_and_analyse(ctx, r));
+  if (old->kernels.empty()) return fail(ExitCode::BadInput, a.baseline_report + ": no kernels");
+  store::Run run;
+  run.kernels = std::move(old->kernels);
+  return run;
+}
+
 Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::string& device) {
+  if (!a.baseline_report.empty()) return baseline_from_report(ctx, a);
   KEET_TRY(db, open_history(ctx, a.db));
   KEET_TRY(base, (*db)->baseline(a.baseline, device));
   if (!*base)
@@ -64,7 +81,7 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   std::string app_view = *timeline ? change_view(ctx, **timeline, d, a.coverage_threshold, a.format) : "";
   auto g = compare::gate(std::move(d), *limit, *min_delta);
   g.report = a.report.path;
-  g.baseline = describe(*base);
+  g.baseline = describe(a, *base);
   g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout
   g.timestamp = io::utc_timestamp(ctx.clock());  // the form the Ant JUnit schema allows
   g.hostname = host_name();
@@ -81,6 +98,8 @@ Command gate_command() {
         auto a = std::make_shared<GateArgs>();
         add_report_args(sub, a->report);
         sub.add_option("--baseline", a->baseline, "tag of the baseline run, or 'latest'")->capture_default_str();
+        sub.add_option("--baseline-report", a->baseline_report,
+                       "a report file (e.g. last night's CI artifact) as the baseline, instead of the history");
         sub.add_option("--max-slowdown", a->max_slowdown, "allowed duration growth per kernel")->capture_default_str();
         sub.add_option("--min-delta", a->min_delta, "smallest absolute slowdown that fails (e.g. 2us; ns, us, ms, s)")
             ->capture_default_str();

@@ -19,6 +19,7 @@
 #include "analysis/source_costs.h"
 #include "model/select.h"
 #include "util/embedded_data.h"
+#include "util/pattern.h"
 #include "util/strings.h"
 
 namespace keet::compare {
@@ -78,8 +79,20 @@ std::vector<MetricDelta> metric_deltas(const KernelSnapshot& a, const KernelSnap
     if (x->second != 0) d.change = y->second / x->second - 1;
     out.push_back(d);
   }
-  auto size = [](const MetricDelta& d) { return d.change ? std::fabs(*d.change) : 0.0; };
-  std::stable_sort(out.begin(), out.end(), [&](auto& l, auto& r) { return size(l) > size(r); });
+  // The largest value of each unit in the pair: 95 KB written more is nothing
+  // beside 500 MB read, and ranks so.
+  std::map<std::string, double> scale;
+  for (const auto& d : out) scale[d.key.unit] = std::max({scale[d.key.unit], std::fabs(d.before), std::fabs(d.after)});
+  for (auto& d : out) {
+    double unit_scale = scale[d.key.unit];
+    if (d.key.quantity == "duration_ns")
+      d.weight = 0;  // the change itself, not a reason for it: listed last
+    else if (d.rate())
+      d.weight = std::fabs(d.points()) / 100;
+    else
+      d.weight = unit_scale > 0 ? std::fabs(d.after - d.before) / unit_scale : 0;
+  }
+  std::stable_sort(out.begin(), out.end(), [](auto& l, auto& r) { return l.weight > r.weight; });
   return out;
 }
 
@@ -174,6 +187,16 @@ void pair_renamed(Pairing& p) {
     return;
   }
   FunctionIndex in_before(p.before), in_after(p.after);
+  std::map<std::string, std::deque<size_t>> new_by_family;
+  for (size_t j = 0; j < p.after.size(); ++j)
+    if (!p.used_after[j] && !in_before.has(p.after[j])) new_by_family[function_family(p.after[j].display)].push_back(j);
+  for (size_t i = 0; i < p.before.size(); ++i) {
+    if (p.used_before[i] || in_after.has(p.before[i])) continue;
+    auto it = new_by_family.find(function_family(p.before[i].display));
+    if (it == new_by_family.end() || it->second.empty() || it->first.empty()) continue;
+    p.take(i, it->second.front(), PairedBy::Family);
+    it->second.pop_front();
+  }
   std::map<LaunchKey, std::deque<size_t>> new_by_launch;
   for (size_t j = 0; j < p.after.size(); ++j)
     if (!p.used_after[j] && !in_before.has(p.after[j])) new_by_launch[launch_key(p.after[j])].push_back(j);
@@ -207,8 +230,11 @@ std::vector<std::pair<int, int>> suggest_pairs(const std::vector<KernelSnapshot>
 nlohmann::json opt_number(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 nlohmann::json metric_delta_json(const MetricDelta& d) {
-  return {{"metric", d.key.metric}, {"label", d.key.label}, {"unit", d.key.unit},
-          {"before", d.before},     {"after", d.after},     {"change", opt_number(d.change)}};
+  nlohmann::json j = {{"metric", d.key.metric}, {"label", d.key.label}, {"unit", d.key.unit},
+                      {"before", d.before},     {"after", d.after},     {"change", opt_number(d.change)},
+                      {"weight", d.weight}};
+  if (d.rate()) j["points"] = d.points();
+  return j;
 }
 
 nlohmann::json pair_json(const PairDiff& p) {
@@ -299,12 +325,34 @@ std::string_view verdict_name(Verdict v) {
 }
 
 std::string_view paired_by_name(PairedBy b) {
-  static constexpr std::string_view names[] = {"name", "forced", "only_kernel", "launch_config_order"};
+  static constexpr std::string_view names[] = {"name", "forced", "only_kernel", "launch_config_order", "family"};
   return names[static_cast<int>(b)];
 }
 
+std::string function_family(std::string_view display) {
+  std::string name(display.substr(0, display.find('(')));
+  std::string out;
+  int depth = 0;
+  for (char c : name) {
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      depth = std::max(0, depth - 1);
+    else if (depth == 0)
+      out += c;
+  }
+  // "void f", "std::enable_if<...>::type f": the last word is the function.
+  if (auto space = out.find_last_of(' '); space != std::string::npos) out.erase(0, space + 1);
+  // Library namespaces that carry their version (CUB_200301_SM_800_NS) name one library.
+  static const Pattern version = *Pattern::compile(R"(CUB_\d+_[A-Za-z0-9_]*?_NS)");
+  static const Pattern policy = *Pattern::compile(R"(_policy\d+)");
+  out = policy.replace_all(version.replace_all(out, "CUB"), "");
+  while (!out.empty() && std::isdigit(static_cast<unsigned char>(out.back()))) out.pop_back();
+  return out;
+}
+
 std::optional<PairedBy> paired_by_from_name(std::string_view name) {
-  for (auto b : {PairedBy::Name, PairedBy::Forced, PairedBy::OnlyKernel, PairedBy::LaunchConfigOrder})
+  for (auto b : {PairedBy::Name, PairedBy::Forced, PairedBy::OnlyKernel, PairedBy::LaunchConfigOrder, PairedBy::Family})
     if (paired_by_name(b) == name) return b;
   return std::nullopt;
 }

@@ -74,6 +74,14 @@ struct MetricDelta {
   KeyMetric key;
   double before = 0, after = 0;
   std::optional<double> change;  // relative (after / before - 1); none when before is 0
+  // A rate (unit %) changes in percentage points (after - before), never as a
+  // relative change of a percentage.
+  bool rate() const { return key.unit == "%"; }
+  double points() const { return after - before; }
+  // How much of the pair's change this metric can explain (the order of
+  // PairDiff::metrics): a rate's change in points over 100; any other
+  // metric's absolute change over the largest value of its unit in the pair.
+  double weight = 0;
 };
 
 // BEFORE estimated this finding's fix would give `predicted`; AFTER no longer
@@ -92,8 +100,14 @@ enum class PairedBy {
   Forced,             // --pair I:J
   OnlyKernel,         // the only kernel of each report
   LaunchConfigOrder,  // same grid and block, in order of appearance, among kernels whose names the other report lacks
+  Family,             // the same function with other template arguments or library namespace version, in order
 };
-std::string_view paired_by_name(PairedBy b);  // "name" | "forced" | "only_kernel" | "launch_config_order"
+// "name" | "forced" | "only_kernel" | "launch_config_order" | "family"
+std::string_view paired_by_name(PairedBy b);
+// A kernel's function family: its name without return type, parameters,
+// template arguments and versioned library namespaces (CUB_200301_..._NS), so
+// cub::...::transform_kernel<policy1000...> and <policy1200...> are one family.
+std::string function_family(std::string_view display);
 std::optional<PairedBy> paired_by_from_name(std::string_view name);
 
 // Which kernels may pair without --pair.
@@ -120,7 +134,7 @@ struct PairDiff {
   std::optional<double> change;   // after / before - 1
   Verdict verdict = Verdict::Unknown;
   std::vector<std::string> resolved, introduced, persisting;
-  std::vector<MetricDelta> metrics;  // largest relative change first
+  std::vector<MetricDelta> metrics;  // the most explanatory first (MetricDelta::weight); duration last
   std::vector<PredictedGain> predicted;
   std::string bottleneck_shift() const;  // "memory-bound -> latency-bound" or ""
 };
@@ -157,7 +171,8 @@ Result<void> check_forced_pairs(const std::vector<KernelSnapshot>& before, const
 // the same function (same_function) in order of occurrence (the n-th launch of
 // a kernel before pairs with its n-th launch after); then, with
 // Matching::NameThenRenamed only, kernels whose function the other report
-// lacks: the only kernel of each report, else the first unpaired kernel of the
+// lacks: the only kernel of each report, else kernels of the same function
+// family in order of appearance, else the first unpaired kernel of the
 // same grid and block in order of appearance. With NameOnly a renamed kernel
 // is missing + new unless forced.
 std::vector<KernelPair> pair_kernels(const std::vector<KernelSnapshot>& before,

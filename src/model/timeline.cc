@@ -289,8 +289,12 @@ void TimelineBuilder::gpu_op(GpuActivity& a, int64_t start, int64_t end, bool bu
     if (issued && *issued <= start) gap.issued_after_ns = std::max<int64_t>(0, *issued - a.cursor);
     s_.checks.gaps.add(std::move(gap), s_.limits.keep);
   }
-  int64_t from = a.seen ? std::max(start, a.cursor) : start;
-  if (busy && end > from) s_.gpu_busy_ns += end - from;
+  if (busy) {
+    int64_t busy_from = a.busy_seen ? std::max(start, a.busy_cursor) : start;
+    if (end > busy_from) s_.gpu_busy_ns += end - busy_from;
+    a.busy_cursor = a.busy_seen ? std::max(a.busy_cursor, end) : end;
+    a.busy_seen = true;
+  }
   a.cursor = a.seen ? std::max(a.cursor, end) : end;
   a.seen = true;
   if (a.chunk_ns <= 0 || end <= start) return;

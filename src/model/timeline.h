@@ -291,6 +291,11 @@ class TimelineBuilder final : public TimelineSink {
     int64_t start = 0, end = 0, chunk_ns = 0;  // the range and its slice length
     int64_t cursor = 0;                        // end of the operations so far
     bool seen = false;
+    // End of the GPU's own operations so far (kernels, copies, memsets): the
+    // busy time is their union. Profiler overhead moves `cursor` (a gap it
+    // causes is no gap of the program's) but never this one.
+    int64_t busy_cursor = 0;
+    bool busy_seen = false;
     std::vector<int64_t> in_use;  // ns of operations per slice
     // Copies against kernels, swept in start order: the current stretch
     // each of them covers, the time before `frontier` already settled.

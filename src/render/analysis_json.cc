@@ -47,9 +47,9 @@ void write_unit(JsonWriter& w, const analysis::UnitLoad* u) {
       .member("kind", analysis::class_name(u->kind))
       .member("label", u->label)
       .member("metric", u->evidence.metric)
-      .member("pct", u->pct)
-      .member("unit", u->id)
-      .end_object();
+      .member("pct", u->pct);
+  if (u->pct_on_active_sms) w.member("pct_on_active_sms", *u->pct_on_active_sms);
+  w.member("unit", u->id).end_object();
 }
 
 void write_limiter(JsonWriter& w, const analysis::Limiter& lim) {
@@ -65,9 +65,9 @@ void write_limiter(JsonWriter& w, const analysis::Limiter& lim) {
 void write_finding(JsonWriter& w, const analysis::Finding& f) {
   w.begin_object().member("advice", f.advice).member("estimated_speedup", f.estimated_speedup).key("evidence");
   write_evidence_list(w, f.evidence);
-  w.member("explanation", f.explanation)
-      .member("id", f.id)
-      .member("ncu_rules", f.ncu_rules)
+  w.member("explanation", f.explanation).member("id", f.id);
+  if (!f.merged.empty()) w.member("merged", f.merged);
+  w.member("ncu_rules", f.ncu_rules)
       .member("references", f.references)
       .member("relieves", f.relieves)
       .member("severity", analysis::severity_name(f.severity))
@@ -150,7 +150,12 @@ void write_kernel_diagnosis(JsonWriter& w, const analysis::KernelDiagnosis& k, c
   w.member("library_advice", k.library_advice).key("limiter");
   write_limiter(w, k.limiter);
   if (extras.llm) w.member("llm", *extras.llm);
-  w.member("name", k.report_name()).member("notes", k.notes).end_object();
+  w.member("name", k.report_name()).member("notes", k.notes);
+  if (!k.library.empty()) {
+    w.key("primitive");
+    write_optional_string(w, k.primitive);
+  }
+  w.end_object();
 }
 
 void write_analysis(JsonWriter& w, const analysis::Diagnosis& d) {
@@ -172,5 +177,24 @@ void write_analysis(JsonWriter& w, const analysis::Diagnosis& d) {
 json data_quality_json(const analysis::DataQuality& q) { return read_back(write_data_quality, q); }
 
 json analysis_json(const analysis::Diagnosis& d) { return read_back(write_analysis, d); }
+
+json report_view_json(const analysis::ReportView& v) {
+  auto dim = [](const model::Dim3& d) { return json::array({d.x, d.y, d.z}); };
+  json out = {{"comparisons", json::array()}, {"launch_shapes", json::array()}};
+  for (const auto& c : v.comparisons)
+    out["comparisons"].push_back({{"kind", c.kind}, {"text", c.text}, {"indices", c.indices}});
+  for (const auto& series : v.shapes) {
+    json rows = json::array();
+    for (const auto& r : series.rows)
+      rows.push_back({{"index", r.index},
+                      {"grid", dim(r.grid)},
+                      {"block", dim(r.block)},
+                      {"launches", r.launches},
+                      {"median_ns", r.median_ns},
+                      {"vs_fastest", r.vs_fastest}});
+    out["launch_shapes"].push_back({{"name", series.display}, {"rows", rows}, {"verdict", series.verdict}});
+  }
+  return out;
+}
 
 }  // namespace keet::render

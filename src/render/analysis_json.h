@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diagnosis.h"
+#include "analysis/report_view.h"
 #include "util/json.h"
 
 namespace keet::render {
@@ -25,5 +26,7 @@ void write_analysis(JsonWriter& w, const analysis::Diagnosis& d);
 
 nlohmann::json data_quality_json(const analysis::DataQuality& q);
 nlohmann::json analysis_json(const analysis::Diagnosis& d);
+// analyze's "whole_report" member: the report-level comparisons and launch-shape tables.
+nlohmann::json report_view_json(const analysis::ReportView& v);
 
 }  // namespace keet::render

@@ -80,9 +80,15 @@ std::string bottleneck_line(const analysis::KernelDiagnosis& k, const TextStyle&
 std::string limiter_line(const analysis::KernelDiagnosis& k, const TextStyle& s) {
   if (k.limiter.units.empty()) return "";
   std::vector<std::string> parts;
-  for (size_t i = 0; i < k.limiter.units.size() && i < 4; ++i)
-    parts.push_back(fmt::format("{} {:.1f}%", k.limiter.units[i].label, k.limiter.units[i].pct));
-  std::string line = fmt::format("Busiest units: {}", fmt::join(parts, ", "));
+  bool active = false;
+  for (size_t i = 0; i < k.limiter.units.size() && i < 4; ++i) {
+    const auto& u = k.limiter.units[i];
+    parts.push_back(fmt::format("{} {:.1f}%", u.label, u.pct));
+    if (u.pct_on_active_sms) parts.back() += fmt::format(" ({:.1f}% on the SMs that ran)", *u.pct_on_active_sms);
+    active |= u.pct_on_active_sms.has_value();
+  }
+  std::string line = fmt::format("Busiest units (% of each unit's peak{}): {}", active ? ", idle SMs counted" : "",
+                                 fmt::join(parts, ", "));
   if (s.markdown) return md_text(line) + "\n\n";
   return "  " + line + "\n";
 }
@@ -227,10 +233,39 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
   return paint(s, "1", title) + "\n" + t.str(70) + more + "\n";
 }
 
+std::string report_view_text(const analysis::ReportView& v, const TextStyle& s) {
+  if (v.empty()) return "";
+  std::string title = "The report as a whole:";
+  std::string out = s.markdown ? "## " + title + "\n\n" : paint(s, "1", title) + "\n";
+  for (const auto& c : v.comparisons)
+    out += s.markdown ? "- " + md_text(c.text) + "\n" : wrap_text(c.text, s.width, "  - ", "    ") + "\n";
+  if (s.markdown && !v.comparisons.empty()) out += "\n";
+  for (const auto& series : v.shapes) {
+    std::string head =
+        fmt::format("One kernel at {} launch shapes, {}:", series.rows.size(), abbreviate_name(series.display, 70));
+    Table t({"launch", "grid", "block", "launches", "median time", "vs fastest"});
+    t.right_align({3, 4, 5});
+    for (const auto& r : series.rows)
+      t.add({fmt::format("#{}", r.index), fmt::format("({},{},{})", r.grid.x, r.grid.y, r.grid.z),
+             fmt::format("({},{},{})", r.block.x, r.block.y, r.block.z), std::to_string(r.launches),
+             human_duration(r.median_ns), fmt::format("{:.2f}x", r.vs_fastest)});
+    if (s.markdown) {
+      out += md_text(head) + "\n\n```\n" + t.str(70) + "```\n\n" + md_text(series.verdict) + ".\n\n";
+      continue;
+    }
+    out += wrap_text(head, s.width, "  ", "    ") + "\n";
+    for (auto line : split(t.str(70), '\n'))
+      if (!trim(line).empty()) out += "    " + std::string(line) + "\n";
+    out += wrap_text(series.verdict + ".", s.width, "    ", "    ") + "\n";
+  }
+  return out + (s.markdown ? "" : "\n");
+}
+
 // A library kernel's advice, once for the kernel: how it is called.
 std::string library_lines(const analysis::KernelDiagnosis& k, const TextStyle& s) {
   if (k.library.empty()) return "";
-  std::string head = k.library + " kernel (recognised from its name): change how it is called, not its code";
+  std::string what = k.primitive.empty() ? k.library : k.library + " " + k.primitive;
+  std::string head = what + " kernel (recognised from its name): change how it is called, not its code";
   if (s.markdown) {
     std::string out = "**" + md_text(head) + "**\n\n";
     for (const auto& a : k.library_advice) out += "- " + md_text(a) + "\n";
@@ -241,6 +276,18 @@ std::string library_lines(const analysis::KernelDiagnosis& k, const TextStyle& s
   return out + "\n";
 }
 
+// Findings whose own estimate gains nothing stay off the default page: one
+// line names them (--verbose, JSON and HTML's folded list keep them whole).
+bool shown(const analysis::Finding& f, const TextStyle& s) { return f.listed || s.metric_names; }
+
+std::string also_noted(const analysis::KernelDiagnosis& k, const TextStyle& s) {
+  std::vector<std::string> ids;
+  for (const auto& f : k.findings)
+    if (!shown(f, s)) ids.push_back(s.markdown ? md_code(f.id) : f.id);
+  if (ids.empty()) return "";
+  return fmt::format("Also noted, gaining nothing worth a change (-v shows them): {}", fmt::join(ids, ", "));
+}
+
 // Markdown: blocks separated by blank lines; each note its own quote.
 std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle& s,
                             const analysis::LaunchSummary* fold) {
@@ -248,7 +295,10 @@ std::string kernel_markdown(const analysis::KernelDiagnosis& k, const TextStyle&
   out += quality_lines(k, s);
   out += library_lines(k, s);
   if (k.findings.empty() && k.data_quality.sufficient) out += "No finding passed its threshold.\n\n";
-  for (size_t i = 0; i < k.findings.size(); ++i) out += finding_markdown(i + 1, k.findings[i], s);
+  size_t n = 0;
+  for (const auto& f : k.findings)
+    if (shown(f, s)) out += finding_markdown(++n, f, s);
+  if (auto line = also_noted(k, s); !line.empty()) out += line + "\n\n";
   for (const auto& n : k.notes) out += "> Note: " + md_text(n) + "\n\n";
   return out;
 }
@@ -259,7 +309,10 @@ std::string kernel_text(const analysis::KernelDiagnosis& k, const TextStyle& s, 
   out += quality_lines(k, s);
   out += library_lines(k, s);
   if (k.findings.empty() && k.data_quality.sufficient) out += "  No finding passed its threshold.\n";
-  for (size_t i = 0; i < k.findings.size(); ++i) out += finding_block(i + 1, k.findings[i], s) + "\n";
+  size_t n = 0;
+  for (const auto& f : k.findings)
+    if (shown(f, s)) out += finding_block(++n, f, s) + "\n";
+  if (auto line = also_noted(k, s); !line.empty()) out += wrap_text(line, s.width, "  ", "    ") + "\n";
   for (const auto& n : k.notes) out += wrap_text("Note: " + n, s.width, "  ", "    ") + "\n";
   return out + "\n";
 }

@@ -5,6 +5,7 @@
 
 #include "analysis/diagnosis.h"
 #include "analysis/ranking.h"
+#include "analysis/report_view.h"
 
 namespace keet::render {
 
@@ -17,6 +18,8 @@ struct TextStyle {
 
 std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const TextStyle& style,
                          size_t max_rows = 15);
+// The report as a whole (analysis/report_view.h): "" when it has nothing to say.
+std::string report_view_text(const analysis::ReportView& view, const TextStyle& style);
 // `fold`, when given, is the group of identical launches this diagnosis stands
 // for (same kernel, grid and block, durations within noise): the header says
 // how many and how their durations spread.

@@ -17,6 +17,8 @@ std::string format_speedup(std::optional<double> s);        // "1.23x"
 std::string join_ids(const std::vector<std::string>& ids);  // "a, b" or "-"
 std::string pair_title(const compare::PairDiff& p);
 std::string metric_line(const compare::MetricDelta& m);
+// A key metric's change: "+12.4 points" for a rate (unit %), else "+12.3%".
+std::string metric_change(const compare::MetricDelta& m);
 std::vector<std::pair<std::string, std::string>> pair_facts(const compare::PairDiff& p);
 
 // How a pair was made when not by name, saying when the kernel names differ:

@@ -16,8 +16,17 @@ namespace {
 constexpr double kMovedEnough = 0.10;
 constexpr size_t kCausesShown = 3;
 
+// A rate must move by kMovedEnough of its range (10 points); a count by that
+// much relatively and by enough of its unit's largest value in the pair to
+// matter (MetricDelta::weight): 95 KB more written beside 500 MB read is not a cause.
+constexpr double kWeightEnough = 0.02;
 bool moved_badly(const MetricDelta& m) {
-  if (!m.change || std::fabs(*m.change) < kMovedEnough || m.key.metric == "gpu__time_duration.sum") return false;
+  if (m.key.metric == "gpu__time_duration.sum") return false;
+  if (m.rate()) {
+    if (std::fabs(m.points()) < kMovedEnough * 100) return false;
+    return m.key.lower_is_better ? m.points() > 0 : m.points() < 0;
+  }
+  if (!m.change || std::fabs(*m.change) < kMovedEnough || m.weight < kWeightEnough) return false;
   return m.key.lower_is_better ? *m.change > 0 : *m.change < 0;
 }
 

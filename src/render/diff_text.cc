@@ -3,11 +3,14 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/units.h"
 #include "render/diff.h"
 #include "render/diff_format.h"
 #include "render/markdown.h"
+#include "render/table.h"
+#include "util/strings.h"
 
 namespace keet::render {
 using namespace compare;
@@ -38,9 +41,13 @@ std::string pair_title(const PairDiff& p) {
   return p.before.display + " -> " + p.after.display;
 }
 
+std::string metric_change(const MetricDelta& m) {
+  return m.rate() ? fmt::format("{:+.1f} points", m.points()) : format_change(m.change);
+}
+
 std::string metric_line(const MetricDelta& m) {
   return fmt::format("{}: {} -> {} ({})", m.key.label, format_value(m.before, m.key.unit),
-                     format_value(m.after, m.key.unit), format_change(m.change));
+                     format_value(m.after, m.key.unit), metric_change(m));
 }
 
 std::string predicted_line(const PredictedGain& g) {
@@ -92,6 +99,8 @@ std::string pairing_note(PairedBy by, const std::string& before_name, const std:
       return "position, the only kernel of each report" + differ;
     case PairedBy::LaunchConfigOrder:
       return "launch configuration (same grid and block) and order of appearance" + differ;
+    case PairedBy::Family:
+      return "function family (the same function with other template arguments or library version)" + differ;
   }
   return "";
 }
@@ -102,12 +111,12 @@ std::string pairing_note(const PairDiff& p) {
 
 std::string pairing_summary(const DiffResult& d) {
   static constexpr std::string_view labels[] = {"by name", "by --pair", "by position (the only kernel of each report)",
-                                                "by launch configuration and order"};
-  size_t counts[4] = {};
+                                                "by launch configuration and order", "by function family"};
+  size_t counts[5] = {};
   for (const auto& p : d.pairs) ++counts[static_cast<int>(p.paired_by)];
   if (counts[0] == d.pairs.size()) return "";
   std::string out;
-  for (int b = 0; b < 4; ++b)
+  for (int b = 0; b < 5; ++b)
     if (counts[b] > 0) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", counts[b], labels[b]);
   return "pairing: " + out;
 }
@@ -127,6 +136,49 @@ std::string unmatched_hint(const DiffResult& d) {
       d.unmatched_before.size(), d.unmatched_after.size(), pair_flags_text(d.suggested_pairs), more ? " ..." : "");
 }
 
+namespace {
+
+const MetricDelta* metric_of(const PairDiff& p, std::string_view quantity) {
+  for (const auto& m : p.metrics)
+    if (m.key.quantity == quantity) return &m;
+  return nullptr;
+}
+
+// The launches do different amounts of work when the threads launched and the
+// instructions executed change together: the time is then compared per unit
+// of work (instructions), said in one line.
+std::string work_line(const PairDiff& p) {
+  double before = static_cast<double>(p.before.grid.product() * p.before.block.product());
+  double after = static_cast<double>(p.after.grid.product() * p.after.block.product());
+  const MetricDelta* inst = metric_of(p, "inst_executed");
+  if (before <= 0 || after <= 0 || !inst || inst->before <= 0 || inst->after <= 0 || !p.speedup) return "";
+  double threads = after / before, work = inst->after / inst->before;
+  if (std::max(threads, 1 / threads) < 1.5 || std::max(work, 1 / work) < 1.5) return "";
+  if (std::fabs(std::log(work / threads)) > std::log(1.5)) return "";  // the threads and the work do not scale together
+  double per_work = *p.speedup * work;
+  return fmt::format(
+      "the launches do different work ({:.2f}x the threads, {:.2f}x the instructions): per instruction the after "
+      "kernel is {:.2f}x {}",
+      threads, work, per_work >= 1 ? per_work : 1 / per_work, per_work >= 1 ? "faster" : "slower");
+}
+
+// What rose on a slower pair: the key metrics that moved the wrong way,
+// largest share of their unit first (MetricDelta::weight).
+std::string grew_line(const PairDiff& p) {
+  std::vector<std::string> grew;
+  for (const auto& m : p.metrics) {
+    if (m.key.quantity == "duration_ns" || grew.size() == 3) continue;
+    bool worse = m.rate()
+                     ? (m.key.lower_is_better ? m.points() >= 5 : m.points() <= -5)
+                     : m.change && m.weight >= 0.02 && (m.key.lower_is_better ? *m.change >= 0.05 : *m.change <= -0.05);
+    if (worse) grew.push_back(metric_line(m));
+  }
+  if (grew.empty()) return "no key metric moved the wrong way (noise? clocks? input size?)";
+  return fmt::format("{}", fmt::join(grew, "; "));
+}
+
+}  // namespace
+
 // The facts of one pair as (label, value) lines, shared by text and Markdown.
 std::vector<std::pair<std::string, std::string>> pair_facts(const PairDiff& p) {
   std::vector<std::pair<std::string, std::string>> f;
@@ -143,7 +195,12 @@ std::vector<std::pair<std::string, std::string>> pair_facts(const PairDiff& p) {
     f.emplace_back("bottleneck", shift);
   else if (!p.after.bottleneck.empty())
     f.emplace_back("bottleneck", p.after.bottleneck + "-bound (unchanged)");
-  f.emplace_back("resolved", join_ids(p.resolved));
+  if (auto work = work_line(p); !work.empty()) f.emplace_back("work", work);
+  if (p.verdict == Verdict::Slower) f.emplace_back("what grew", grew_line(p));
+  std::string resolved = join_ids(p.resolved);
+  if (!p.resolved.empty() && p.verdict == Verdict::Slower)
+    resolved += ": gone, yet the kernel got slower, so removing it saved no time here; what grew cost more";
+  f.emplace_back("resolved", resolved);
   f.emplace_back("introduced", join_ids(p.introduced));
   for (const auto& g : p.predicted) f.emplace_back("predicted vs measured", predicted_line(g));
   return f;
@@ -195,8 +252,46 @@ std::string hint_line(const DiffResult& d, bool markdown) {
 
 }  // namespace
 
+namespace {
+
+// Every kernel's time before and after, paired or not.
+std::string total_line(const DiffResult& d) {
+  double before = 0, after = 0;
+  bool timed = false;
+  for (const auto& p : d.pairs) {
+    before += p.before.duration_ns.value_or(0), after += p.after.duration_ns.value_or(0);
+    timed |= p.before.duration_ns.has_value() || p.after.duration_ns.has_value();
+  }
+  for (const auto& s : d.unmatched_before) before += s.duration_ns.value_or(0), timed |= s.duration_ns.has_value();
+  for (const auto& s : d.unmatched_after) after += s.duration_ns.value_or(0), timed |= s.duration_ns.has_value();
+  if (!timed || before <= 0) return "";
+  return fmt::format("kernel time {} -> {} ({})", format_duration(before), format_duration(after),
+                     format_change(after / before - 1));
+}
+
+// One line per pair, the largest change of time first, before the details.
+std::string compact_table(const DiffResult& d) {
+  if (d.pairs.size() < 2) return "";
+  std::vector<const PairDiff*> order;
+  for (const auto& p : d.pairs) order.push_back(&p);
+  auto moved = [](const PairDiff* p) {
+    return std::fabs(p->after.duration_ns.value_or(0) - p->before.duration_ns.value_or(0));
+  };
+  std::ranges::stable_sort(order, [&](const PairDiff* a, const PairDiff* b) { return moved(a) > moved(b); });
+  Table t({"kernel", "before", "after", "change", "verdict"});
+  t.right_align({1, 2, 3});
+  for (const PairDiff* p : order)
+    t.add({abbreviate_name(pair_title(*p), 60), format_duration(p->before.duration_ns),
+           format_duration(p->after.duration_ns), format_change(p->change), std::string(verdict_name(p->verdict))});
+  return t.str(60) + "\n";
+}
+
+}  // namespace
+
 std::string diff_text(const DiffResult& d) {
-  std::string out = heading_lines(d, false) + "\n";
+  std::string out = heading_lines(d, false);
+  if (auto total = total_line(d); !total.empty()) out += total + "\n";
+  out += "\n" + compact_table(d);
   for (const auto& p : d.pairs) text_pair(out, p);
   unmatched_lines(out, d.unmatched_before, true, false);
   unmatched_lines(out, d.unmatched_after, false, false);
@@ -205,6 +300,7 @@ std::string diff_text(const DiffResult& d) {
 
 std::string diff_markdown(const DiffResult& d) {
   std::string out = "# keet diff\n\n" + heading_lines(d, true) + "\n";
+  if (auto total = total_line(d); !total.empty()) out += md_text(total) + "\n\n";
   out += "| kernel | before | after | change | speedup | verdict |\n|---|---:|---:|---:|---:|---|\n";
   for (const auto& p : d.pairs)
     out += fmt::format("| {} | {} | {} | {} | {} | **{}** |\n", md_code(pair_title(p), true),

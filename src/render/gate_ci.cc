@@ -2,6 +2,7 @@
 // Markdown for a GitHub step summary, and GitHub workflow commands.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -44,11 +45,13 @@ std::string xml_attr(std::string_view s) {
 
 std::string seconds(std::optional<double> ns) { return fmt::format("{:.9f}", ns.value_or(0) / 1e9); }
 
-std::string junit_case(const GateRow& r) {
+// `name` is unique within the suite: repeated launches of one kernel and
+// launch shape carry their occurrence ("... launch 2"), stable across captures.
+std::string junit_case(const GateRow& r, const std::string& name) {
   static constexpr std::string_view classes[] = {"keet.gate", "keet.gate", "keet.gate.missing", "keet.gate.new"};
   const auto& k = r.kernel();
   std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"",
-                                classes[static_cast<int>(r.status)], xml_attr(k.identity()), seconds(k.duration_ns));
+                                classes[static_cast<int>(r.status)], xml_attr(name), seconds(k.duration_ns));
   std::string message = gate_row_message(r);
   switch (r.status) {
     case GateStatus::Ok:
@@ -152,7 +155,14 @@ std::string source_path_under(const SourceLocation& s, const std::string& root) 
 std::string gate_junit(const GateResult& g) {
   auto rows = gate_rows(g);
   std::string cases;
-  for (const auto& r : rows) cases += junit_case(r);
+  std::map<std::string, int> total, seen;
+  for (const auto& r : rows) ++total[r.kernel().identity()];
+  for (const auto& r : rows) {
+    std::string name = r.kernel().identity();
+    int n = ++seen[name];
+    if (total[name] > 1) name += fmt::format(" launch {}", n);
+    cases += junit_case(r, name);
+  }
   size_t tests = rows.size(), failures = g.regressions.size();
   size_t skipped = g.diff.unmatched_before.size() + g.diff.unmatched_after.size();
   std::string time = seconds(total_ns(g));

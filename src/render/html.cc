@@ -165,7 +165,8 @@ std::string kernel_header(const analysis::KernelDiagnosis& d, const analysis::La
 
 std::string library_html(const analysis::KernelDiagnosis& d) {
   if (d.library.empty()) return "";
-  std::string out = "<div class='finding'><p><strong>" + esc(d.library) +
+  std::string what = d.primitive.empty() ? d.library : d.library + " " + d.primitive;
+  std::string out = "<div class='finding'><p><strong>" + esc(what) +
                     " kernel</strong> (recognised from its name): change how it is called, not its code</p><ul>";
   for (const auto& a : d.library_advice) out += "<li>" + esc(a) + "</li>";
   return out + "</ul></div>";
@@ -201,7 +202,18 @@ std::string html_kernel(const model::Report& r, const model::Kernel* k, const an
   out += "</div><div><h3>Roofline</h3>" + (k ? html::roofline_svg(html::roofline_of(*k)) : "") + "</div></div>";
   out += "<h3>Findings</h3>";
   if (d.findings.empty()) out += "<p class='empty'>no findings</p>";
-  for (const auto& f : d.findings) out += finding_html(f);
+  std::string unlisted;
+  size_t quiet = 0;
+  for (const auto& f : d.findings) {
+    if (f.listed)
+      out += finding_html(f);
+    else
+      unlisted += finding_html(f), ++quiet;
+  }
+  if (quiet)
+    out +=
+        fmt::format("<details><summary>Also noted: {} finding{} gaining nothing worth a change</summary>{}</details>",
+                    quiet, quiet == 1 ? "" : "s", unlisted);
   std::string sass_missing;
   out += "<h3>Hot source lines</h3>" + source_section(hot_lines(r, k, d, sass, sass_missing));
   auto notes = d.notes;
@@ -225,7 +237,7 @@ std::string pair_section(const PairDiff& p) {
     out += fmt::format(
         "<tr><td>{} <code>{}</code></td><td class='num'>{}</td><td class='num'>{}</td><td class='num'>{}</td></tr>",
         esc(m.key.label), esc(m.key.metric), esc(format_value(m.before, m.key.unit)),
-        esc(format_value(m.after, m.key.unit)), esc(format_change(m.change)));
+        esc(format_value(m.after, m.key.unit)), esc(metric_change(m)));
   return out + "</table></section>";
 }
 
@@ -273,6 +285,29 @@ std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmRes
 }
 
 std::string html_report_end() { return "</main>" + html::page_tail(); }
+
+std::string html_report_view(const analysis::ReportView& v) {
+  if (v.empty()) return "";
+  std::string out = "<section class='card'><h2>The report as a whole</h2>";
+  if (!v.comparisons.empty()) out += "<ul>";
+  for (const auto& c : v.comparisons) out += "<li>" + esc(c.text) + "</li>";
+  if (!v.comparisons.empty()) out += "</ul>";
+  for (const auto& series : v.shapes) {
+    out += fmt::format("<h3>One kernel at {} launch shapes: <code>{}</code></h3>", series.rows.size(),
+                       esc(abbreviate_name(series.display, 80)));
+    out +=
+        "<table><tr><th>launch</th><th>grid</th><th>block</th><th>launches</th><th>median time</th>"
+        "<th>vs fastest</th></tr>";
+    for (const auto& r : series.rows)
+      out += fmt::format(
+          "<tr><td><a href='#k{}'>#{}</a></td><td>({},{},{})</td><td>({},{},{})</td><td class='num'>{}</td>"
+          "<td class='num'>{}</td><td class='num'>{:.2f}x</td></tr>",
+          r.index, r.index, r.grid.x, r.grid.y, r.grid.z, r.block.x, r.block.y, r.block.z, r.launches,
+          esc(human_duration(r.median_ns)), r.vs_fastest);
+    out += "</table><p>" + esc(series.verdict) + ".</p>";
+  }
+  return out + "</section>";
+}
 
 std::string html_report(const model::Report& report, const analysis::Diagnosis& diagnosis) {
   std::map<int, const model::Kernel*> by_index;

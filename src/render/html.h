@@ -6,6 +6,7 @@
 
 #include "analysis/diagnosis.h"
 #include "analysis/ranking.h"
+#include "analysis/report_view.h"
 #include "llm/result.h"
 #include "model/report.h"
 #include "render/diff.h"
@@ -38,6 +39,8 @@ std::string html_report_begin(const analysis::Diagnosis& meta, const std::vector
 std::string html_kernel(const model::Report& head, const model::Kernel* kernel, const analysis::KernelDiagnosis& d,
                         const analysis::LaunchSummary* fold = nullptr, analysis::SassInstructions* sass = nullptr);
 std::string html_report_end();
+// The report as a whole (comparisons, one kernel at several launch shapes): "" when empty.
+std::string html_report_view(const analysis::ReportView& view);
 // The LLM's narrative about one kernel (status, text, suggestions, what the
 // verifier flagged), placed after every kernel's engine section.
 std::string html_narrative(const analysis::KernelDiagnosis& d, const llm::LlmResult& r);

@@ -221,9 +221,13 @@ std::vector<NotRecorded> not_recorded(const model::TimelineMeta& m) {
       if (table != k.table) continue;
       NotRecorded n{.table = table, .what = k.what, .record_with = fmt::format("nsys profile --trace={}", k.option)};
       if (!m.traced.empty()) n.traced = std::ranges::find(m.traced, k.capture) != m.traced.end();
-      bool untraced_kernels = table == "CUPTI_ACTIVITY_KIND_KERNEL" && m.untraced.launch_calls > 0;
-      if (untraced_kernels)
-        n.why = "launch calls traced, their GPU activity not: see below";
+      // The API trace shows calls whose GPU side the export lacks: "the
+      // program made none" would contradict the lines below.
+      bool untraced = (table == "CUPTI_ACTIVITY_KIND_KERNEL" && m.untraced.launch_calls > 0) ||
+                      (table == "CUPTI_ACTIVITY_KIND_MEMCPY" && m.untraced.memcpy_calls > 0) ||
+                      (table == "CUPTI_ACTIVITY_KIND_MEMSET" && m.untraced.memset_calls > 0);
+      if (untraced)
+        n.why = "calls traced, their GPU activity not: see below";
       else if (!n.traced)
         n.why = "the export does not say whether nsys traced them; `" + n.record_with + "` records them";
       else if (*n.traced)

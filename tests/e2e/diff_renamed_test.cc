@@ -140,14 +140,15 @@ TEST(DiffRenamed, OneKernelRenamedIsPairedAndSaidSo) {
       << forced;
 }
 
-// Before: prep, scale_v1, reduce_old. After: warmup (new), prep, scale_v2 (the
-// same launch as scale_v1), reduce_new (another grid than reduce_old).
+// Before: prep, scale_v1, reduce_old. After: warmup (new), prep, rescale
+// (another function family than scale_v1, the same launch), reduce_new
+// (another grid than reduce_old).
 TEST(DiffRenamed, SeveralKernelsPairByNameThenLaunchConfigurationAndTheRestAreListed) {
   std::string before = report("several-before.ncu-rep",
                               {{"prep", 64, 256, 1000}, {"scale_v1", 128, 256, 2000}, {"reduce_old", 32, 128, 3000}});
   std::string after = report(
       "several-after.ncu-rep",
-      {{"warmup", 8, 32, 100}, {"prep", 64, 256, 1000}, {"scale_v2", 128, 256, 1000}, {"reduce_new", 64, 128, 2000}});
+      {{"warmup", 8, 32, 100}, {"prep", 64, 256, 1000}, {"rescale", 128, 256, 1000}, {"reduce_new", 64, 128, 2000}});
   auto j = diff("--format json " + before + " " + after);
   ASSERT_EQ(j.rc, 0) << j.err;
   expect_conforms(j.out);
@@ -165,8 +166,8 @@ TEST(DiffRenamed, SeveralKernelsPairByNameThenLaunchConfigurationAndTheRestAreLi
 
   auto text = diff(before + " " + after).out;
   EXPECT_NE(text.find("\npairing: 1 by name, 1 by launch configuration and order\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("scale_v1() -> scale_v2()\n  paired by:             launch configuration (same grid and block) "
-                      "and order of appearance: the kernel names differ (scale_v1 -> scale_v2)\n"),
+  EXPECT_NE(text.find("scale_v1() -> rescale()\n  paired by:             launch configuration (same grid and block) "
+                      "and order of appearance: the kernel names differ (scale_v1 -> rescale)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("missing (only in before): #2 reduce_old() (grid (32, 1, 1) block (128, 1, 1))\n"),

@@ -181,7 +181,9 @@ TEST(AnalysisEngine, ClassAndFindingsNeverContradict) {
                                  {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 65},
                                  {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 50},
                                  {"l1tex__throughput.avg.pct_of_peak_sustained_active", 65},
-                                 {"lts__throughput.avg.pct_of_peak_sustained_elapsed", 30}}));
+                                 {"lts__throughput.avg.pct_of_peak_sustained_elapsed", 30},
+                                 // enough warps to keep a unit at 65% busy (fewer: latency-bound)
+                                 {"smsp__warps_eligible.avg.per_cycle_active", 2}}));
   EXPECT_EQ(d.bottleneck.cls, BottleneckClass::Memory);
   bool memory_finding =
       std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.id.starts_with("memory."); });

@@ -139,7 +139,7 @@ TEST(AnalysisFacts, StallSharesNeedEveryReasonOfTheForm) {
   auto k = kernel_with(ratio_stalls(3, 1));
   Facts f(kReport, k);
   EXPECT_TRUE(f.stall_shares_complete());
-  EXPECT_EQ(f.stall_unit(), "warps per issued instruction");
+  EXPECT_EQ(f.stall_unit(), "cycles between issued instructions");
   EXPECT_EQ(f.get("stall_total"), 4);  // "selected" is not a stall
   EXPECT_EQ(f.get("stall_share_barrier"), 75);
   EXPECT_EQ(f.get("stall_share_wait"), 25);
@@ -148,7 +148,7 @@ TEST(AnalysisFacts, StallSharesNeedEveryReasonOfTheForm) {
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0].metric, "derived:stall_share_wait");
   EXPECT_EQ(ev[1].metric, "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio");
-  EXPECT_EQ(ev[1].unit, "warps per issued instruction");
+  EXPECT_EQ(ev[1].unit, "cycles between issued instructions");
   ASSERT_EQ(f.evidence_for("stall_total").size(), 1u);  // a sum with no single metric behind it
 }
 

@@ -153,12 +153,13 @@ TEST(LoopDiffRenamed, ByLaunchConfigurationAndOrderAmongNamesTheOtherSideLacks) 
 }
 
 TEST(LoopDiffRenamed, MangledNamesDecideWhatTheOtherSideLacks) {
-  // An overload (same display name, other mangled name) is a different function: it may pair as renamed.
+  // An overload (same display name, other mangled name) is a different function: it may pair as renamed,
+  // as the same function family.
   auto f = snap(0, "k", 1, 10), d = snap(0, "k", 1, 10), other = snap(1, "x", 1, 10);
   f.mangled = "_Z1kPf";
   d.mangled = "_Z1kPd";
   EXPECT_EQ(pair_kernels({f, other}, {d, other}, {}, kRenames),
-            (std::vector<KernelPair>{{1, 1, PairedBy::Name}, {0, 0, PairedBy::LaunchConfigOrder}}));
+            (std::vector<KernelPair>{{1, 1, PairedBy::Name}, {0, 0, PairedBy::Family}}));
   // A side without mangled names falls back to display names: k is on both sides, so nothing is a rename.
   auto plain = snap(0, "k", 1, 10), extra = snap(0, "k", 1, 10);
   EXPECT_EQ(pair_kernels({f, extra}, {plain, other}, {}, kRenames), (std::vector<KernelPair>{{0, 0, PairedBy::Name}}));

@@ -186,6 +186,19 @@ TEST(RunChecks, ProfilerOverheadFillsAGapAsNsysCountsIt) {
   EXPECT_EQ(t.gpu_busy_ns, 60 * kMs);  // the profiler's own time is not the program's
 }
 
+// The tensoriterator fixture's shape: one profiler-overhead range (a buffer
+// flush) spans the whole stretch of kernels. GPU busy is still the union of
+// the kernels and copies, not the part the overhead did not cover.
+TEST(RunChecks, AnOverheadSpanningTheKernelsHidesNoneOfTheirBusyTime) {
+  TimelineWriter w;
+  w.memcpy(Transfer{.kind = 1, .start = 1 * kMs, .end = 3 * kMs, .bytes = 1 << 20, .api = "cudaMemcpy_v3020"});
+  for (int i = 0; i < 10; ++i) w.kernel({"step(float *)", "step", (10 + 10 * i) * kMs, (19 + 10 * i) * kMs});
+  w.kernel({"overlap(float *)", "overlap", 15 * kMs, 16 * kMs});  // inside step's first launch: counted once
+  w.overhead(9 * kMs, 108 * kMs);
+  auto t = read(w, "overhead-spanning.sqlite");
+  EXPECT_EQ(t.gpu_busy_ns, 2 * kMs + 10 * 9 * kMs);
+}
+
 TEST(RunVerdicts, TheHotKernelComesWithTheCommandThatProfilesIt) {
   TimelineWriter w;
   for (int i = 0; i < 4; ++i) w.kernel({"solve(float *)", "solve", (10 + i * 10) * kMs, (18 + i * 10) * kMs});

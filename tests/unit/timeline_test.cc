@@ -147,6 +147,9 @@ TEST(TimelineReader, ApiCallsWithoutGpuActivityAreUntracedNotAbsent) {
   EXPECT_NE(text.find("Memsets ran but were not traced: the CUDA API trace holds 1 memset call(s)"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("Copies ran"), std::string::npos) << text;
+  // One statement: the header's list of absent activity agrees with the lines above.
+  EXPECT_NE(text.find("memsets (calls traced, their GPU activity not: see below)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("the program made none"), std::string::npos) << text;
   auto j = render::timeline_json(t, {});
   EXPECT_EQ(j["untraced"]["kernel_launch_calls"], 6);
   EXPECT_EQ(j["untraced"]["memset_calls"], 1);
