@@ -857,6 +857,50 @@ void weigh_small_share(std::vector<Finding>& fs, std::optional<double> time_shar
   }
 }
 
+// ncu's own estimate for a warning, as a speedup: the largest "est. speedup"
+// percent (of the kernel's time) among the rule's warning messages.
+std::optional<double> ncu_estimate(const model::Kernel& k, std::string_view rule) {
+  std::optional<double> best;
+  for (const auto& r : k.rules) {
+    if (r.id != rule) continue;
+    for (const auto& m : r.messages)
+      if (is_ncu_warning(m.type) && ncu_meaning(r.id, m.text)->warn && m.estimated_speedup &&
+          *m.estimated_speedup > 0 && *m.estimated_speedup < 100)
+        best = std::max(best.value_or(0), *m.estimated_speedup);
+  }
+  return best;
+}
+
+// A model's description up to its first sentence or clause break: the gist,
+// where the whole formula is the JSON's speedup_formula.
+std::string first_clause(std::string_view doc) {
+  auto end = std::min({doc.find(". "), doc.find("; "), doc.size()});
+  while (end > 0 && (doc[end - 1] == '.' || doc[end - 1] == ' ')) --end;
+  return std::string(doc.substr(0, end));
+}
+
+// Where ncu's rule that agrees with a finding gave an estimate, KEET's differs
+// from it only with the reason said: its own model of the gain.
+void state_ncu_estimates(std::vector<Finding>& fs, const model::Kernel& k, const RuleSet& set) {
+  constexpr double kApart = 0.10;  // estimates within 10% of each other say the same thing
+  for (auto& f : fs) {
+    if (!f.estimated_speedup) continue;
+    for (const auto& rule : f.ncu_rules) {
+      auto pct = ncu_estimate(k, rule);
+      if (!pct) continue;
+      double ncu = 1 / (1 - *pct / 100);
+      if (std::abs(*f.estimated_speedup / ncu - 1) <= kApart) continue;
+      const Rule* r = set.find(f.id);
+      std::string model = r ? r->speedup_doc : f.id.starts_with("latency.stall.") ? set.stall_speedup_doc : "";
+      f.explanation +=
+          fmt::format(" ncu's {} rule estimates {:.1f}% of the time saved ({:.2f}x); KEET's {:.2f}x differs", rule,
+                      *pct, ncu, *f.estimated_speedup);
+      f.explanation += model.empty() ? "." : "; its model: " + first_clause(model) + ".";
+      break;
+    }
+  }
+}
+
 // Every line of advice, whatever wrote it (rules, stall reasons, libraries,
 // the occupancy calculator), passes the check LLM answers get.
 void keep_advice_the_gpu_can_take(KernelDiagnosis& d, const DeviceFeatures& dev) {
@@ -1124,6 +1168,7 @@ KernelDiagnosis analyze_kernel(const model::Report& report, const model::Kernel&
   keep_advice_the_gpu_can_take(d, dev);
   apply_severity_policy(d.findings, (*set)->estimates, opt.time_share);
   weigh_small_share(d.findings, opt.time_share);
+  state_ncu_estimates(d.findings, kernel, **set);
   merge_same_facts(d.findings, facts, d.bottleneck, d.limiter);
   sort_findings(d.findings, d.bottleneck, d.limiter, (*set)->estimates);
   name_the_gain(d.bottleneck, d.findings, d.limiter);

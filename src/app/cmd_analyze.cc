@@ -149,7 +149,7 @@ std::vector<llm::LlmResult> narrate(Context& ctx, LlmRuntime& rt, const std::vec
   return out;
 }
 
-nlohmann::json summary_json(const analysis::LaunchSummary& s) {
+nlohmann::json fold_json(const analysis::LaunchSummary& s) {
   auto ns = [&](double v) { return s.timed ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"count", s.indices.size()},  {"indices", s.indices},         {"timed", s.timed},
           {"total_ns", ns(s.total_ns)}, {"mean_ns", ns(s.mean_ns())},   {"min_ns", ns(s.min_ns)},
@@ -289,7 +289,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   auto kernel_json = [&](const analysis::KernelDiagnosis& d, const nlohmann::json* llm) {
     return [&d, llm, only](JsonWriter& w) {
       std::optional<nlohmann::json> launches;
-      if (only) launches = summary_json(only->at(d.index));
+      if (only) launches = fold_json(only->at(d.index));
       render::write_kernel_diagnosis(w, d, {launches ? &*launches : nullptr, llm});
     };
   };
@@ -314,7 +314,7 @@ Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, Ll
   kernels->close();
   auto rest = render::analysis_json(run->meta);  // everything but the kernels
   rest["launch_folds"] = nlohmann::json::array();
-  for (const auto& f : ranked->folds) rest["launch_folds"].push_back(summary_json(f));
+  for (const auto& f : ranked->folds) rest["launch_folds"].push_back(fold_json(f));
   if (app_view) rest["timeline"] = render::join_json(app_view->join());
   rest["whole_report"] = render::report_view_json(ranked->view);
   for (const auto& [key, value] : rest.items())

@@ -22,17 +22,12 @@ using namespace keet::testing;
 using json = nlohmann::json;
 using Metrics = std::vector<std::pair<std::string, double>>;
 
-struct Launch {
-  std::string name;
-  uint64_t grid = 4096, block = 256;
-  Metrics metrics;
-};
+using Launch = WrittenLaunch;
 
 // A report of these launches on `device` (68 SMs, compute capability `cc`).
 std::string report(const std::string& file, const std::vector<Launch>& launches,
                    const std::string& device = "NVIDIA GeForce RTX 3080", int major = 8, int minor = 6) {
-  ReportWriter w;
-  ReportWriter::Block b;
+  std::vector<Launch> full;
   for (const auto& l : launches) {
     Metrics m = {{"device__attribute_compute_capability_major", major},
                  {"device__attribute_compute_capability_minor", minor},
@@ -40,16 +35,10 @@ std::string report(const std::string& file, const std::vector<Launch>& launches,
                  {"launch__grid_size", double(l.grid)},
                  {"launch__block_size", double(l.block)}};
     m.insert(m.end(), l.metrics.begin(), l.metrics.end());
-    auto k = w.kernel(l.name, l.grid, l.block, m);
-    auto* dev = k.add_metric_results();
-    dev->set_name_id(w.name_id("device__attribute_display_name"));
-    dev->mutable_value()->set_string_value(device);
-    w.flush_strings(b);
-    b.results.push_back(k.SerializeAsString());
+    full.push_back({l.name, l.grid, l.block, std::move(m)});
   }
-  w.add(b);
   std::string path = temp_path(file);
-  w.write(path);
+  write_file(path, launches_report(full, device));
   return shell_quote(path);
 }
 
@@ -188,6 +177,44 @@ TEST(JudgementE2E, AV100KernelWithItsSharedPipeBusyIsNotCalledFp16) {
   EXPECT_EQ(text.out.find("FP16 pipe 70.3%"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("shared pipe (FP16 and tensor work; FP64 too on Volta) 70.3%"), std::string::npos)
       << text.out;
+}
+
+TEST(JudgementE2E, DoctorFlagsAHitRateAbove100) {
+  std::string r =
+      report("hit-rate-101.ncu-rep", {{"odd",
+                                       4096,
+                                       256,
+                                       {{"gpu__time_duration.sum", 300000},
+                                        {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30},
+                                        {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 30},
+                                        {"lts__t_sector_hit_rate.pct", 100.4}}}});
+  auto doctor = run_keet("doctor " + r);
+  EXPECT_EQ(doctor.rc, 1) << doctor.out << doctor.err;
+  EXPECT_NE(doctor.out.find("lts__t_sector_hit_rate.pct"), std::string::npos) << doctor.out;
+  EXPECT_NE(doctor.out.find("a hit rate above 100%"), std::string::npos) << doctor.out;
+}
+
+// --- Borderline verdicts by a written rule (point 6) ------------------------------------
+
+TEST(JudgementE2E, ABorderlineUnitWithFewWarpsIsLatencyAndSaysWhichUnitIsBusiest) {
+  Metrics m = {{"gpu__time_duration.sum", 300000},
+               {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 30},
+               {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 62.1},
+               {"l1tex__throughput.avg.pct_of_peak_sustained_active", 62.1},
+               {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 20},
+               {"sm__warps_active.avg.pct_of_peak_sustained_active", 18},
+               {"smsp__issue_active.avg.pct_of_peak_sustained_active", 20},
+               {"smsp__warps_eligible.avg.per_cycle_active", 0.4}};
+  auto text = run_keet("analyze " + report("borderline.ncu-rep", {{"k", 4096, 256, m}}));
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("Bottleneck: LATENCY"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the busiest unit, the L1/TEX cache at 62.1% of peak, is below saturation (70%)"),
+            std::string::npos)
+      << text.out;
+  m.back().second = 2;  // plenty of eligible warps
+  m[5].second = 60;
+  auto busy = run_keet("analyze " + report("borderline-busy.ncu-rep", {{"k", 4096, 256, m}}));
+  EXPECT_NE(busy.out.find("Bottleneck: MEMORY"), std::string::npos) << busy.out;
 }
 
 // --- Diff and gate: the change told truly ----------------------------------------------

@@ -59,18 +59,24 @@ pb::ProfileResult ReportWriter::kernel(const std::string& name, uint64_t grid, u
   return r;
 }
 
-std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,
-                              const std::vector<std::pair<std::string, double>>& metrics) {
+std::string launches_report(const std::vector<WrittenLaunch>& launches, const std::string& device) {
   ReportWriter w;
   ReportWriter::Block b;
-  auto k = w.kernel(kernel, grid, block, metrics);
-  auto* dev = k.add_metric_results();
-  dev->set_name_id(w.name_id("device__attribute_display_name"));
-  dev->mutable_value()->set_string_value("Test GPU");
-  w.flush_strings(b);
-  b.results.push_back(k.SerializeAsString());
+  for (const auto& l : launches) {
+    auto k = w.kernel(l.name, l.grid, l.block, l.metrics);
+    auto* dev = k.add_metric_results();
+    dev->set_name_id(w.name_id("device__attribute_display_name"));
+    dev->mutable_value()->set_string_value(device);
+    w.flush_strings(b);
+    b.results.push_back(k.SerializeAsString());
+  }
   w.add(b);
   return w.bytes();
+}
+
+std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,
+                              const std::vector<std::pair<std::string, double>>& metrics) {
+  return launches_report({{kernel, grid, block, metrics}});
 }
 
 std::string cut_short_report(const std::vector<std::string>& kernels, size_t cut_bytes) {

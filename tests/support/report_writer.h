@@ -45,6 +45,16 @@ class ReportWriter {
   size_t flushed_ = 0;
 };
 
+// One launch of a written report: its kernel's name, launch shape and scalar metrics.
+struct WrittenLaunch {
+  std::string name;
+  uint64_t grid = 4096, block = 256;
+  std::vector<std::pair<std::string, double>> metrics;
+};
+// A whole report of these launches, in this order, each on the device `device`
+// names (device__attribute_display_name).
+std::string launches_report(const std::vector<WrittenLaunch>& launches, const std::string& device = "Test GPU");
+
 // A whole report of one kernel with scalar `metrics`, on a device named
 // "Test GPU" (the set-up most end-to-end tests need).
 std::string one_kernel_report(const std::string& kernel, uint64_t grid, uint64_t block,

@@ -21,18 +21,13 @@ namespace {
 
 using Metrics = std::vector<std::pair<std::string, double>>;
 
-struct Launch {
-  std::string name;
-  uint64_t grid = 4096, block = 256;
-  Metrics metrics;
-};
+using Launch = testing::WrittenLaunch;
 
 // A report of `launches` on one device (68 SMs, CC `cc`, named `device`),
 // each on a neutral base its metrics override.
 model::Report report_of(const std::vector<Launch>& launches, const std::string& device = "NVIDIA GeForce RTX 3080",
                         double cc = 8.6) {
-  testing::ReportWriter w;
-  testing::ReportWriter::Block b;
+  std::vector<Launch> full;
   for (const auto& l : launches) {
     Metrics m = {{"gpu__time_duration.sum", 300000},
                  {"device__attribute_compute_capability_major", std::floor(cc)},
@@ -50,15 +45,9 @@ model::Report report_of(const std::vector<Launch>& launches, const std::string& 
       else
         m.emplace_back(n, v);
     }
-    auto k = w.kernel(l.name, l.grid, l.block, m);
-    auto* name = k.add_metric_results();
-    name->set_name_id(w.name_id("device__attribute_display_name"));
-    name->mutable_value()->set_string_value(device);
-    w.flush_strings(b);
-    b.results.push_back(k.SerializeAsString());
+    full.push_back({l.name, l.grid, l.block, std::move(m)});
   }
-  w.add(b);
-  auto src = io::memory_source("judgement.ncu-rep", w.bytes());
+  auto src = io::memory_source("judgement.ncu-rep", testing::launches_report(full, device));
   auto r = readers::load(*src);
   EXPECT_TRUE(r) << (r ? "" : r.error().message());
   return std::move(*r);
@@ -295,6 +284,29 @@ TEST(JudgementGains, ATailEffectIsCappedByTheBusiestUnitWhicheverItIs) {
   ASSERT_NE(f, nullptr);
   ASSERT_TRUE(f->estimated_speedup);
   EXPECT_LE(*f->estimated_speedup, 100.0 / 83 + 1e-3) << f->speedup_formula;
+}
+
+// ncu's WorkloadImbalance says 6.8% where KEET's tail-effect model says more:
+// the page states both and why, and says nothing when they agree.
+TEST(JudgementGains, AGainUnlikeNcusOwnEstimateSaysSo) {
+  auto r = report_of({{"partial_wave", 480, 256, {{"launch__waves_per_multiprocessor", 1.2}}}});
+  auto& rules = r.kernels.at(0).rules;
+  rules.push_back(
+      {.id = "WorkloadImbalance", .messages = {{.type = 2, .text = "A partial wave", .estimated_speedup = 6.8}}});
+  auto d = diagnose(r);
+  const Finding* f = find(d, "launch.tail_effect");
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->estimated_speedup);
+  ASSERT_GT(*f->estimated_speedup, 1.2);
+  EXPECT_NE(f->explanation.find("ncu's WorkloadImbalance rule estimates 6.8% of the time saved (1.07x)"),
+            std::string::npos)
+      << f->explanation;
+  EXPECT_NE(f->explanation.find("its model: ceil(waves) / waves"), std::string::npos) << f->explanation;
+
+  double agreeing = 100 * (1 - 1 / *f->estimated_speedup);
+  rules.back().messages.back().estimated_speedup = agreeing;
+  auto same = diagnose(r);
+  EXPECT_EQ(find(same, "launch.tail_effect")->explanation.find("ncu's"), std::string::npos);
 }
 
 // --- Numbers a reader cannot misread, and borderline verdicts ------------------------
