@@ -12,7 +12,12 @@
 //   low_use_{count,ms,pct,limit_pct,range_pct,idle_ms};
 //   launch_stream_{kernels,mean_us,idle_pct,idle_ms}, launch_latency_us;
 //   drift_{pct,early_us,late_us,cost_ms,limit_pct}; hot_kernel_{pct,ms,launches,span_pct};
-//   copy_{ms,exposed_count,exposed_ms,exposed_span_pct,hideable_ms,hideable_span_pct}.
+//   copy_{ms,exposed_count,exposed_ms,exposed_span_pct,hideable_ms,hideable_span_pct};
+//   gap_{steady,phase}_ms, low_use_{phase,steady_idle}_ms, launch_stream_phase_ms (one-time
+//   phases, NVTX ranges timeline.json's `phases` name, set apart); queue_{launches,mean_us};
+//   api_<group>_{count,ms,max_ms,span_pct,churn_count,churn_ms,churn_span_pct} per `api_groups` entry;
+//   devices, device_{busiest,idlest,compute_max_ms,compute_min_ms,compute_gap_pct,balance_ms};
+//   nccl_{launches,ms,exposed_ms,exposed_pct,device,device_exposed_ms,device_exposed_pct,exposed_span_pct}.
 #pragma once
 #include <optional>
 #include <string>
@@ -39,8 +44,10 @@ struct RunVerdict {
   std::string evidence;   // an OpList name, or hot_kernel / launch_stream / drift_kernel
   std::string nsys_rule;  // the check it comes from, if any
   const model::OpList* ops = nullptr;
-  std::string subject;                // the kernel or stream it is about
-  std::vector<std::string> commands;  // command lines that take the next step
+  std::string subject;                   // the kernel, stream, calls or collectives it is about
+  std::string subject_label = "Kernel";  // what the subject is: "Kernel", "Stream", "Calls", "Collectives"
+  std::vector<std::string> notes;        // what the verdict left out (one-time phases)
+  std::vector<std::string> commands;     // command lines that take the next step
 };
 
 struct RunDiagnosis {

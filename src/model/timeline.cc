@@ -16,6 +16,14 @@ void DurationStats::add(int64_t d) {
   ++count;
 }
 
+void DurationStats::merge(const DurationStats& o) {
+  if (o.count == 0) return;
+  min_ns = count == 0 ? o.min_ns : std::min(min_ns, o.min_ns);
+  max_ns = count == 0 ? o.max_ns : std::max(max_ns, o.max_ns);
+  total_ns += o.total_ns;
+  count += o.count;
+}
+
 void DriftSeries::add(int64_t duration_ns) {
   if (buckets_.empty() || buckets_.back().launches == width_) {
     if (buckets_.size() == kBuckets) {  // full: pairs merge, each bucket now holds twice the launches
@@ -109,7 +117,18 @@ void OpList::merge(OpList&& other, size_t keep) {
 
 void OpList::finish() { std::ranges::sort(longest, longer); }
 
-TimelineBuilder::TimelineBuilder(RunLimits limits) { s_.limits = limits; }
+// Patterns come from the rule data, which the unit tests check; one that does
+// not compile is left out rather than failing the timeline.
+TimelineBuilder::TimelineBuilder(RunLimits limits) {
+  s_.limits = std::move(limits);
+  for (const auto& p : s_.limits.phases)
+    if (auto c = Pattern::compile(p.match, {.case_insensitive = true}))
+      phase_patterns_.push_back(std::move(*c));
+    else
+      phase_patterns_.push_back(*Pattern::compile("$^"));
+  if (!s_.limits.nccl_kernel.empty())
+    if (auto c = Pattern::compile(s_.limits.nccl_kernel)) nccl_ = std::move(*c);
+}
 
 void TimelineBuilder::begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) {
   s_.meta = meta;
@@ -148,6 +167,9 @@ KernelSummary& TimelineBuilder::group_of(const KernelLaunch& k) {
   }
   kernel_index_.emplace(k.name_key, s_.kernels.size());
   s_.kernels.push_back({.name = std::string(k.name), .short_name = std::string(k.short_name)});
+  if (nccl_)
+    if (auto m = nccl_->find(k.name))
+      s_.kernels.back().collective = std::string(m->groups[1].empty() ? "NCCL" : m->groups[1]);
   return s_.kernels.back();
 }
 
@@ -168,6 +190,7 @@ void TimelineBuilder::occupy(Lane& l, int64_t start, int64_t end) {
     int64_t gap = start - l.cursor;
     ++l.gaps;
     l.idle_ns += gap;
+    l.phase_idle_ns += phase_overlap(l.cursor, start);
     if (gap > l.max_gap_ns) l.max_gap_ns = gap, l.max_gap_start = l.cursor;
   }
   int64_t from = std::max(start, l.cursor);
@@ -212,11 +235,20 @@ void TimelineBuilder::kernel(const KernelLaunch& k) {
       std::ranges::find_if(g.configs, [&](const LaunchConfig& c) { return c.grid == k.grid && c.block == k.block; });
   if (cfg == g.configs.end() && g.configs.size() < 64) cfg = g.configs.insert(g.configs.end(), {k.grid, k.block, {}});
   if (cfg != g.configs.end()) cfg->time.add(d);
+  merge_phases();
+  auto& stream = lane(s_.streams, stream_index_, (k.device << 32) ^ k.stream, k.device, k.stream);
   if (k.api_start && *k.api_start <= k.start) {
-    g.latency.add(k.start - *k.api_start);
-    s_.latency.add(k.start - *k.api_start);
+    // Work still running on the stream when the host called holds the kernel
+    // back: that wait is queueing, the rest is the launch's own latency.
+    int64_t ready = stream.kernels > 0 ? std::clamp(stream.cursor, *k.api_start, k.start) : *k.api_start;
+    g.latency.add(k.start - ready);
+    s_.latency.add(k.start - ready);
+    if (ready > *k.api_start) {
+      g.queue.add(ready - *k.api_start);
+      s_.queue.add(ready - *k.api_start);
+    }
   }
-  occupy(lane(s_.streams, stream_index_, (k.device << 32) ^ k.stream, k.device, k.stream), k.start, k.end);
+  occupy(stream, k.start, k.end);
   occupy(lane(s_.devices, device_index_, k.device, k.device, 0), k.start, k.end);
   if (auto* a = activity(k.pid, k.device)) {
     gpu_op(*a, k.start, k.end, true, k.api_start);
@@ -226,7 +258,45 @@ void TimelineBuilder::kernel(const KernelLaunch& k) {
     a->exposed_ns += a->pending.total_ns;
     s_.checks.exposed_copies.merge(std::move(a->pending), s_.limits.keep);
     a->kernels.add(k.start, k.end);
+    a->ops.add(k.start, k.end);
+    a->all_kernels.add(k.start, k.end);
+    if (g.collective.empty()) {
+      a->compute.add(k.start, k.end);
+    } else {
+      a->nccl.add(k.start, k.end);
+      ++a->nccl_launches;
+    }
   }
+}
+
+void TimelineBuilder::merge_phases() {
+  if (phases_merged_) return;
+  phases_merged_ = true;
+  std::vector<PhaseRange> marked;
+  for (const auto& r : long_ranges_)
+    if (!r.what.empty()) marked.push_back(r);
+  std::ranges::sort(marked, {}, &PhaseRange::start);
+  // Nested and touching phases merge, named by the longest of them.
+  int64_t longest = 0;
+  for (auto& r : marked) {
+    if (!s_.phases.empty() && r.start <= s_.phases.back().end) {
+      auto& m = s_.phases.back();
+      if (r.end - r.start > longest) longest = r.end - r.start, m.name = r.name, m.what = r.what;
+      m.end = std::max(m.end, r.end);
+      continue;
+    }
+    longest = r.end - r.start;
+    s_.phases.push_back(std::move(r));
+  }
+}
+
+int64_t TimelineBuilder::phase_overlap(int64_t from, int64_t to) const {
+  const auto& p = s_.phases;
+  auto it = std::ranges::upper_bound(p, from, {}, &PhaseRange::end);
+  int64_t total = 0;
+  for (; it != p.end() && it->start < to; ++it)
+    total += std::max<int64_t>(0, std::min(to, it->end) - std::max(from, it->start));
+  return total;
 }
 
 void TimelineBuilder::GpuActivity::Cover::add(int64_t s, int64_t e) {
@@ -394,9 +464,11 @@ void TimelineBuilder::memory(const MemoryOp& m) {
     ++skipped_negative_;
     return;
   }
+  merge_phases();
   widen_span(m.start, m.end);
   if (auto* a = activity(m.pid, m.device)) {
     gpu_op(*a, m.start, m.end, true, m.api_start);
+    a->ops.add(m.start, m.end);
     if (m.kind == MemoryKind::Copy) {
       settle_copies(*a, m.start);
       a->copies.add(m.start, m.end);
@@ -422,6 +494,52 @@ void TimelineBuilder::nvtx(const NvtxRange& r) {
     s_.nvtx.push_back({.name = key});
   }
   s_.nvtx[it->second].time.add(r.end - r.start);
+  // Ranges that may explain a gap or mark a one-time phase are kept.
+  std::string what;
+  for (size_t i = 0; i < phase_patterns_.size() && what.empty(); ++i)
+    if (phase_patterns_[i].search(r.name)) what = s_.limits.phases[i].what;
+  if ((!what.empty() || r.end - r.start >= s_.limits.gap_ns / 2) && long_ranges_.size() < kMaxRanges)
+    long_ranges_.push_back({r.start, r.end, key, std::move(what)});
+}
+
+void TimelineBuilder::api_calls(const ApiCallStats& a) {
+  auto it = std::ranges::find(s_.api, a.name, &ApiCallStats::name);
+  if (it != s_.api.end())
+    it->time.merge(a.time);
+  else if (s_.api.size() < kMaxNames)
+    s_.api.push_back(a);
+}
+
+// Each kept gap: its time inside one-time phases, and the most specific
+// NVTX range (the shortest) over at least half of it.
+void TimelineBuilder::name_gaps() {
+  for (auto& gap : s_.checks.gaps.longest) {
+    gap.phase_ns = phase_overlap(gap.start, gap.end);
+    const PhaseRange* best = nullptr;
+    for (const auto& r : long_ranges_) {
+      int64_t over = std::min(r.end, gap.end) - std::max(r.start, gap.start);
+      if (2 * over < gap.duration()) continue;
+      if (!best || r.end - r.start < best->end - best->start) best = &r;
+    }
+    if (best) gap.nvtx = best->name;
+    if (2 * gap.phase_ns >= gap.duration())
+      for (const auto& p : s_.phases)
+        if (p.start < gap.end && p.end > gap.start) gap.phase = p.what;
+  }
+}
+
+void TimelineBuilder::sum_devices() {
+  for (const auto& a : activity_) {
+    auto it = std::ranges::find(s_.device_use, a.device, &DeviceUse::device);
+    if (it == s_.device_use.end()) it = s_.device_use.insert(s_.device_use.end(), DeviceUse{.device = a.device});
+    it->range_ns += a.end - a.start;
+    it->busy_ns += a.ops.total;
+    it->kernel_ns += a.all_kernels.total;
+    it->nccl_ns += a.nccl.total;
+    it->nccl_overlap_ns += a.nccl.total + a.compute.total - a.all_kernels.total;
+    it->nccl_launches += a.nccl_launches;
+  }
+  std::ranges::sort(s_.device_use, {}, &DeviceUse::device);
 }
 
 TimelineSummary TimelineBuilder::finish() && {
@@ -431,6 +549,8 @@ TimelineSummary TimelineBuilder::finish() && {
   std::ranges::stable_sort(s_.kernels, by_total);
   std::ranges::stable_sort(s_.memory, by_total);
   std::ranges::stable_sort(s_.nvtx, by_total);
+  std::ranges::stable_sort(s_.api, by_total);
+  merge_phases();
   auto by_id = [](const Lane& a, const Lane& b) { return std::tie(a.device, a.stream) < std::tie(b.device, b.stream); };
   std::ranges::sort(s_.streams, by_id);
   std::ranges::sort(s_.devices, by_id);
@@ -440,6 +560,8 @@ TimelineSummary TimelineBuilder::finish() && {
                      &s_.checks.sync_memsets, &s_.checks.sync_calls, &s_.checks.exposed_copies})
     list->finish();
   attribute_gaps();
+  name_gaps();
+  sum_devices();
   if (skipped_negative_)
     s_.warnings.push_back(fmt::format("{} event(s) end before they start and were left out", skipped_negative_));
   return std::move(s_);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/report.h"
+#include "util/pattern.h"
 
 namespace keet::model {
 
@@ -86,7 +87,7 @@ struct MemoryOp {
 };
 
 // A host-side CUDA runtime call that blocks the calling thread until the
-// GPU finishes (cudaDeviceSynchronize, cudaStreamSynchronize).
+// GPU finishes (cudaDeviceSynchronize, cudaStreamSynchronize, cudaThreadSynchronize).
 struct SyncCall {
   int64_t start = 0, end = 0;
   uint32_t pid = 0, tid = 0;
@@ -105,6 +106,10 @@ struct NvtxRange {
   std::string_view name;
 };
 
+// Every call of one CUDA API function (runtime or driver) over the run, as
+// nsys stats cuda_api_sum sums them: host time from the call's start to its return.
+struct ApiCallStats;
+
 class TimelineSink {
  public:
   virtual ~TimelineSink() = default;
@@ -112,19 +117,29 @@ class TimelineSink {
   // activity (kernel, copy, memset) of the file, or is {0, 0} when unknown.
   virtual void begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) = 0;
   // Kernels, copies, memsets and profiler overhead arrive merged in start
-  // order (kernels by start, then end); NVTX ranges and sync calls in any order.
+  // order (kernels by start, then end); NVTX ranges before any of them, in
+  // start order (the one-time phases they mark are then known when the gaps
+  // they explain go past); sync calls in any order.
   virtual void kernel(const KernelLaunch& k) = 0;
   virtual void memory(const MemoryOp& m) = 0;
   virtual void nvtx(const NvtxRange& r) = 0;
   virtual void sync_call(const SyncCall& c) = 0;
   virtual void overhead(const ProfilerOverhead& o) = 0;
+  // Once per API function name, in any order, after begin().
+  virtual void api_calls(const ApiCallStats& a) = 0;
 };
 
 struct DurationStats {
   uint64_t count = 0;
   int64_t total_ns = 0, min_ns = 0, max_ns = 0;
   void add(int64_t d);
+  void merge(const DurationStats& o);
   double mean_ns() const { return count ? static_cast<double>(total_ns) / static_cast<double>(count) : 0; }
+};
+
+struct ApiCallStats {
+  std::string name;  // the version suffix dropped: "cudaMalloc", as nsys stats names it
+  DurationStats time;
 };
 
 // Launch durations in launch order, in at most kBuckets buckets of equal
@@ -158,9 +173,14 @@ struct KernelSummary {
   std::string name, short_name;
   DurationStats time;
   std::vector<LaunchConfig> configs;  // first-seen order
-  DurationStats latency;              // api call start -> kernel start, launches with a joined call
+  // The launch latency of each launch with a joined runtime call: from the
+  // call (or, when earlier work still ran on its stream then, from the end of
+  // that work) to the kernel's start.
+  DurationStats latency;
+  DurationStats queue;  // launches that waited behind earlier work on their stream: call to that work's end
   DriftSeries drift;
   int64_t first_start = 0, last_end = 0;
+  std::string collective;  // an NCCL kernel's collective ("AllReduce"), "" for any other kernel
 };
 
 // Idle time between kernels: on one stream (gaps between its consecutive
@@ -170,6 +190,7 @@ struct Lane {
   uint64_t device = 0, stream = 0;  // stream unused for a device lane
   uint64_t kernels = 0;
   int64_t first_start = 0, last_end = 0, busy_ns = 0, idle_ns = 0;
+  int64_t phase_idle_ns = 0;  // of idle_ns, the time inside one-time phases (RunLimits::phases)
   uint64_t gaps = 0;
   int64_t max_gap_ns = 0, max_gap_start = 0;
   std::vector<int64_t> bins;  // kernel busy ns per slice of the span (the chart)
@@ -195,6 +216,21 @@ struct RunLimits {
   double low_use_pct = 50;           // gpu_time_util: a slice in use less than this
   uint64_t small_h2d_bytes = 64000;  // cuda_memcpy_sync: host-to-device copies up to this are not flagged
   size_t keep = 200;                 // operations kept per list (the longest)
+  // One-time phases by the name of the NVTX range that marks them (RE2,
+  // searched): compilation, warm-up, data loading. Idle time inside them is
+  // set apart from the steady state's.
+  struct Phase {
+    std::string match, what;
+  };
+  std::vector<Phase> phases;
+  std::string nccl_kernel;  // RE2 on a kernel's name; group 1 names the collective
+};
+
+// An NVTX range that marks a one-time phase (or explains a gap): its name
+// and what kind of phase it is ("compilation"; "" for a range that is no phase).
+struct PhaseRange {
+  int64_t start = 0, end = 0;
+  std::string name, what;
 };
 
 // One operation (or idle stretch) a run check names.
@@ -211,6 +247,11 @@ struct TimedOp {
   // how much of it the host spent in synchronisation calls.
   std::optional<int64_t> issued_after_ns;
   int64_t host_sync_ns = 0;
+  // A gap: the most specific NVTX range over at least half of it (its name,
+  // the kind of one-time phase it marks, "" for none) and the gap's time
+  // inside one-time phases.
+  std::string nvtx, phase;
+  int64_t phase_ns = 0;
   int64_t duration() const { return end - start; }
 };
 
@@ -231,7 +272,7 @@ struct RunChecks {
   OpList sync_copies;            // cudaMemcpy* without Async (NVIDIA's cuda_memcpy_sync)
   OpList pageable_async_copies;  // cudaMemcpy*Async from or to pageable memory (cuda_memcpy_async)
   OpList sync_memsets;           // cudaMemset* without Async on pinned or managed memory (cuda_memset_sync)
-  OpList sync_calls;             // cudaDeviceSynchronize / cudaStreamSynchronize (cuda_api_sync)
+  OpList sync_calls;             // cudaDevice/Stream/ThreadSynchronize (cuda_api_sync and more)
   // Copies against kernels, per process and device: stretches between its
   // first and last kernel where a copy runs and no kernel does (KEET's own
   // check; no nsys rule looks at it). Copies before the first kernel and
@@ -240,6 +281,16 @@ struct RunChecks {
   OpList exposed_copies;
   int64_t copy_ns = 0;      // time some copy runs (overlaps counted once)
   int64_t hideable_ns = 0;  // per process and device, the exposed copy time up to its kernel time, summed
+};
+
+// One device over the run: its processes' GPU ranges summed, the time some
+// operation ran, and its NCCL kernels against its other kernels.
+struct DeviceUse {
+  uint64_t device = 0;
+  int64_t range_ns = 0, busy_ns = 0, kernel_ns = 0;  // kernel_ns: union of every kernel
+  int64_t nccl_ns = 0;                               // union of NCCL kernels
+  int64_t nccl_overlap_ns = 0;                       // of it, time another kernel ran beside
+  uint64_t nccl_launches = 0;
 };
 
 struct TimelineSummary {
@@ -252,7 +303,11 @@ struct TimelineSummary {
   std::vector<Lane> copy_lanes;       // per device: copies and memsets (`kernels` counts them), for the chart
   std::vector<MemorySummary> memory;  // by time, largest first
   std::vector<NvtxSummary> nvtx;      // by time, largest first
-  DurationStats latency;              // every joined launch
+  DurationStats latency;              // every joined launch (KernelSummary::latency)
+  DurationStats queue;                // every launch that queued (KernelSummary::queue)
+  std::vector<ApiCallStats> api;      // by total time, largest first
+  std::vector<DeviceUse> device_use;  // by device
+  std::vector<PhaseRange> phases;     // one-time phases, merged where they nest or touch, in time order
   size_t bins = 0;                    // slices of the span in each lane's chart
   std::vector<std::string> warnings;
   RunLimits limits;
@@ -280,6 +335,7 @@ class TimelineBuilder final : public TimelineSink {
   void nvtx(const NvtxRange& r) override;
   void sync_call(const SyncCall& c) override;
   void overhead(const ProfilerOverhead& o) override;
+  void api_calls(const ApiCallStats& a) override;
   TimelineSummary finish() &&;
 
  private:
@@ -306,10 +362,19 @@ class TimelineBuilder final : public TimelineSink {
       void add(int64_t s, int64_t e);
     } kernels, copies;
     int64_t frontier = 0, exposed_ns = 0;
+    // Kernels in start order: every one, the NCCL ones, the others, and every
+    // operation; NCCL time beside other kernels = nccl + compute - kernels.
+    Cover all_kernels, nccl, compute, ops;
+    uint64_t nccl_launches = 0;
     TimedOp stretch;  // the exposed stretch being grown (end == start: none)
     OpList pending;   // exposed stretches since the last kernel: counted once another kernel follows
   };
   GpuActivity* activity(uint32_t pid, uint64_t device);
+  // Of [from, to), the time inside one-time phases (merged, in time order).
+  int64_t phase_overlap(int64_t from, int64_t to) const;
+  void merge_phases();
+  void name_gaps();
+  void sum_devices();
   void gpu_op(GpuActivity& a, int64_t start, int64_t end, bool busy = true, std::optional<int64_t> issued = {});
   void attribute_gaps();
   void classify(const MemoryOp& m);
@@ -330,6 +395,13 @@ class TimelineBuilder final : public TimelineSink {
   std::unordered_map<std::string, size_t> memory_index_, nvtx_index_;
   uint64_t skipped_negative_ = 0;
   std::vector<GpuActivity> activity_;  // one per process and device (few)
+  // NVTX ranges long enough to explain a gap (half the gap limit), at most
+  // kMaxRanges of them, each marked with the phase it is, if any.
+  static constexpr size_t kMaxRanges = 100'000;
+  std::vector<PhaseRange> long_ranges_;
+  bool phases_merged_ = false;
+  std::vector<Pattern> phase_patterns_;
+  std::optional<Pattern> nccl_;
   size_t last_activity_ = 0;
 };
 

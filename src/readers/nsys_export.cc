@@ -167,9 +167,10 @@ class ExportReader {
     auto [lo, hi] = span();
     read_gpu_ranges();
     sink_.begin(meta_, lo, hi);
-    read_gpu_operations();
     if (schema_.has(kNvtx)) read_nvtx();
+    read_gpu_operations();
     read_sync_calls();
+    read_api_calls();
   }
 
  private:
@@ -472,14 +473,16 @@ class ExportReader {
             }};
   }
 
-  // The runtime calls that block the host until the GPU is done.
+  // The runtime calls that block the host until the GPU is done (nsys's
+  // cuda_api_sync rule's two, and cudaThreadSynchronize, the deprecated name
+  // of cudaDeviceSynchronize that old code such as Rodinia still calls).
   void read_sync_calls() {
     if (!schema_.has(db_, kRuntime, "nameId")) return;
     schema_.require(db_, kRuntime, {"start", "end"});
     bool tid = schema_.has(db_, kRuntime, "globalTid");
     Stmt s(db_, fmt::format("SELECT r.start, r.end, {}, r.nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.nameId IN "
                             "(SELECT id FROM StringIds WHERE value LIKE 'cudaDeviceSynchronize%' OR value LIKE "
-                            "'cudaStreamSynchronize%')",
+                            "'cudaStreamSynchronize%' OR value LIKE 'cudaThreadSynchronize%')",
                             tid ? "r.globalTid" : "0"));
     while (s.step()) {
       auto g = s.u64(2);
@@ -488,12 +491,39 @@ class ExportReader {
     }
   }
 
+  // A call without the runtime's version suffix: "cudaMalloc_v3020" ->
+  // "cudaMalloc", "cudaGetDeviceProperties_v2_v12000" ->
+  // "cudaGetDeviceProperties_v2" (nsys stats strips only four-digit ones).
+  static std::string summary_name(std::string_view name) {
+    auto v = name.rfind("_v");
+    if (v != std::string_view::npos && name.size() - v >= 6 &&
+        name.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+      name = name.substr(0, v);
+    return std::string(name);
+  }
+
+  // Every API function's calls, summed in SQLite as nsys stats cuda_api_sum
+  // sums them (one row per name id; the sink merges ids of one name).
+  void read_api_calls() {
+    if (!schema_.has(db_, kRuntime, "nameId")) return;
+    schema_.require(db_, kRuntime, {"start", "end"});
+    Stmt s(db_,
+           "SELECT nameId, count(*), sum(end - start), min(end - start), max(end - start) FROM "
+           "CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY nameId");
+    while (s.step()) {
+      model::ApiCallStats a{.name = summary_name(string_of(s.i64(0)))};
+      a.time = {.count = s.u64(1), .total_ns = s.i64(2), .min_ns = s.i64(3), .max_ns = s.i64(4)};
+      sink_.api_calls(a);
+    }
+  }
+
   void read_nvtx() {
     schema_.require(db_, kNvtx, {"start", "end", "eventType"});
     bool text = schema_.has(db_, kNvtx, "text"), text_id = schema_.has(db_, kNvtx, "textId");
     std::string name = text_id && text ? "COALESCE(s.value, e.text)" : text_id ? "s.value" : text ? "e.text" : "NULL";
     Stmt s(db_,
-           fmt::format("SELECT e.start, e.end, {} FROM NVTX_EVENTS e{} WHERE e.eventType IN ({}) AND e.end IS NOT NULL",
+           fmt::format("SELECT e.start, e.end, {} FROM NVTX_EVENTS e{} WHERE e.eventType IN ({}) AND e.end IS NOT NULL "
+                       "ORDER BY e.start",
                        name, text_id ? " LEFT JOIN StringIds s ON s.id = e.textId" : "", kNvtxRangeTypes));
     while (s.step()) {
       auto n = s.text(2);

@@ -9,6 +9,7 @@
 #include "analysis/run_verdicts.h"
 #include "render/html_parts.h"
 #include "render/markdown.h"
+#include "util/strings.h"
 
 namespace keet::render {
 namespace {
@@ -32,6 +33,45 @@ json stats_json(const model::DurationStats& s) {
           {"mean_ns", s.mean_ns()},
           {"min_ns", s.min_ns},
           {"max_ns", s.max_ns}};
+}
+
+// The CUDA API functions by host time, as nsys stats cuda_api_sum lists them.
+std::string api_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  if (t.api.empty()) return "";
+  size_t n = std::min<size_t>(t.api.size(), s.top > 0 ? static_cast<size_t>(s.top) : t.api.size());
+  std::string out =
+      bold(s.color, fmt::format("CUDA API calls by host time ({} of {}; nsys stats cuda_api_sum)", n, t.api.size())) +
+      "\n";
+  out += fmt::format("  {:>9} {:>11} {:>11} {:>11}  {}\n", "calls", "total", "mean", "max", "function");
+  for (size_t i = 0; i < n; ++i) {
+    const auto& a = t.api[i];
+    out += fmt::format("  {:>9} {:>11} {:>11} {:>11}  {}\n", a.time.count,
+                       human_duration(static_cast<double>(a.time.total_ns)), human_duration(a.time.mean_ns()),
+                       human_duration(static_cast<double>(a.time.max_ns)), a.name);
+  }
+  return out;
+}
+
+// Each device's range, busy time and NCCL kernels: shown when the run used
+// several devices or any NCCL kernel ran.
+std::string devices_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  bool nccl = std::ranges::any_of(t.device_use, [](const auto& d) { return d.nccl_launches > 0; });
+  if (t.device_use.size() < 2 && !nccl) return "";
+  std::string out = bold(s.color, "Devices (each process's first to last GPU operation, summed)") + "\n";
+  for (const auto& d : t.device_use) {
+    auto range = static_cast<double>(d.range_ns);
+    out += fmt::format("  device {}: range {}, busy {} ({}), kernels {}", d.device, human_duration(range),
+                       human_duration(static_cast<double>(d.busy_ns)),
+                       pct(range > 0 ? static_cast<double>(d.busy_ns) / range : 0),
+                       human_duration(static_cast<double>(d.kernel_ns)));
+    if (d.nccl_launches > 0)
+      out +=
+          fmt::format("; NCCL {} in {} launch(es), {} of it beside other kernels",
+                      human_duration(static_cast<double>(d.nccl_ns)), d.nccl_launches,
+                      pct(d.nccl_ns > 0 ? static_cast<double>(d.nccl_overlap_ns) / static_cast<double>(d.nccl_ns) : 0));
+    out += "\n";
+  }
+  return out;
 }
 
 json latency_json(const model::DurationStats& s) {
@@ -124,10 +164,17 @@ std::string latency_text(const model::TimelineSummary& t) {
                  "them)\n"
                : "Launch latency: no kernel joins a runtime API call (no CUDA API trace in the export)\n";
   }
-  return fmt::format("Launch latency (runtime API call to kernel start, {} launches): mean {}, min {}, max {}\n",
-                     t.latency.count, human_duration(t.latency.mean_ns()),
-                     human_duration(static_cast<double>(t.latency.min_ns)),
-                     human_duration(static_cast<double>(t.latency.max_ns)));
+  std::string out = fmt::format(
+      "Launch latency (runtime API call, or the end of earlier work on its stream, to kernel start; {} launches): "
+      "mean {}, min {}, max {}\n",
+      t.latency.count, human_duration(t.latency.mean_ns()), human_duration(static_cast<double>(t.latency.min_ns)),
+      human_duration(static_cast<double>(t.latency.max_ns)));
+  if (t.queue.count > 0)
+    out += fmt::format(
+        "Queue delay (launched while earlier work still ran on its stream: call to that work's end; {} of the "
+        "launches): mean {}, max {}\n",
+        t.queue.count, human_duration(t.queue.mean_ns()), human_duration(static_cast<double>(t.queue.max_ns)));
+  return out;
 }
 
 std::string drift_text(const model::TimelineSummary& t, const TimelineStyle& s) {
@@ -420,6 +467,8 @@ std::string op_line(const model::TimedOp& op, int64_t origin) {
   if (op.issued_after_ns)
     out += "  next work issued " + human_duration(static_cast<double>(*op.issued_after_ns)) + " in";
   if (op.host_sync_ns > 0) out += "  host in sync calls " + human_duration(static_cast<double>(op.host_sync_ns));
+  if (!op.nvtx.empty()) out += "  inside NVTX " + op.nvtx;
+  if (!op.phase.empty()) out += " (one-time " + op.phase + ")";
   if (op.name.empty() && op.direction.empty())
     out += fmt::format("  (process {}, device {})", op.pid, op.device);
   else if (op.name.find("Synchronize") == std::string::npos)
@@ -441,6 +490,9 @@ json op_json(const model::TimedOp& op) {
   if (op.in_use_pct) j["in_use_pct"] = *op.in_use_pct;
   if (op.issued_after_ns) j["issued_after_ns"] = *op.issued_after_ns;
   if (op.host_sync_ns > 0) j["host_sync_ns"] = op.host_sync_ns;
+  if (!op.nvtx.empty()) j["nvtx"] = op.nvtx;
+  if (!op.phase.empty()) j["phase"] = op.phase;
+  if (op.phase_ns > 0) j["phase_ns"] = op.phase_ns;
   return j;
 }
 
@@ -477,8 +529,9 @@ std::string verdicts_text(const analysis::RunDiagnosis& d, const TimelineStyle& 
   for (size_t i = 0; i < d.verdicts.size(); ++i) {
     const auto& v = d.verdicts[i];
     out += fmt::format("{}. {}{}\n", i + 1, v.title, v.nsys_rule.empty() ? "" : "  [nsys: " + v.nsys_rule + "]");
-    if (!v.subject.empty()) out += "   Kernel: " + v.subject + "\n";
+    if (!v.subject.empty()) out += "   " + v.subject_label + ": " + v.subject + "\n";
     if (!v.explanation.empty()) out += "   " + v.explanation + "\n";
+    for (const auto& n : v.notes) out += "   " + n + "\n";
     if (auto cost = cost_sentence(v, t); !cost.empty()) out += "   " + cost + "\n";
     for (const auto& a : v.advice) out += "   - " + a + "\n";
     for (const auto& c : v.commands) out += "     $ " + c + "\n";
@@ -499,6 +552,8 @@ json verdicts_json(const analysis::RunDiagnosis& d) {
                    {"explanation", v.explanation},
                    {"cost_ns", v.cost_ns ? json(*v.cost_ns) : json(nullptr)},
                    {"subject", v.subject.empty() ? json(nullptr) : json(v.subject)},
+                   {"subject_kind", to_lower(v.subject_label)},
+                   {"notes", v.notes},
                    {"nsys_rule", v.nsys_rule.empty() ? json(nullptr) : json(v.nsys_rule)},
                    {"advice", v.advice},
                    {"commands", v.commands},
@@ -531,8 +586,9 @@ std::string verdicts_html(const analysis::RunDiagnosis& d) {
   for (const auto& v : d.verdicts) {
     out += "<li><strong>" + html::esc(v.title) + "</strong>";
     if (!v.nsys_rule.empty()) out += " <small>nsys: " + html::esc(v.nsys_rule) + "</small>";
-    if (!v.subject.empty()) out += "<br>Kernel: <code>" + html::esc(v.subject) + "</code>";
+    if (!v.subject.empty()) out += "<br>" + html::esc(v.subject_label) + ": <code>" + html::esc(v.subject) + "</code>";
     if (!v.explanation.empty()) out += "<p>" + html::esc(v.explanation) + "</p>";
+    for (const auto& n : v.notes) out += "<p>" + html::esc(n) + "</p>";
     if (auto cost = cost_sentence(v, t); !cost.empty()) out += "<p>" + html::esc(cost) + "</p>";
     out += "<ul>";
     for (const auto& a : v.advice) out += "<li>" + html::esc(a) + "</li>";
@@ -585,7 +641,7 @@ std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& 
     out += "No kernel ran in this timeline.\n";
   else if (!t.kernels.empty())
     out += kernel_rows(t, s) + "\n" + latency_text(t) + "\n" + drift_text(t, s) + "\n" + idle_text(t, s);
-  for (const auto& part : {memory_text(t, s), nvtx_text(t, s)})
+  for (const auto& part : {devices_text(t, s), memory_text(t, s), api_text(t, s), nvtx_text(t, s)})
     if (!part.empty()) out += "\n" + part;
   return out;
 }
@@ -608,6 +664,22 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
     rj["name"] = r.name;
     nvtx.push_back(rj);
   }
+  json api = json::array(), device_use = json::array(), phases = json::array();
+  for (const auto& a : t.api) {
+    json aj = stats_json(a.time);
+    aj["name"] = a.name;
+    api.push_back(aj);
+  }
+  for (const auto& d : t.device_use)
+    device_use.push_back({{"device", d.device},
+                          {"range_ns", d.range_ns},
+                          {"busy_ns", d.busy_ns},
+                          {"kernel_ns", d.kernel_ns},
+                          {"nccl_ns", d.nccl_ns},
+                          {"nccl_overlap_ns", d.nccl_overlap_ns},
+                          {"nccl_launches", d.nccl_launches}});
+  for (const auto& p : t.phases)
+    phases.push_back({{"name", p.name}, {"what", p.what}, {"start_ns", p.start}, {"end_ns", p.end}});
   auto opt = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
   auto diagnosis = analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold});
   return {{"schema", "keet.timeline/1"},
@@ -628,6 +700,10 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
           {"launches", t.launches},
           {"kernels", kernels},
           {"launch_latency", latency_json(t.latency)},
+          {"queue_delay", latency_json(t.queue)},
+          {"api_calls", api},
+          {"device_use", device_use},
+          {"phases", phases},
           {"drift_threshold", s.drift_threshold},
           {"devices", devices},
           {"streams", streams},
@@ -649,7 +725,7 @@ std::string timeline_html_section(const model::TimelineSummary& t, const Timelin
   TimelineStyle plain{s.top, s.drift_threshold, false};
   std::string rest = untraced_text(t.meta);
   if (!t.kernels.empty()) rest += latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
-  for (const auto& part : {memory_text(t, plain), nvtx_text(t, plain)})
+  for (const auto& part : {devices_text(t, plain), memory_text(t, plain), api_text(t, plain), nvtx_text(t, plain)})
     if (!part.empty()) rest += "\n" + part;
   if (!rest.empty()) out += "<pre>" + html::esc(rest) + "</pre>";
   return out + "</section>";

@@ -50,28 +50,55 @@ struct Totals {
   bool operator==(const Totals&) const = default;
 };
 
-// name -> (Total Time, Instances) from the oracle's cuda_gpu_kern_sum CSV.
-std::map<std::string, Totals> oracle_kernels(const std::string& sqlite, std::string* why) {
-  auto r = run_command(shell_quote(oracle()) + " stats --report cuda_gpu_kern_sum --format csv -o - " +
+// What nsys stats says of one export: name -> (Total Time, Instances or
+// Num Calls or Count) for kernels (cuda_gpu_kern_sum), CUDA API functions
+// (cuda_api_sum) and memory operations (cuda_gpu_mem_time_sum), from one run.
+struct OracleStats {
+  std::map<std::string, Totals> kernels, api, memory;
+  std::string why_no_kernels;  // the oracle's reason when it has no kernel table
+};
+
+// nsys stats strips the runtime's version suffix only when it has four
+// digits ("_v3020"); KEET strips any of four or more ("_v12000").
+std::string without_version(std::string name) {
+  auto v = name.rfind("_v");
+  if (v != std::string::npos && name.size() - v >= 6 &&
+      name.find_first_not_of("0123456789", v + 2) == std::string::npos)
+    name.resize(v);
+  return name;
+}
+
+OracleStats oracle_stats(const std::string& sqlite) {
+  auto r = run_command(shell_quote(oracle()) +
+                       " stats --report cuda_gpu_kern_sum --report cuda_api_sum --report cuda_gpu_mem_time_sum "
+                       "--format csv -o - " +
                        shell_quote(sqlite) + " 2>&1");
-  std::map<std::string, Totals> out;
+  OracleStats out;
+  std::map<std::string, Totals>* table = nullptr;
+  bool kernel_header = false;
   std::istringstream in(r.out);
   std::string line;
-  bool header = false;
   while (std::getline(in, line)) {
+    if (line.starts_with("Processing [")) {
+      table = line.find("cuda_gpu_kern_sum") != std::string::npos ? &out.kernels
+              : line.find("cuda_api_sum") != std::string::npos    ? &out.api
+                                                                  : &out.memory;
+      continue;
+    }
     if (line.starts_with("Time (%)")) {
-      header = true;
+      kernel_header |= table == &out.kernels;
       continue;
     }
-    if (!header) {
-      if (line.find("does not contain") != std::string::npos) *why = line;
-      continue;
-    }
+    if (line.find("does not contain") != std::string::npos && table == &out.kernels) out.why_no_kernels = line;
     auto c = csv_cells(line);
-    if (c.size() < 9) continue;
-    out[c[8]] = {std::stoll(c[1]), std::stoull(c[2])};
+    if (!table || c.size() < 9 || c[1].empty() || !std::isdigit(static_cast<unsigned char>(c[1][0]))) continue;
+    auto name = table == &out.api ? without_version(c[8]) : c[8];
+    auto& t = (*table)[name];
+    t.total += std::stoll(c[1]);
+    t.launches += std::stoull(c[2]);
   }
-  if (!header && why->empty()) *why = "oracle gave no table: " + r.out.substr(0, 300);
+  if (!kernel_header && out.why_no_kernels.empty())
+    out.why_no_kernels = "oracle gave no table: " + r.out.substr(0, 300);
   return out;
 }
 
@@ -119,7 +146,7 @@ TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
   KEET_REQUIRE_SHARED();
   auto paths = manifest_paths();
   ASSERT_GE(paths.size(), 30u);
-  size_t read = 0, refused = 0, kernels = 0, launches = 0;
+  size_t read = 0, refused = 0, kernels = 0, launches = 0, api_functions = 0;
   for (const auto& f : paths) {
     SCOPED_TRACE(f);
     std::string sqlite = f, why_refused;
@@ -145,10 +172,23 @@ TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
     auto r = run_keet("timeline --format json " + shell_quote(sqlite));
     ASSERT_EQ(r.rc, 0) << r.err;
     auto doc = json::parse(r.out);
-    std::string why_empty;
-    auto want = oracle_kernels(sqlite, &why_empty);
+    auto stats = oracle_stats(sqlite);
+    const auto& want = stats.kernels;
     auto got = keet_kernels(doc);
+    // The CUDA API table and the memory operations agree with cuda_api_sum and cuda_gpu_mem_time_sum.
+    std::map<std::string, Totals> api, memory;
+    for (const auto& a : doc["api_calls"])
+      api[a["name"].get<std::string>()] = {a["total_ns"].get<int64_t>(), a["count"].get<uint64_t>()};
+    for (const auto& m : doc["memory"]) {
+      auto d = m["direction"].get<std::string>();
+      memory[d == "memset" ? "[CUDA memset]" : "[CUDA memcpy " + d + "]"] = {m["total_ns"].get<int64_t>(),
+                                                                             m["count"].get<uint64_t>()};
+    }
+    EXPECT_EQ(api, stats.api);
+    EXPECT_EQ(memory, stats.memory);
+    api_functions += api.size();
     if (want.empty()) {  // no kernel table: the oracle skips it, keet lists the table as absent
+      const auto& why_empty = stats.why_no_kernels;
       EXPECT_NE(why_empty.find("does not contain CUDA kernel data"), std::string::npos) << why_empty;
       auto absent = doc["absent_tables"].get<std::vector<std::string>>();
       EXPECT_NE(std::ranges::find(absent, "CUPTI_ACTIVITY_KIND_KERNEL"), absent.end());
@@ -162,8 +202,41 @@ TEST(TimelineFixtures, EveryFixtureReadsAndAgreesWithNsysStats) {
     launches += n;
   }
   std::cout << "[ nsys    ] " << read << " timelines agree with nsys stats cuda_gpu_kern_sum (" << kernels
-            << " kernel names, " << launches << " launches); " << refused << " reports refused by nsys 2023.4\n";
+            << " kernel names, " << launches << " launches), cuda_api_sum (" << api_functions
+            << " API functions) and cuda_gpu_mem_time_sum; " << refused << " reports refused by nsys 2023.4\n";
   EXPECT_EQ(read + refused, paths.size());
+}
+
+// GPU busy is the union of every kernel, copy and memset: on a PyTorch run of
+// 1,000 kernels that fill the GPU (profiler flushes between them), within 1%
+// of the union of the operations nsys stats cuda_gpu_trace lists.
+TEST(TimelineFixtures, GpuBusyIsTheUnionOfTheOperationsNsysLists) {
+  KEET_REQUIRE_SHARED();
+  std::string refused;
+  auto sqlite = oracle_export(nsys_fixtures() + "/zasdfgbnm-dumpster__tensoriterator/report1.qdrep", &refused);
+  ASSERT_FALSE(sqlite.empty()) << refused;
+  auto trace = run_command(shell_quote(oracle()) + " stats --report cuda_gpu_trace --format csv -o - " +
+                           shell_quote(sqlite) + " 2>&1");
+  std::vector<std::pair<int64_t, int64_t>> ops;
+  std::istringstream in(trace.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto c = csv_cells(line);
+    if (c.size() < 2 || c[0].empty() || !std::isdigit(static_cast<unsigned char>(c[0][0]))) continue;
+    ops.emplace_back(std::stoll(c[0]), std::stoll(c[0]) + std::stoll(c[1]));
+  }
+  ASSERT_GT(ops.size(), 1000u);
+  std::ranges::sort(ops);
+  int64_t busy = 0, end = 0;
+  for (auto [s, e] : ops) {
+    busy += std::max<int64_t>(0, e - std::max(s, end));
+    end = std::max(end, e);
+  }
+  auto r = run_keet("timeline --format json " + shell_quote(sqlite));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  EXPECT_NEAR(doc["gpu_busy_ns"].get<double>(), static_cast<double>(busy), 0.01 * static_cast<double>(busy));
+  EXPECT_GT(doc["gpu_busy_ns"].get<double>(), 0.8 * doc["gpu_time_ns"].get<double>());  // never "2.8%" again
 }
 
 // The rows `nsys analyze` lists for each of its six CUDA rules (rows=-1:
@@ -389,7 +462,10 @@ TEST(TimelineCli, TextAndHtmlShowTheRun) {
   EXPECT_NE(text.out.find("step(float *)"), std::string::npos);
   EXPECT_NE(text.out.find("Host-to-Device: 1 operations"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("epoch: 1 ranges"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("Launch latency (runtime API call to kernel start, 20 launches)"), std::string::npos)
+  EXPECT_NE(
+      text.out.find("Launch latency (runtime API call, or the end of earlier work on its stream, to kernel start; 20 "
+                    "launches)"),
+      std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("step(float *): 20 launches, first quarter mean"), std::string::npos) << text.out;  // drifts
   auto html = run_keet("timeline --format html " + shell_quote(path));
@@ -403,6 +479,52 @@ ProcessResult validate(const std::string& schema, const std::string& text, const
   std::ofstream(path) << text;
   return run_command(shell_quote(source_dir() + "/scripts/validate-json") + " " +
                      shell_quote(source_dir() + "/schemas/" + schema + ".schema.json") + " " + shell_quote(path));
+}
+
+// A two-GPU training run as the tests write it: device 1 waits in its
+// all-reduce while device 0 computes; 3,000 cudaMalloc calls in the loop; a
+// one-time NVRTC compilation that opens an 800 ms gap.
+std::string multi_gpu_run(const std::string& name) {
+  constexpr int64_t kMs = 1'000'000;
+  TimelineWriter w;
+  const std::string allreduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm *, unsigned long, ncclWork *)";
+  w.nvtx("executor_utils::NVRTC", 10 * kMs, 810 * kMs);
+  w.kernel({"warmup()", "warmup", 1 * kMs, 2 * kMs, 0, 7});
+  for (int step = 0; step < 10; ++step) {
+    int64_t t = 900 * kMs + step * 10 * kMs;
+    w.kernel({"gemm()", "gemm", t, t + 8 * kMs, 0, 7, 1, 32, t - 20'000});
+    w.kernel({allreduce, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t + 8 * kMs, t + 9 * kMs, 0, 13});
+    w.kernel({"gemm()", "gemm", t, t + 2 * kMs, 1, 7});
+    w.kernel({allreduce, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t + 2 * kMs, t + 9 * kMs, 1, 13});
+  }
+  for (int i = 0; i < 3000; ++i)
+    w.api_call("cudaMalloc_v3020", 900 * kMs + i * 30'000, 900 * kMs + i * 30'000 + 20'000);
+  auto path = temp_path(name);
+  w.write(path);
+  return path;
+}
+
+TEST(TimelineCli, MultiGpuNcclApiChurnAndACompilationGap) {
+  auto path = multi_gpu_run("multi-gpu.sqlite");
+  auto r = run_keet("timeline --format json " + shell_quote(path));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  std::vector<std::string> ids;
+  for (const auto& v : doc["verdicts"]) ids.push_back(v["id"].get<std::string>());
+  for (std::string want : {"nccl-exposed", "device-imbalance", "alloc-churn", "gpu-gaps"})
+    EXPECT_NE(std::ranges::find(ids, want), ids.end()) << want;
+  ASSERT_EQ(doc["device_use"].size(), 2u);
+  EXPECT_EQ(doc["device_use"][1]["nccl_overlap_ns"], 0);
+  ASSERT_EQ(doc["phases"].size(), 1u);
+  EXPECT_EQ(doc["phases"][0]["what"], "compilation");
+  auto text = run_keet("timeline " + shell_quote(path));
+  ASSERT_EQ(text.rc, 0) << text.err;
+  for (std::string want : {"Communication is exposed", "Collectives: AllReduce 20 launch(es)",
+                           "inside NVTX executor_utils::NVRTC (one-time compilation)", "Calls: cudaMalloc 3000 call(s)",
+                           "CUDA API calls by host time", "device 1: range"})
+    EXPECT_NE(text.out.find(want), std::string::npos) << want << "\n" << text.out;
+  auto v = validate("timeline", r.out, "timeline-multi-gpu.json");
+  EXPECT_EQ(v.rc, 0) << v.out << v.err;
 }
 
 TEST(TimelineContracts, TimelineJsonConforms) {
