@@ -92,6 +92,15 @@ function progressCell(job) {
   return el('span', job.state === 'done' ? '✓' : '');
 }
 
+// The report's name; a failed job says why under it, in full: the error is
+// what the user does next (an .nsys-rep with no nsys on the server asks for
+// its SQLite export), so it is not left to a tooltip.
+function nameCell(job) {
+  const cell = el('div', (job.kind === 'diff' ? '⇄ ' : '') + job.name);
+  if (job.state === 'failed' && job.error) cell.appendChild(el('div', job.error, 'job-error'));
+  return cell;
+}
+
 function deleteButton(job) {
   const b = el('button', job.state === 'queued' || job.state === 'running' ? 'cancel' : 'delete');
   b.addEventListener('click', async (e) => {
@@ -124,7 +133,7 @@ async function refreshJobs() {
   for (const job of body.jobs) {
     const state = el('span', job.state, 'state-' + job.state);
     if (job.error) state.title = job.error;
-    const tr = row([(job.kind === 'diff' ? '⇄ ' : '') + job.name, state, progressCell(job), deleteButton(job)]);
+    const tr = row([nameCell(job), state, progressCell(job), deleteButton(job)]);
     tr.dataset.id = job.id;
     if (job.id === selected) tr.classList.add('selected');
     tr.addEventListener('click', () => select(job.id));

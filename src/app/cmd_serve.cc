@@ -16,6 +16,7 @@
 
 #include "app/commands.h"
 #include "app/in_process.h"
+#include "app/timeline_input.h"
 #include "service/api.h"
 #include "service/http_server.h"
 #include "service/mcp.h"
@@ -30,7 +31,7 @@ namespace {
 struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string data_dir, store, db, token, llm, max_upload = "256M";
+  std::string data_dir, store, db, token, llm, nsys, max_upload = "256M";
   std::vector<std::string> origins, mcp_roots;
   int workers = 2, max_queue = 64;
   int max_connections = 512, max_connections_per_client = 256, idle_timeout_s = 30;
@@ -103,6 +104,30 @@ Result<service::ServiceOptions> options_from(Context& ctx, const ServeArgs& a) {
     ctx.err << line << "\n" << std::flush;
   };
   return o;
+}
+
+// The nsys that exports uploaded Nsight Systems reports, found once as
+// `keet timeline` finds it (--nsys, $NSYS, PATH, CUDA folders) and said on
+// standard error, found or not: without one an uploaded .nsys-rep fails and
+// asks for its SQLite export. An --nsys that is no executable stops the
+// start: the operator asked for that one.
+Result<std::string> serve_nsys(Context& ctx, const ServeArgs& a, std::string_view who) {
+  auto nsys = find_nsys(a.nsys, ctx.getenv);
+  if (!nsys && !a.nsys.empty()) return fail(ExitCode::Dependency, "--nsys " + nsys.error().message);
+  if (!nsys) {
+    ctx.err << fmt::format(
+                   "keet {}: no nsys found (--nsys, $NSYS, PATH, /usr/local/cuda*/bin, "
+                   "/opt/nvidia/nsight-systems{}): an uploaded .nsys-rep/.qdrep fails, asking for its SQLite export\n",
+                   who, ctx.getenv("NSYS").empty() ? "" : "; $NSYS " + nsys.error().message)
+            << std::flush;
+    return std::string();
+  }
+  // Jobs run in folders of their own: a relative --nsys would name nothing there.
+  std::error_code ec;
+  std::string path = std::filesystem::absolute(*nsys, ec).lexically_normal().string();
+  if (ec) path = *nsys;
+  ctx.err << fmt::format("keet {}: nsys {} exports uploaded .nsys-rep/.qdrep reports\n", who, path) << std::flush;
+  return path;
 }
 
 // What a killed server or worker left behind: half-written uploads (older
@@ -193,6 +218,9 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   StopSignal signals;
   auto opt = options_from(ctx, a);
   if (!opt) return report_error(ctx, opt.error());
+  auto nsys = serve_nsys(ctx, a, "serve");
+  if (!nsys) return report_error(ctx, nsys.error());
+  opt->nsys = *nsys;
   if (!opt->loopback && opt->token.empty())
     return report_error(
         ctx, {ExitCode::BadInput, fmt::format("refusing to listen on {} without --token (or $KEET_SERVE_TOKEN): "
@@ -240,6 +268,9 @@ ExitCode run_worker(Context& ctx, const ServeArgs& a) {
   StopSignal signals;
   auto opt = options_from(ctx, a);
   if (!opt) return report_error(ctx, opt.error());
+  auto nsys = serve_nsys(ctx, a, "worker");
+  if (!nsys) return report_error(ctx, nsys.error());
+  opt->nsys = *nsys;
   auto backend = open_backend(*opt, a.store);
   if (!backend) return report_error(ctx, backend.error());
   service::Workers workers(*backend->jobs, *backend->blobs, *backend->runner, *opt);
@@ -270,6 +301,9 @@ void add_queue_flags(CLI::App& sub, ServeArgs& a) {
   sub.add_option("--job-timeout", a.job_timeout_s, "seconds a job may run")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
+  sub.add_option("--nsys", a.nsys,
+                 "nsys executable that exports uploaded .nsys-rep/.qdrep reports (default: $NSYS, PATH, "
+                 "/usr/local/cuda*/bin)");
   sub.add_option("--lease", a.lease_s, "seconds without a heartbeat after which a job is claimed again")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));

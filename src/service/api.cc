@@ -346,6 +346,8 @@ struct Handlers {
       if (address.empty()) continue;
       if (auto n = api.jobs_.uses(address); n && *n == 0 && api.blobs_.has(address)) {
         api.blobs_.remove(address);
+        std::error_code ec;  // an Nsight Systems report's export goes with it
+        std::filesystem::remove(nsys_export_path(api.opt_.data_dir, address), ec);
         ++freed;
       }
     }

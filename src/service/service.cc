@@ -3,8 +3,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -140,6 +143,12 @@ int remove_stale_work(const std::string& data_dir, std::chrono::seconds age) {
   return removed;
 }
 
+std::string nsys_export_dir(const std::string& data_dir) { return data_dir + "/nsys-exports"; }
+
+std::string nsys_export_path(const std::string& data_dir, const std::string& address) {
+  return nsys_export_dir(data_dir) + "/" + address + ".sqlite";
+}
+
 std::string random_id() {
   unsigned char bytes[16] = {};
   std::ifstream("/dev/urandom", std::ios::binary).read(reinterpret_cast<char*>(bytes), sizeof bytes);
@@ -148,16 +157,34 @@ std::string random_id() {
   return out;
 }
 
+namespace {
+
+// A line of keet's standard error as a job's error: without "keet: ",
+// bounded; nothing for a blank line or a warning.
+std::optional<std::string> error_line(std::string_view line) {
+  auto t = trim(line);
+  if (t.empty()) return std::nullopt;
+  std::string s(t);
+  if (s.rfind("keet: ", 0) == 0) s = s.substr(6);
+  if (s.rfind("warning", 0) == 0) return std::nullopt;
+  return valid_utf8(s.substr(0, 500));
+}
+
+constexpr std::string_view kNoMessage = "keet exited without a message";
+
+}  // namespace
+
 std::string first_error_line(const std::string& err) {
-  for (auto line : split(err, '\n')) {
-    auto t = trim(line);
-    if (t.empty()) continue;
-    std::string s(t);
-    if (s.rfind("keet: ", 0) == 0) s = s.substr(6);
-    if (s.rfind("warning", 0) == 0) continue;
-    return valid_utf8(s.substr(0, 500));
-  }
-  return "keet exited without a message";
+  for (auto line : split(err, '\n'))
+    if (auto e = error_line(line)) return *e;
+  return std::string(kNoMessage);
+}
+
+std::string last_error_line(const std::string& err) {
+  auto lines = split(err, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+    if (auto e = error_line(*it)) return *e;
+  return std::string(kNoMessage);
 }
 
 Workers::Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options, Clock clock)
@@ -232,17 +259,101 @@ namespace {
 struct Step {
   std::string format;  // the result's name
   std::vector<std::string> args;
-  bool gate = false;  // exit 1 is a finding (a regression), not a failure
+  bool gate = false;     // exit 1 is a finding (a regression), not a failure
+  bool exports = false;  // nsys exports the report first: exit 3 is nsys missing or refusing it
 };
 
-// An Nsight Systems report or its SQLite export is a whole run, not kernel
-// profiles: its job runs keet timeline, whose HTML draws the run.
-bool is_timeline(const std::string& path) {
+// What an upload is, told by its first bytes: an Nsight Systems report or
+// its SQLite export is a whole run, not kernel profiles.
+struct Upload {
+  readers::TimelineFile kind = readers::TimelineFile::Other;
+  std::string nsys_version;  // of a report whose header names it ("" for the older "1." header)
+};
+
+Upload inspect(const std::string& path) {
   auto file = io::open_file(path);
-  return file && readers::sniff_timeline((*file)->bytes().substr(0, 128)) != readers::TimelineFile::Other;
+  if (!file) return {};
+  auto head = (*file)->bytes().substr(0, 128);
+  return {readers::sniff_timeline(head), readers::nsys_report_version(head)};
 }
 
-std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt, const std::string& report) {
+// The command that makes the export, for a browser user to run where nsys
+// is: with the upload's own name when it is a plain .nsys-rep/.qdrep file
+// name (nothing a shell would need quoted), else run.nsys-rep.
+std::string export_command(const std::string& name) {
+  bool plain = std::ranges::all_of(name, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
+  });
+  auto dot = name.rfind('.');
+  bool report = dot != std::string::npos && dot > 0 && (name.ends_with(".nsys-rep") || name.ends_with(".qdrep"));
+  std::string file = plain && report ? name : "run.nsys-rep";
+  return fmt::format("`nsys export --type sqlite --output {}.sqlite {}`", file.substr(0, file.rfind('.')), file);
+}
+
+std::string written_by(const Upload& upload) {
+  return upload.nsys_version.empty() ? "" : " written by Nsight Systems " + upload.nsys_version;
+}
+
+// The job's error when the server has no nsys: the user is in a browser, so
+// it names what to upload instead, never the job's file name or a keet command.
+std::string no_nsys_error(const Job& job, const Upload& upload) {
+  return fmt::format(
+      "this upload is an Nsight Systems report{}, and this server has no nsys to read it with: upload its SQLite "
+      "export instead, made where Nsight Systems is installed with {}, or restart keet serve with --nsys PATH",
+      written_by(upload), export_command(job.name));
+}
+
+// The job's error when the server's nsys refused the report (keet's own line,
+// which names the job's file, goes to the server's log).
+std::string export_failed_error(const Job& job, const Upload& upload, const std::string& keet_line) {
+  bool newer = keet_line.find("newer than") != std::string::npos;
+  std::string made_with = upload.nsys_version.empty() ? "" : " " + upload.nsys_version + " or later";
+  return fmt::format(
+      "this server's nsys could not export this Nsight Systems report{}{}: upload its SQLite export instead, made "
+      "where Nsight Systems{} is installed with {}",
+      written_by(upload), newer ? ", a version newer than the server's nsys" : " (the server's log says why)",
+      made_with, export_command(job.name));
+}
+
+std::string without(std::string text, const std::string& what, std::string_view instead) {
+  if (what.empty()) return text;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + instead.size()))
+    text.replace(at, what.size(), instead);
+  return text;
+}
+
+// Why a step failed: for the job (the user), and for the server's log when
+// the job's error leaves out keet's own line.
+struct StepFailure {
+  std::string error, logged;
+};
+
+StepFailure step_failure(const Job& job, const Step& step, const RunOutcome& o, const Upload& upload,
+                         const ServiceOptions& opt) {
+  if (!step.exports) return {first_error_line(o.err), ""};
+  // keet says what it runs and reads first ("running nsys export ...", with
+  // server paths): its error is the last line.
+  std::string line = last_error_line(o.err);
+  if (o.exit_code != 3) return {line, ""};
+  return {export_failed_error(job, upload, line), without(without(line, opt.nsys, "nsys"), opt.data_dir, "DATA")};
+}
+
+std::vector<Step> timeline_steps(const ServiceOptions& opt, readers::TimelineFile kind) {
+  std::vector<Step> steps;
+  for (std::string f : {"json", "html"}) {
+    steps.push_back({f, {"timeline", "report", "--format", f}});
+    // The nsys found at start, and the export kept by the upload's address:
+    // the html step reads the export the json step made.
+    if (kind == readers::TimelineFile::NsysReport) {
+      steps.back().args.insert(steps.back().args.end(),
+                               {"--nsys", opt.nsys, "--export-dir", nsys_export_dir(opt.data_dir)});
+      steps.back().exports = true;
+    }
+  }
+  return steps;
+}
+
+std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt, readers::TimelineFile kind) {
   std::vector<Step> steps;
   if (job.kind == JobKind::Diff) {
     std::vector<std::string> diff{"diff", "before", "after"};
@@ -253,10 +364,7 @@ std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt, const std
     }
     return steps;
   }
-  if (is_timeline(report)) {
-    for (std::string f : {"json", "html"}) steps.push_back({f, {"timeline", "report", "--format", f}});
-    return steps;
-  }
+  if (kind != readers::TimelineFile::Other) return timeline_steps(opt, kind);
   for (std::string f : {"json", "html", "markdown"}) steps.push_back({f, {"analyze", "report", "--format", f}});
   if (!job.baseline.empty()) {
     std::vector<std::string> gate{"gate", "report", "--baseline", job.baseline};
@@ -325,7 +433,10 @@ void Workers::run_job(Job job) {
     log("job.abandoned", {{"job", job.id}, {"worker", job.worker}, {"why", std::string(why)}});
   };
   if (!present) return end(JobState::Failed, "the uploaded report is no longer in the data folder", {});
-  auto steps = steps_for(job, opt_, blobs_.path(job.report));
+  auto upload = job.kind == JobKind::Diff ? Upload{} : inspect(blobs_.path(job.report));
+  if (upload.kind == readers::TimelineFile::NsysReport && opt_.nsys.empty())
+    return end(JobState::Failed, no_nsys_error(job, upload), {});
+  auto steps = steps_for(job, opt_, upload.kind);
   auto deadline = std::chrono::steady_clock::now() + opt_.job_timeout;
   std::map<std::string, std::string> results;
   bool cancelled = false, lost = false;
@@ -367,7 +478,11 @@ void Workers::run_job(Job job) {
       results[steps[i].format + ".error"] = first_error_line(o->err);
       continue;
     }
-    if (!ok) return end(JobState::Failed, first_error_line(o->err), {});
+    if (!ok) {
+      auto why = step_failure(job, steps[i], *o, upload, opt_);
+      if (!why.logged.empty()) log("job.export_failed", {{"job", job.id}, {"error", why.logged}});
+      return end(JobState::Failed, why.error, {});
+    }
     results[steps[i].format] = valid_utf8(o->out);
   }
   end(JobState::Done, "", results);

@@ -28,6 +28,7 @@ struct ServiceOptions {
   std::string data_dir;                      // reports/, work/
   std::string history_db;                    // keet --db for record/history/gate ("": keet's default)
   std::string llm;                           // --llm SPEC for questions ("": none configured)
+  std::string nsys;                          // exports uploaded .nsys-rep/.qdrep ("": none found)
   std::string token;                         // bearer token ("": none; loopback only)
   std::vector<std::string> allowed_origins;  // CORS
   bool loopback = true;                      // listening on a loopback address only
@@ -81,6 +82,14 @@ class BlobStore {
 // the folder). How many were removed.
 int remove_stale_work(const std::string& data_dir, std::chrono::seconds age);
 
+// Where the workers' `keet timeline --export-dir` keeps the SQLite export of
+// an uploaded Nsight Systems report, so its second result (and a job on the
+// same bytes) does not export again: DATA/nsys-exports. keet names an export
+// by the SHA-256 of the report, which is the upload's address, so the export
+// of `address` is known here and removed with the upload.
+std::string nsys_export_dir(const std::string& data_dir);
+std::string nsys_export_path(const std::string& data_dir, const std::string& address);
+
 // A random identifier (128 bits from the kernel), hex.
 std::string random_id();
 
@@ -121,5 +130,8 @@ class Workers {
 
 // The first line of keet's standard error, without its "keet: " prefix.
 std::string first_error_line(const std::string& err);
+// The last such line: the error of a command that says what it runs first
+// (`keet timeline` exporting an .nsys-rep).
+std::string last_error_line(const std::string& err);
 
 }  // namespace keet::service

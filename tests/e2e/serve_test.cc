@@ -149,6 +149,150 @@ TEST_F(Serve, AnUploadedTimelineIsDiagnosedAsARun) {
   EXPECT_NE(html.find("Verdicts for the run"), std::string::npos);
 }
 
+// The first bytes of an .nsys-rep written by nsys 2023.4.4 (as in
+// ../shared/fixtures/nsys), then bytes only nsys would read: the tests'
+// stand-in nsys never reads them, and the server must not either.
+std::string nsys_report_bytes(const std::string& tail = std::string(64, 'x')) {
+  return "NVIDIA Tegra Profiler Report 2023@4@4@54-3332\n\x0b" + tail;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+  return names;
+}
+
+// A stand-in nsys: `nsys export --type sqlite --force-overwrite true -o OUT
+// REPORT` copies an export the test wrote to OUT and notes each call in
+// `calls`; a report holding "refuse" is refused as an nsys older than the
+// report would (a message, status 4, no export).
+std::string write_stand_in_nsys(const std::string& dir) {
+  constexpr int64_t kMs = 1'000'000;
+  TimelineWriter w;
+  w.kernel({"a(float *)", "a", 1 * kMs, 31 * kMs});
+  w.kernel({"b(float *)", "b", 631 * kMs, 661 * kMs});
+  w.write(dir + "/made.sqlite");
+  std::string nsys = dir + "/nsys";
+  write_script(nsys, "#!/bin/sh\necho \"$*\" >> " + shell_quote(dir + "/calls") +
+                         "\nif grep -q refuse \"$8\"; then echo 'nsys: cannot export this report' >&2; exit 4; fi\n"
+                         "cp " +
+                         shell_quote(dir + "/made.sqlite") + " \"$7\"\n");
+  return nsys;
+}
+
+size_t lines_in(const std::string& path) {
+  auto text = read_file(path);
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// An uploaded .nsys-rep is exported by the nsys given with --nsys, once: the
+// html result and a second upload of the same bytes read the export kept by
+// the upload's address, which goes when the last job using the upload does.
+TEST_F(Serve, AnUploadedNsysReportIsExportedByTheServersNsys) {
+  std::string tools = fresh_dir("stand_in_nsys");
+  std::string nsys = write_stand_in_nsys(tools);
+  ASSERT_NO_FATAL_FAILURE(start({"--nsys", nsys}));
+  EXPECT_NE(server_->log().find("keet serve: nsys " + nsys + " exports uploaded .nsys-rep/.qdrep reports"),
+            std::string::npos)
+      << server_->log();
+  auto job = upload(nsys_report_bytes(), "name=run.nsys-rep");
+  auto done = wait_for(job["id"]);
+  ASSERT_EQ(done["state"], "done") << done.dump() << server_->log();
+  EXPECT_EQ(done["results"], json::array({"html", "json"}));
+  auto body = result(job["id"], "json")->body;
+  auto doc = json::parse(body);
+  EXPECT_EQ(doc["schema"], "keet.timeline/1");
+  EXPECT_EQ(doc["timeline"], "report") << "no server path in a result";
+  ASSERT_EQ(doc["kernels"].size(), 2u) << body;
+  EXPECT_EQ(doc["verdicts"][0]["id"], "gpu-gaps");
+  EXPECT_EQ(body.find(dir_), std::string::npos);
+  EXPECT_NE(result(job["id"], "html")->body.find(">device 0 kernels<"), std::string::npos);
+  EXPECT_EQ(lines_in(tools + "/calls"), 1u) << "the html step read the json step's export";
+  std::string exports = dir_ + "/data/nsys-exports";
+  ASSERT_EQ(files_in(exports).size(), 1u);
+  EXPECT_TRUE(files_in(exports)[0].ends_with(".sqlite"));
+
+  auto again = upload(nsys_report_bytes(), "name=again.nsys-rep");
+  EXPECT_EQ(wait_for(again["id"])["state"], "done");
+  EXPECT_EQ(lines_in(tools + "/calls"), 1u) << "the same bytes again: the kept export";
+  EXPECT_EQ(client_->Delete(("/api/v1/jobs/" + job["id"].get<std::string>()).c_str())->status, 204);
+  EXPECT_EQ(files_in(exports).size(), 1u) << "the second job still uses the upload";
+  EXPECT_EQ(client_->Delete(("/api/v1/jobs/" + again["id"].get<std::string>()).c_str())->status, 204);
+  EXPECT_TRUE(files_in(exports).empty()) << "the export goes with the upload";
+
+  // nsys refusing the report fails the job in words for the browser; nsys's
+  // own reason is in the server's log, without the server's paths.
+  auto refused = wait_for(upload(nsys_report_bytes("refuse"), "name=old.nsys-rep")["id"]);
+  ASSERT_EQ(refused["state"], "failed") << refused.dump();
+  std::string error = refused["error"];
+  EXPECT_NE(error.find("this server's nsys could not export this Nsight Systems report written by Nsight Systems "
+                       "2023.4.4.54"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("upload its SQLite export instead, made where Nsight Systems 2023.4.4.54 or later is "
+                       "installed with `nsys export --type sqlite --output old.sqlite old.nsys-rep`"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("report:"), std::string::npos) << "not the job's file name: " << error;
+  EXPECT_EQ(error.find(tools), std::string::npos) << error;
+  auto log = server_->log();
+  auto line = log.find("event=job.export_failed");
+  ASSERT_NE(line, std::string::npos) << log;
+  line = log.rfind('\n', line) + 1;
+  std::string logged = log.substr(line, log.find('\n', line) - line);
+  EXPECT_NE(logged.find("exited with status 4"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("nsys: cannot export this report"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find(tools), std::string::npos) << "no server path in the log: " << logged;
+  std::filesystem::remove_all(tools);
+}
+
+// With no nsys the job fails at once, in words a browser user can act on:
+// what to upload instead and how to make it, or how to start the server.
+// The error is on the job and on its row in the job list (the web UI shows
+// it under the report's name).
+TEST_F(Serve, WithoutNsysAnUploadedNsysReportAsksForItsExport) {
+  ASSERT_NO_FATAL_FAILURE(start({}, {"NSYS=", "PATH=/nonexistent"}));
+  if (server_->log().find("keet serve: no nsys found") == std::string::npos)
+    GTEST_SKIP() << "this machine has an nsys in /usr/local/cuda*/bin or /opt/nvidia, which keet serve finds "
+                    "whatever its environment: "
+                 << server_->log();
+  auto job = upload(nsys_report_bytes(), "name=run.nsys-rep");
+  auto failed = wait_for(job["id"]);
+  ASSERT_EQ(failed["state"], "failed") << failed.dump();
+  std::string error = failed["error"];
+  EXPECT_EQ(error,
+            "this upload is an Nsight Systems report written by Nsight Systems 2023.4.4.54, and this server has no "
+            "nsys to read it with: upload its SQLite export instead, made where Nsight Systems is installed with "
+            "`nsys export --type sqlite --output run.sqlite run.nsys-rep`, or restart keet serve with --nsys PATH");
+  auto list = json::parse(client_->Get("/api/v1/jobs")->body);
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["error"], error) << "the row the web UI draws";
+  // A name a shell would need quoted is not copied into the command.
+  auto odd = wait_for(upload(nsys_report_bytes(), "name=my%20run%3B.qdrep")["id"]);
+  EXPECT_NE(odd["error"].get<std::string>().find("--output run.sqlite run.nsys-rep`"), std::string::npos) << odd.dump();
+  // An .nsys-rep is told by its bytes, not its name; an SQLite export still reads.
+  auto renamed = wait_for(upload(nsys_report_bytes(), "name=trace.bin")["id"]);
+  EXPECT_EQ(renamed["error"], error);
+  TimelineWriter w;
+  w.kernel({"k(int)", "k", 0, 50});
+  w.write(dir_ + "/run.sqlite");
+  EXPECT_EQ(wait_for(upload(read_file(dir_ + "/run.sqlite"), "name=run.sqlite")["id"])["state"], "done");
+}
+
+// An --nsys that is not an executable stops the start (exit 3): the operator
+// asked for that nsys, and a server that silently lacks it would fail every
+// .nsys-rep upload.
+TEST(ServeNsys, AnNsysFlagThatIsNoExecutableStopsTheStart) {
+  std::string dir = fresh_dir("bad_nsys");
+  auto r = run_keet("serve --port 0 --workers 0 --data-dir " + shell_quote(dir) + " --nsys /nonexistent/nsys");
+  EXPECT_EQ(r.rc, 3) << r.err;
+  EXPECT_EQ(r.err, "keet: --nsys /nonexistent/nsys: not an executable nsys\n");
+  auto w = run_keet("worker --workers 0 --data-dir " + shell_quote(dir) + " --nsys /nonexistent/nsys");
+  EXPECT_EQ(w.rc, 3) << w.err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(Serve, MultipartUploadAndServerSentEvents) {
   ASSERT_NO_FATAL_FAILURE(start());
   httplib::MultipartFormDataItems items = {

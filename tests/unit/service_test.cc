@@ -459,6 +459,16 @@ TEST(ServiceRunner, OutputErrorsAndFolder) {
   EXPECT_EQ(first_error_line(o->err), "report: broken");
 }
 
+// keet timeline says what it runs before it fails: the job's error is its last line.
+TEST(ServiceRunner, LastErrorLineSkipsWhatKeetSaidItRan) {
+  std::string err =
+      "keet: running /opt/nsys export -o /srv/x.sqlite report\nkeet: report: nsys failed\n"
+      "keet: warning: something\n\n";
+  EXPECT_EQ(first_error_line(err), "running /opt/nsys export -o /srv/x.sqlite report");
+  EXPECT_EQ(last_error_line(err), "report: nsys failed");
+  EXPECT_EQ(last_error_line("keet: warning: only\n"), "keet exited without a message");
+}
+
 // --- the job store -----------------------------------------------------------
 
 Job queued(const std::string& id, int64_t at) {

@@ -3,7 +3,8 @@
 python3-selenium): start keet serve on a free loopback port, upload a report
 through the page's file input (the drop zone's input), wait for the job, read the
 diagnosis on the page, compare two uploads, upload a timeline and see the run's
-verdicts and picture, and keep screenshots.
+verdicts and picture, upload an .nsys-rep the server cannot export and read
+what to do on its job row, and keep screenshots.
 
 Usage: ui_test.py --keet BUILD/keet --report FILE [--timeline RUN.sqlite] --out DIR
 Exit 0 passed, 1 failed, 77 skipped (no chromium, chromedriver or selenium).
@@ -183,6 +184,20 @@ def main():
             wait.until(lambda b: "device 0 kernels" in b.find_element(By.TAG_NAME, "svg").text)
             browser.switch_to.default_content()
             browser.save_screenshot(os.path.join(a.out, "keet-ui-timeline.png"))
+
+        # An .nsys-rep the server cannot export (it has no nsys here; a real
+        # nsys refuses these bytes) fails, and its row in the job list says
+        # what to upload instead, in full, not only in a tooltip.
+        trace = os.path.join(work, "trace.nsys-rep")
+        with open(trace, "wb") as f:
+            f.write(b"NVIDIA Tegra Profiler Report 2023@4@4@54-3332\n\x0b" + b"x" * 64)
+        browser.find_element(By.ID, "file").send_keys(trace)
+        failed = wait.until(lambda b: next((r.text for r in b.find_elements(By.CSS_SELECTOR, "#jobs tbody tr")
+                                            if r.text.startswith("trace.nsys-rep") and "failed" in r.text), None))
+        print("failed .nsys-rep:", failed.replace("\n", " | ")[:400])
+        assert "upload its SQLite export instead" in failed, failed
+        assert "nsys export --type sqlite --output trace.sqlite trace.nsys-rep" in failed, failed
+        browser.save_screenshot(os.path.join(a.out, "keet-ui-nsys-rep.png"))
 
         # History view for a tag: nothing recorded yet, said plainly.
         browser.find_element(By.ID, "history-tag").send_keys("main")
