@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -15,10 +16,14 @@ namespace {
 constexpr size_t kMaxOutput = 64u << 20;  // a result larger than this is refused
 constexpr auto kPoll = std::chrono::milliseconds(20);
 
+// The buffer is sized to what the child wrote (at most `limit`), never
+// preallocated: a worker holds its result, not 64 MiB of zeros.
 std::string read_bounded(const std::string& path, size_t limit) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
-  std::string out(limit, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(limit));
+  std::string out(ec ? 0 : std::min<size_t>(size, limit), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
   out.resize(static_cast<size_t>(in.gcount()));
   return out;
 }

@@ -15,7 +15,7 @@
 #include "support/report_writer.h"
 #include "support/testing.h"
 
-namespace keet {
+namespace keet::judgement_e2e {
 namespace {
 
 using namespace keet::testing;
@@ -349,4 +349,4 @@ TEST(JudgementFixtures, SobelFloatsNotSelectedIsLowAndTheEsmmSeriesMeetsCublas) 
 }
 
 }  // namespace
-}  // namespace keet
+}  // namespace keet::judgement_e2e

@@ -16,7 +16,7 @@
 #include "support/report_writer.h"
 #include "util/pattern.h"
 
-namespace keet::analysis {
+namespace keet::analysis::judgement {
 namespace {
 
 using Metrics = std::vector<std::pair<std::string, double>>;
@@ -413,4 +413,4 @@ TEST(JudgementReport, OneKernelAtSeveralShapes) {
 }
 
 }  // namespace
-}  // namespace keet::analysis
+}  // namespace keet::analysis::judgement

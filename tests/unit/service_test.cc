@@ -469,6 +469,14 @@ TEST(ServiceRunner, LastErrorLineSkipsWhatKeetSaidItRan) {
   EXPECT_EQ(last_error_line("keet: warning: only\n"), "keet exited without a message");
 }
 
+TEST(ServiceRunner, AResultIsHeldInABufferOfItsOwnSize) {
+  auto runner = make_process_runner("/bin/sh", temp_path("runner_size"));
+  auto o = runner->run({"-c", "printf 'small result'"}, "", std::chrono::seconds(10), {});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->out, "small result");
+  EXPECT_LT(o->out.capacity(), 4096u);  // not the 64 MiB limit, zero-filled
+}
+
 // --- the job store -----------------------------------------------------------
 
 Job queued(const std::string& id, int64_t at) {
