@@ -64,6 +64,7 @@ struct Checkup {
   std::vector<Health> rows;
   std::string report;
   size_t bad = 0;
+  size_t cut = 0;  // the widest a table cell may be (0: whole values, for a pipe)
 };
 
 std::string doctor_json(const Checkup& c) {
@@ -88,8 +89,8 @@ std::string doctor_table(const Checkup& c) {
            q.sections_missing.empty() ? "-" : fmt::format("{}", fmt::join(q.sections_missing, ", ")), stall_text(q),
            issues_text(q)});
   }
-  return t.str(60) + fmt::format("{} of {} kernels {} data a diagnosis cannot rest on.\n", c.bad, c.rows.size(),
-                                 c.bad == 1 ? "has" : "have");
+  return t.str(c.cut) + fmt::format("{} of {} kernels {} data a diagnosis cannot rest on.\n", c.bad, c.rows.size(),
+                                    c.bad == 1 ? "has" : "have");
 }
 
 constexpr FormatWriter<Checkup> kDoctorFormats[] = {{"table", doctor_table}, {"json", doctor_json}};
@@ -98,6 +99,7 @@ ExitCode run_doctor(Context& ctx, const DoctorArgs& a) {
   readers::ReadOptions opt;
   opt.instances = opt.modules = false;
   Checkup c;
+  c.cut = cell_width(ctx, 60);
   model::Report head;
   auto ok = analyse_kernels(ctx, a.report, {.read = opt}, head, [&](model::Kernel&&, const model::Report&, auto&& d) {
     c.rows.push_back({d.index, std::move(d.display), d.bottleneck.cls, std::move(d.data_quality)});

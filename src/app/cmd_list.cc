@@ -74,7 +74,14 @@ std::vector<analysis::LaunchSummary> summaries(const Loaded& l) {
   return groups.summaries();
 }
 
-std::string summary_table(const std::vector<Listed>& reports) {
+// How the table is drawn: one row per kernel or per launch, and how wide a
+// cell may be (0: whole values, for a pipe).
+struct ListStyle {
+  bool per_kernel = false;
+  size_t cut = 0;
+};
+
+std::string summary_table(const std::vector<Listed>& reports, size_t cut) {
   bool several = reports.size() > 1;
   std::vector<std::string> head = {"kernel", "grid", "block", "launches", "total", "mean", "min", "max"};
   std::vector<size_t> right = {3, 4, 5, 6, 7};
@@ -85,11 +92,11 @@ std::string summary_table(const std::vector<Listed>& reports) {
   render::Table t(head);
   t.right_align(right);
   for (const auto& r : reports) summary_rows(t, summaries(r.loaded), several ? &r.path : nullptr);
-  return t.str(60);
+  return t.str(cut);
 }
 
 // nvprof summaries stand for several launches each: a "calls" column then.
-std::string table(const std::vector<Listed>& reports) {
+std::string table(const std::vector<Listed>& reports, size_t cut) {
   bool several = reports.size() > 1, calls = false;
   for (const auto& r : reports)
     for (const auto* k : r.loaded.selected) calls = calls || k->invocations != 0;
@@ -114,7 +121,7 @@ std::string table(const std::vector<Listed>& reports) {
       with_report(row, several ? &r.path : nullptr);
       t.add(row);
     }
-  return t.str(72);
+  return t.str(cut);
 }
 
 std::string list_json(const std::vector<Listed>& reports, bool per_kernel) {
@@ -135,10 +142,10 @@ std::string list_json(const std::vector<Listed>& reports, bool per_kernel) {
 
 // --format: the table (one row per launch, or per kernel with
 // --print-summary per-kernel) or keet.list/1 JSON.
-constexpr FormatWriter<std::vector<Listed>, bool> kListFormats[] = {
-    {"table",
-     [](const std::vector<Listed>& r, const bool& per_kernel) { return per_kernel ? summary_table(r) : table(r); }},
-    {"json", [](const std::vector<Listed>& r, const bool& per_kernel) { return list_json(r, per_kernel); }},
+constexpr FormatWriter<std::vector<Listed>, ListStyle> kListFormats[] = {
+    {"table", [](const std::vector<Listed>& r,
+                 const ListStyle& s) { return s.per_kernel ? summary_table(r, s.cut) : table(r, s.cut); }},
+    {"json", [](const std::vector<Listed>& r, const ListStyle& s) { return list_json(r, s.per_kernel); }},
 };
 
 ExitCode run_list(Context& ctx, const ListArgs& a) {
@@ -150,8 +157,8 @@ ExitCode run_list(Context& ctx, const ListArgs& a) {
     if (loaded->partial_exit != ExitCode::Ok) rc = loaded->partial_exit;
     reports.push_back({one.path, std::move(*loaded)});
   }
-  bool per_kernel = a.summary == "per-kernel";
-  ctx.out << write_format(kListFormats, a.format, reports, per_kernel);
+  ListStyle style{a.summary == "per-kernel", cell_width(ctx, 72)};
+  ctx.out << write_format(kListFormats, a.format, reports, style);
   return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "model/units.h"
+#include "render/raw_csv.h"
 #include "render/report_json.h"
 #include "render/table.h"
 #include "util/json.h"
@@ -55,12 +56,19 @@ std::optional<std::string> match_name_or_alias(const Pattern& re, const std::str
   return std::nullopt;
 }
 
+// ncu's pseudo-metrics (metric-name lists such as group:memory__dram_table)
+// are requests, not values: no row of any format shows them.
 Result<Matcher> make_matcher(const std::string& pattern) {
-  if (pattern.empty()) return Matcher([](const std::string&) { return std::string(); });
+  if (pattern.empty())
+    return Matcher([](const std::string& n) {
+      return render::raw_csv_hidden(n) ? std::nullopt : std::optional<std::string>(std::string());
+    });
   auto re = Pattern::compile(pattern, {.case_insensitive = true});
   if (!re)
     return fail(ExitCode::BadInput, fmt::format("--grep {}: invalid regular expression: {}", pattern, re.error()));
-  return Matcher([re = std::move(*re)](const std::string& n) { return match_name_or_alias(re, n); });
+  return Matcher([re = std::move(*re)](const std::string& n) {
+    return render::raw_csv_hidden(n) ? std::nullopt : match_name_or_alias(re, n);
+  });
 }
 
 // Fits `width` columns: a long metric name (with the alias that matched)
@@ -183,7 +191,7 @@ ExitCode run_metrics(Context& ctx, const MetricsArgs& a) {
   opt.instances = opt.modules = opt.rules = false;
   auto reports = each_report(a.report);
   MetricsSetup setup{ctx.out, *matcher, model::parse_print_units(a.units).value_or(model::PrintUnits::Base),
-                     output_width(ctx), reports.size() > 1};
+                     table_width(ctx), reports.size() > 1};
   auto sink = find_format(kMetricsFormats, a.format).make(setup);
   const std::string* current = nullptr;
   bool started = false;

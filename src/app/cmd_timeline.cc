@@ -33,7 +33,8 @@ ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& run
   for (const auto& w : t->warnings) ctx.err << "keet: warning: " << w << "\n";
   auto target = OutputTarget::open(ctx, a.output);
   if (!target) return report_error(ctx, target.error());
-  render::TimelineStyle style{a.top, a.drift, ctx.color() && a.output.empty()};
+  render::TimelineStyle style{a.top, a.drift, ctx.color() && a.output.empty(),
+                              a.output.empty() ? cell_width(ctx, 160) : 0};
   target->stream() << write_format(kTimelineFormats, a.format, *t, style);
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   return ExitCode::Ok;

@@ -237,6 +237,12 @@ size_t output_width(const Context& ctx) {
   return 100;
 }
 
+size_t cell_width(const Context& ctx, size_t cell) { return table_width(ctx) == 0 ? 0 : cell; }
+
+size_t table_width(const Context& ctx) {
+  return ctx.out_is_tty || !ctx.getenv("COLUMNS").empty() ? output_width(ctx) : 0;
+}
+
 // (0, 0, 0) is "not in the input" (nvprof tables have no launch shape).
 std::string dim_text(const model::Dim3& d) {
   return d.product() == 0 ? "-" : fmt::format("({}, {}, {})", d.x, d.y, d.z);

@@ -148,6 +148,12 @@ std::string write_format(const FormatWriter<In...> (&table)[N], std::string_view
 // How wide a table on stdout may be: $COLUMNS, else the terminal's width when
 // stdout is one, else 100.
 size_t output_width(const Context& ctx);
+// How wide a table cell may be: `cell` on a terminal, or when $COLUMNS asks
+// for a width; 0 (no value cut, no column wrapped) when stdout goes to a pipe
+// or a file, where grep and awk read whole names, paths and metrics.
+size_t cell_width(const Context& ctx, size_t cell);
+// The width a table fits on a terminal (output_width), 0 when piped.
+size_t table_width(const Context& ctx);
 
 std::string dim_text(const model::Dim3& d);
 std::string duration_text(std::optional<double> ns);

@@ -7,18 +7,40 @@
 namespace keet::render {
 namespace {
 
-std::string clip(const std::string& s, size_t w) {
-  if (s.size() <= w) return s;
-  return w <= 3 ? s.substr(0, w) : s.substr(0, w - 3) + "...";
+// Every outermost <...> emptied to "<...>".
+std::string without_template_arguments(const std::string& s) {
+  std::string out;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '<') {
+      if (depth++ == 0) out += "<...";
+    } else if (c == '>' && depth > 0) {
+      if (--depth == 0) out += '>';
+    } else if (depth == 0) {
+      out += c;
+    }
+  }
+  return out;
 }
 
+std::string clip(const std::string& s, size_t w) { return w == 0 ? s : clip_cell(s, w); }
+
 }  // namespace
+
+std::string clip_cell(const std::string& s, size_t w) {
+  if (s.size() <= w) return s;
+  if (w <= 3) return s.substr(0, w);
+  if (s.find('/') != std::string::npos && s.find(' ') == std::string::npos) return "..." + s.substr(s.size() - (w - 3));
+  if (s.find('<') != std::string::npos)
+    if (auto bare = without_template_arguments(s); bare.size() < s.size()) return clip_cell(bare, w);
+  return s.substr(0, w - 3) + "...";
+}
 
 std::string Table::str(size_t max_width) const {
   std::vector<size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i)
-      width[i] = std::max(width[i], std::min(row[i].size(), max_width));
+      width[i] = std::max(width[i], max_width == 0 ? row[i].size() : std::min(row[i].size(), max_width));
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);
@@ -43,14 +65,14 @@ std::string Table::str_fit(size_t total, size_t wrap, size_t max_cell) const {
   std::vector<size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i)
-      width[i] = std::max(width[i], i == wrap ? row[i].size() : std::min(row[i].size(), max_cell));
+      width[i] = std::max(width[i], i == wrap || total == 0 ? row[i].size() : std::min(row[i].size(), max_cell));
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);
   size_t others = 0;
   for (size_t i = 0; i < width.size(); ++i)
     if (i != wrap) others += width[i] + 2;
-  if (wrap < width.size())
+  if (wrap < width.size() && total > 0)
     width[wrap] = std::min(width[wrap], std::max<size_t>(16, total > others ? total - others : 0));
   std::string out;
   auto emit = [&](const std::vector<std::string>& row) {

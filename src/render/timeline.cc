@@ -9,6 +9,7 @@
 #include "analysis/run_verdicts.h"
 #include "render/html_parts.h"
 #include "render/markdown.h"
+#include "render/table.h"
 #include "util/strings.h"
 
 namespace keet::render {
@@ -145,7 +146,8 @@ std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s)
     out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}  {}\n", pct(t.gpu_share(k)),
                        pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
                        human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
-                       human_duration(static_cast<double>(k.time.max_ns)), k.name);
+                       human_duration(static_cast<double>(k.time.max_ns)),
+                       s.name_width ? clip_cell(k.name, s.name_width) : k.name);
     if (k.configs.size() > 1)
       for (const auto& c : k.configs)
         out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "",
@@ -300,10 +302,22 @@ json not_recorded_json(const model::TimelineMeta& m) {
 
 std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   const auto& m = t.meta;
-  std::string version = m.tool_version.empty() ? "nsys version not recorded" : "nsys " + m.tool_version;
+  // EXPORT_PRODUCT_VERSION is the nsys that wrote the export, not the one
+  // that recorded the run.
+  std::string version = m.tool_version.empty() ? "nsys version not recorded" : "exported by nsys " + m.tool_version;
   std::string schema = m.schema.empty() ? "no export metadata" : m.schema + " " + m.schema_version;
   std::string out = bold(s.color, "Timeline " + m.path) + fmt::format(" ({}, export schema {})\n", version, schema);
-  for (const auto& g : m.gpus) out += fmt::format("GPU {}: {}\n", g.id, g.name);
+  // The GPUs that ran something (every one when none did), and how many
+  // others the machine had.
+  auto ran = [&](const model::TimelineMeta::Gpu& g) {
+    return std::ranges::any_of(t.device_use,
+                               [&](const model::DeviceUse& d) { return d.device == g.id && d.busy_ns > 0; });
+  };
+  bool known = std::ranges::any_of(m.gpus, ran);  // device ids the export's GPU table names
+  for (const auto& g : m.gpus)
+    if (!known || ran(g)) out += fmt::format("GPU {}: {}\n", g.id, g.name);
+  if (auto idle = known ? std::ranges::count_if(m.gpus, [&](const auto& g) { return !ran(g); }) : 0; idle > 0)
+    out += fmt::format("({} more GPU(s) in the machine ran nothing of this run)\n", idle);
   if (t.span_ns() > 0)
     out +=
         fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)\n",

@@ -15,6 +15,10 @@ struct TimelineStyle {
   size_t top = 20;               // kernels listed (0: all); JSON always lists all
   double drift_threshold = 0.2;  // growth that counts as drift
   bool color = false;
+  // Kernel names in text cut to this many characters, keeping what tells them
+  // apart (render::clip_cell: a PyTorch name loses its template arguments
+  // first); 0 keeps them whole (piped output, JSON).
+  size_t name_width = 0;
 };
 
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s);

@@ -239,6 +239,31 @@ TEST(TimelineFixtures, GpuBusyIsTheUnionOfTheOperationsNsysLists) {
   EXPECT_GT(doc["gpu_busy_ns"].get<double>(), 0.8 * doc["gpu_time_ns"].get<double>());  // never "2.8%" again
 }
 
+// The header names the GPUs that ran something and the nsys that exported
+// the file; on a terminal a 700-character PyTorch kernel name loses its
+// template arguments, in a pipe it stays whole.
+TEST(TimelineFixtures, HeaderAndNamesAsANewcomerReadsThem) {
+  KEET_REQUIRE_SHARED();
+  std::string refused;
+  auto rodinia = oracle_export(nsys_fixtures() + "/kmcho2019__Rodinia_3.1_Gaussian/report2.nsys-rep", &refused);
+  ASSERT_FALSE(rodinia.empty()) << refused;
+  auto r = run_keet("timeline " + shell_quote(rodinia));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("(exported by nsys 2023.4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0: NVIDIA GeForce RTX 3090\n(6 more GPU(s) in the machine ran nothing of this run)\n"),
+            std::string::npos)
+      << r.out;
+  auto fusion = oracle_export(nsys_fixtures() + "/Young768__profiling_/fusion.nsys-rep", &refused);
+  ASSERT_FALSE(fusion.empty()) << refused;
+  auto piped = run_command("env -u COLUMNS " + shell_quote(keet_binary()) + " timeline " + shell_quote(fusion));
+  auto terminal = run_command("COLUMNS=120 " + shell_quote(keet_binary()) + " timeline " + shell_quote(fusion));
+  ASSERT_EQ(terminal.rc, 0) << terminal.err;
+  const std::string whole = "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, ";
+  EXPECT_NE(piped.out.find(whole), std::string::npos) << piped.out;
+  EXPECT_EQ(terminal.out.find(whole), std::string::npos) << terminal.out;
+  EXPECT_NE(terminal.out.find("distribution_elementwise_grid_stride_kernel<...>("), std::string::npos) << terminal.out;
+}
+
 // The rows `nsys analyze` lists for each of its six CUDA rules (rows=-1:
 // all of them), by rule; a rule nsys skips (its table is absent) lists none.
 std::map<std::string, json> nsys_analyze(const std::string& sqlite, const fs::path& dir) {
