@@ -39,10 +39,11 @@ const std::array<FieldSpec, 13> kSchema = {{
     {"related", &Entry::related, false},
 }};
 
-const std::array<std::pair<std::string_view, EntryKind>, 3> kKinds = {{
+const std::array<std::pair<std::string_view, EntryKind>, 4> kKinds = {{
     {"finding", EntryKind::Finding},
     {"stall", EntryKind::Stall},
     {"metric", EntryKind::Metric},
+    {"topic", EntryKind::Topic},
 }};
 
 std::unexpected<Error> bad(const std::string& where, std::string_view what) {

@@ -14,7 +14,9 @@
 
 namespace keet::kb {
 
-enum class EntryKind { Finding, Stall, Metric };
+// A topic is a general entry ("occupancy", "stalls"): a bare topic name finds
+// it before the narrow entries it lists as related.
+enum class EntryKind { Finding, Stall, Metric, Topic };
 std::string_view kind_name(EntryKind k);
 
 // A link into NVIDIA's documentation, resolved from data/kb/references.json.

@@ -30,7 +30,8 @@ const std::array<std::pair<MatchKind, std::string_view>, 5> kMatchNames = {{
 
 // Free text is usually a question ("why are my loads slow"); a finding or a
 // stall reason answers it better than the raw metric that measures it.
-const std::array<std::pair<EntryKind, double>, 3> kSearchBoost = {{
+const std::array<std::pair<EntryKind, double>, 4> kSearchBoost = {{
+    {EntryKind::Topic, 1.75},
     {EntryKind::Finding, 1.5},
     {EntryKind::Stall, 1.25},
     {EntryKind::Metric, 1.0},

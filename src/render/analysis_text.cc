@@ -227,7 +227,8 @@ std::string ranking_text(const std::vector<analysis::KernelGroup>& groups, const
     t.add({std::to_string(i + 1), abbreviate_name(g.display, 70), std::to_string(g.indices.size()),
            timed ? human_duration(g.total_ns) : "not measured", timed ? fmt::format("{:.1f}%", g.share * 100) : "-"});
   }
-  std::string title = "Kernels by share of total GPU time (start with the first):";
+  std::string title =
+      "Kernels by share of the profiled kernels' GPU time (their ncu durations summed; start with the first):";
   std::string more = groups.size() > max_rows ? fmt::format("  ... {} more\n", groups.size() - max_rows) : "";
   if (s.markdown) return "## " + title + "\n\n```\n" + t.str(70) + "```\n" + more + "\n";
   return paint(s, "1", title) + "\n" + t.str(70) + more + "\n";

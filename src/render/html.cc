@@ -40,7 +40,7 @@ std::string ranking_section(const std::vector<analysis::KernelGroup>& groups) {
         g.share * 100);
   }
   return "<section class='card'><h2>Kernel ranking</h2><table><tr><th>kernel</th><th>launches</th>"
-         "<th>total time</th><th>share of GPU time</th></tr>" +
+         "<th>total time</th><th>share of the profiled kernels' GPU time</th></tr>" +
          rows + "</table></section>";
 }
 

@@ -91,6 +91,7 @@ TEST(KbData, BuiltinLoadsAndIsLarge) {
   EXPECT_GE(per_kind[EntryKind::Metric], 80);
   EXPECT_GE(per_kind[EntryKind::Stall], 18);
   EXPECT_GE(per_kind[EntryKind::Finding], 38);
+  EXPECT_GE(per_kind[EntryKind::Topic], 4);
 }
 
 TEST(KbData, IdsAreUnique) {
@@ -221,6 +222,19 @@ TEST(KbSearch, ExactHitsComeBeforeTheirRelatedEntries) {
   EXPECT_TRUE(in_top("long_scoreboard", "metric:l1tex__t_sector_hit_rate", 4));
   for (std::size_t i = 1; i < hits->size(); ++i) EXPECT_EQ((*hits)[i].how, MatchKind::Related);
   EXPECT_EQ(kb().search("long_scoreboard", 1)->size(), 1u);
+}
+
+// A bare topic finds the general entry, the narrow ones follow as related.
+TEST(KbSearch, ABareTopicFindsItsGeneralEntryFirst) {
+  for (std::string topic : {"occupancy", "stalls", "roofline", "waves"}) {
+    auto hits = kb().search(topic, 4);
+    ASSERT_TRUE(hits) << topic;
+    ASSERT_GE(hits->size(), 2u) << topic;
+    EXPECT_EQ(hits->front().entry->id, "topic:" + topic);
+    EXPECT_EQ(hits->front().how, MatchKind::Id);
+    EXPECT_NE((*hits)[1].how, MatchKind::Text) << topic;  // related entries (or, for waves, the metric so named)
+  }
+  EXPECT_TRUE(in_top("occupancy", "finding:occupancy.registers", 4));
 }
 
 TEST(KbSearch, MetricFamiliesMatchByPrefix) {
