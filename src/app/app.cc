@@ -69,7 +69,8 @@ int help_command(Context& ctx, CLI::App& cli, const std::vector<std::string>& ar
 }  // namespace
 
 std::unique_ptr<CLI::App> make_cli(Action& action, std::string_view only) {
-  auto cli = std::make_unique<CLI::App>("keet: explains Nsight Compute kernel profiles", "keet");
+  auto cli =
+      std::make_unique<CLI::App>("keet: explains Nsight Compute kernel profiles and Nsight Systems timelines", "keet");
   cli->set_version_flag("-V,--version", std::string("keet ") + KEET_VERSION);
   cli->require_subcommand(1);
   for (const auto& c : commands()) {

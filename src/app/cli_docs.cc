@@ -132,6 +132,24 @@ constexpr std::string_view kExitStatus =
     ".TP\n2\nbad input: an unreadable, corrupt or unsupported report, or bad arguments\n"
     ".TP\n3\nan outside dependency failed (ncu missing for profile, an LLM unreachable when required)\n";
 
+// A newcomer's first commands, kernel profile and timeline alike.
+constexpr std::string_view kExamples =
+    ".SH EXAMPLES\n"
+    ".TP\n\\fBkeet analyze run.ncu-rep\\fR\n"
+    "what limits each kernel, why, where in the source and what it can gain\n"
+    ".TP\n\\fBkeet profile \\-k regex:^gemm \\-c 1 \\-\\- ./app\\fR\n"
+    "profile one launch with ncu and analyse it\n"
+    ".TP\n\\fBkeet diff before.ncu-rep after.ncu-rep\\fR\n"
+    "what changed between two reports, and why the time moved\n"
+    ".TP\n\\fBkeet gate new.ncu-rep \\-\\-baseline\\-report old.ncu-rep\\fR\n"
+    "fail a CI job on a regression against last night's report\n"
+    ".TP\n\\fBkeet timeline run.nsys-rep\\fR\n"
+    "the whole run from Nsight Systems: where the GPU waits, the CUDA API's cost, the kernel to profile next\n"
+    ".TP\n\\fBkeet analyze run.ncu-rep \\-\\-timeline run.nsys-rep\\fR\n"
+    "each kernel's diagnosis weighed by its share of the whole run\n"
+    ".TP\n\\fBkeet metrics run.ncu-rep \\-\\-grep dram | grep pct\\fR\n"
+    "raw metrics, whole on every line when piped\n";
+
 // ---------------------------------------------------------------- completion
 
 // Words a completion script may hold unquoted.
@@ -223,14 +241,19 @@ std::string man_page(const CLI::App& cli, std::string_view version) {
       ".SH SYNOPSIS\n\\fBkeet\\fR \\fIcommand\\fR [\\fIoptions\\fR] [\\fIreport\\fR]\n.br\n"
       "\\fBkeet help\\fR [\\fIcommand\\fR]\n.br\n\\fBkeet \\-V\\fR\n";
   out += ".SH DESCRIPTION\n\\fBkeet\\fR " + roff(summary) +
-         ". Every command reads a report (Nsight Compute .ncu-rep, its CSV export, or an nvprof CSV) and writes to "
-         "standard output; \\fBkeet help\\fR \\fIcommand\\fR prints a command's options as below.\n";
+         ". Most commands read kernel profiles (an Nsight Compute .ncu-rep or .ncu-repz report, its CSV export, or an "
+         "nvprof CSV); \\fBkeet timeline\\fR, and \\fBkeet analyze\\fR with \\fB\\-\\-timeline\\fR, read a whole run "
+         "from Nsight Systems (an .nsys-rep or .qdrep report, or its SQLite export). Every command writes to standard "
+         "output; \\fBkeet help\\fR \\fIcommand\\fR prints a command's options as below.\n";
   out += ".SH COMMANDS\n";
   for (const auto* sub : subcommands_of(cli)) out += man_command(*sub);
   out += ".SH OPTIONS\n";
   for (const auto& f : flags_of(cli)) out += man_flag(f);
   out += kExitStatus;
-  out += ".SH SEE ALSO\n\\fBncu\\fR(1); the JSON contracts in docs/contracts.md of the KEET sources.\n";
+  out += kExamples;
+  out +=
+      ".SH SEE ALSO\n\\fBncu\\fR(1), \\fBnsys\\fR(1); the JSON contracts in docs/contracts.md of the KEET "
+      "sources.\n";
   return out;
 }
 

@@ -131,6 +131,9 @@ TEST_F(Installed, ManPageRendersEveryCommand) {
   EXPECT_NE(analyze_help.out.find("output format"), std::string::npos);
   EXPECT_NE(man.out.find("--format {text|markdown|json|html}"), std::string::npos) << man.out;
   EXPECT_NE(man.out.find("EXIT STATUS"), std::string::npos);
+  EXPECT_NE(man.out.find("EXAMPLES"), std::string::npos) << man.out;
+  EXPECT_NE(man.out.find("keet timeline run.nsys-rep"), std::string::npos) << man.out;
+  EXPECT_NE(help.out.find("Nsight Systems timelines"), std::string::npos) << help.out;
   // groff's own warnings (bad escapes, unknown requests) fail the page too.
   auto groff = run_command("groff -man -Tutf8 -ww -z " + shell_quote(at("share/man/man1/keet.1")));
   EXPECT_EQ(groff.rc, 0);

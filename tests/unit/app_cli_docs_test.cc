@@ -39,6 +39,11 @@ TEST(CliDocs, ManPageEscapesRoffAndListsEveryFlag) {
   EXPECT_NE(page.find("\\fB\\-f\\fR, \\fB\\-\\-format\\fR \\fI{text|json}\\fR"), std::string::npos) << page;
   EXPECT_NE(page.find("\\fB\\-\\-quiet\\fR\nsay less"), std::string::npos) << "a flag takes no value:\n" << page;
   EXPECT_NE(page.find("\\fBkeet analyze\\fR [\\fIoptions\\fR] \\fIreport\\fR..."), std::string::npos) << page;
+  // Every input a newcomer has, and first commands for each.
+  EXPECT_NE(page.find("from Nsight Systems (an .nsys-rep or .qdrep report, or its SQLite export)"), std::string::npos);
+  EXPECT_NE(page.find(".SH EXAMPLES\n"), std::string::npos) << page;
+  EXPECT_NE(page.find("\\fBkeet timeline run.nsys-rep\\fR"), std::string::npos) << page;
+  EXPECT_NE(page.find("\\fBnsys\\fR(1)"), std::string::npos) << page;
   auto groff = testing::run_command("groff -man -Tutf8 -ww -z " + testing::shell_quote(write("cli.1", page)));
   EXPECT_EQ(groff.rc, 0);
   EXPECT_EQ(groff.err, "");
