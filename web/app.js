@@ -112,8 +112,10 @@ function deleteButton(job) {
   return b;
 }
 
-function fillSelect(sel, jobs) {
-  const keep = sel.value;
+// The done analyses, newest first. Untouched, "after" starts on the newest and
+// "before" on the one before it: a comparison starts from two different jobs.
+function fillSelect(sel, jobs, nth) {
+  const keep = sel.dataset.chosen ? sel.value : '';  // the user's choice outlives a refresh
   sel.replaceChildren();
   for (const j of jobs) {
     if (j.kind !== 'analyze' || j.state !== 'done') continue;
@@ -122,6 +124,7 @@ function fillSelect(sel, jobs) {
     sel.appendChild(o);
   }
   if (keep) sel.value = keep;
+  else if (sel.options.length > nth) sel.selectedIndex = nth;
 }
 
 async function refreshJobs() {
@@ -139,8 +142,8 @@ async function refreshJobs() {
     tr.addEventListener('click', () => select(job.id));
     tbody.appendChild(tr);
   }
-  fillSelect($('before'), body.jobs);
-  fillSelect($('after'), body.jobs);
+  fillSelect($('before'), body.jobs, 1);
+  fillSelect($('after'), body.jobs, 0);
 }
 
 // --- one job ----------------------------------------------------------------
@@ -419,6 +422,10 @@ async function select(id) {
 async function compare() {
   const before = $('before').value, after = $('after').value;
   if (!before || !after) return;
+  if (before === after) {
+    $('upload-status').textContent = 'Compare: choose two different reports (a report against itself changes nothing)';
+    return;
+  }
   const pairs = parsePairs($('pairs').value);
   if (!pairs) { $('upload-status').textContent = 'Compare: pairs are before:after kernel indices, e.g. 0:1 2:3'; return; }
   const request = { before, after };
@@ -462,6 +469,7 @@ async function start() {
   $('token').addEventListener('change', () => { sessionStorage.setItem('keet-token', $('token').value); refreshJobs(); });
   setupDrop();
   $('compare-go').addEventListener('click', compare);
+  for (const id of ['before', 'after']) $(id).addEventListener('change', () => { $(id).dataset.chosen = '1'; });
   $('history-go').addEventListener('click', history);
   $('ask-go').addEventListener('click', ask);
   try {

@@ -120,8 +120,20 @@ def main():
         browser.save_screenshot(shot)
         print(f"screenshot: {shot}")
 
-        # Before/after: a second upload, then compare the two.
+        # Before/after: a second upload, then compare the two. Untouched, the
+        # selects start on two different jobs (after: the newest).
         browser.find_element(By.ID, "file").send_keys(os.path.abspath(a.report))
+        wait.until(lambda b: b.execute_script(
+            "const b4 = document.getElementById('before'), af = document.getElementById('after');"
+            "return b4.options.length >= 2 && b4.value !== '' && b4.value !== af.value "
+            "&& af.value === af.options[0].value;"))
+        # The same report on both sides is refused with a sentence, not diffed.
+        browser.execute_script(
+            "const b4 = document.getElementById('before');"
+            "b4.value = document.getElementById('after').value;"
+            "b4.dispatchEvent(new Event('change'));")
+        browser.find_element(By.ID, "compare-go").click()
+        wait.until(lambda b: "two different reports" in b.find_element(By.ID, "upload-status").text)
         # Read and set in one script: the job list refresh rebuilds the options every
         # 2 s, so an option element found by one command can be stale by the next.
         wait.until(lambda b: b.execute_script(
