@@ -119,6 +119,12 @@ def main():
         shot = os.path.join(a.out, "keet-ui.png")
         browser.save_screenshot(shot)
         print(f"screenshot: {shot}")
+        # At 800 px the page is one column and nothing scrolls sideways.
+        browser.set_window_size(800, 1000)
+        wait.until(lambda b: b.execute_script(
+            "return document.documentElement.scrollWidth <= document.documentElement.clientWidth;"))
+        browser.save_screenshot(os.path.join(a.out, "keet-ui-800px.png"))
+        browser.set_window_size(1400, 1000)
 
         # Before/after: a second upload, then compare the two. Untouched, the
         # selects start on two different jobs (after: the newest).
