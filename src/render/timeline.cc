@@ -1,6 +1,7 @@
 #include "render/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -333,6 +334,33 @@ std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s)
   return out;
 }
 
+// The smallest round step (1, 2 or 5 times a power of ten) of at least a
+// fifth of the span: three to five ticks.
+double axis_step(double span) {
+  double rough = span / 5, power = std::pow(10.0, std::floor(std::log10(rough)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * power >= rough) return m * power;
+  return 10 * power;
+}
+
+// The time axis under the lanes: a tick and its time from the run's first GPU
+// activity at each round step, the span's length at its end.
+std::string time_axis(double span, int left, int width, int y) {
+  std::string out =
+      fmt::format("<line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#99a'/>", left, y - 12, left + width, y - 12);
+  if (span <= 0) return out;
+  double step = axis_step(span);
+  for (int i = 0; i * step <= span * 0.92; ++i) {  // the last tick leaves room for the span's own label
+    double x = left + i * step / span * width;
+    out += fmt::format("<line x1='{:.1f}' y1='{}' x2='{:.1f}' y2='{}' stroke='#99a'/>", x, y - 14, x, y - 9);
+    out += fmt::format("<text x='{:.1f}' y='{}' text-anchor='{}'>{}</text>", x, y, i == 0 ? "start" : "middle",
+                       i == 0 ? "0" : html::esc(human_duration(i * step)));
+  }
+  out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{} (from the first GPU activity)</text>", left + width,
+                     y + 14, html::esc(human_duration(span)));
+  return out;
+}
+
 // One lane per device (kernels, then copies and memsets) and per stream,
 // each of the span's slices shaded by how busy it was, so a million kernels
 // draw as 120 cells a lane. Over them: the gaps and low-use stretches the
@@ -369,7 +397,7 @@ std::string lanes_svg(const model::TimelineSummary& t) {
   const model::KernelSummary* hot = t.kernels.empty() || span <= 0 ? nullptr : &t.kernels.front();
   size_t drawn = rows.size() + (hot ? 1 : 0);
   std::string out =
-      fmt::format("<svg class='timeline' width='{}' height='{}' role='img'>", kLabel + kWidth + 10, drawn * kRow + 24);
+      fmt::format("<svg class='timeline' width='{}' height='{}' role='img'>", kLabel + kWidth + 10, drawn * kRow + 40);
   for (size_t r = 0; r < rows.size(); ++r) {
     int y = static_cast<int>(r) * kRow + 2;
     out += fmt::format("<text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel - 6, y + 13, html::esc(rows[r].label));
@@ -405,8 +433,7 @@ std::string lanes_svg(const model::TimelineSummary& t) {
                               abbreviated(*hot), hot->time.count, pct(t.gpu_share(*hot)))));
   }
   int axis = static_cast<int>(drawn) * kRow + 16;
-  out += fmt::format("<text x='{}' y='{}'>0</text><text x='{}' y='{}' text-anchor='end'>{}</text>", kLabel, axis,
-                     kLabel + kWidth, axis, html::esc(human_duration(span)));
+  out += time_axis(span, kLabel, kWidth, axis);
   return out + "</svg>";
 }
 
