@@ -57,10 +57,6 @@ size_t mutants_per_seed() {
   return (*end == '\0' && n > 0) ? std::min<size_t>(n, 100000) : kMutantsPerSeed;
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
 // ---------------------------------------------------------------- mutators --
 
 using Rng = std::mt19937_64;
