@@ -46,6 +46,8 @@ struct LaunchSummary : model::KernelIdentity {
   double total_ns = 0, min_ns = 0, max_ns = 0, median_ns = 0;
   double mean_ns() const { return timed ? total_ns / timed : 0; }
 };
+// Whether `fold` stands for several launches (null: a kernel shown alone).
+inline bool folds_launches(const LaunchSummary* fold) { return fold && fold->indices.size() > 1; }
 
 // When identical launches fold into one diagnosis (analyze's text, markdown
 // and HTML): same name, grid, block and device, and durations within noise of the

@@ -36,23 +36,21 @@ std::string speedup_text(const analysis::Finding& f) {
   return fmt::format("est. speedup {:.2f}x", *f.estimated_speedup);
 }
 
-bool folded(const analysis::LaunchSummary* fold) { return fold && fold->indices.size() > 1; }
-
 std::string header_line(const analysis::KernelDiagnosis& k, const TextStyle& s, const analysis::LaunchSummary* fold) {
   std::string device = k.device.empty() ? "unknown device" : k.device;
   if (!k.compute_capability.empty()) device += " (CC " + k.compute_capability + ")";
   std::string dur = k.duration_ns ? human_duration(*k.duration_ns) : "duration not collected";
-  if (folded(fold)) dur = fold_spread(*fold);
+  if (analysis::folds_launches(fold)) dur = fold_spread(*fold);
   // Long template names are abbreviated (JSON and --verbose keep them whole).
   std::string title = fmt::format("[{}] {}", k.index, s.metric_names ? k.display : abbreviate_name(k.display));
-  if (folded(fold)) title += fmt::format("  x{} launches", fold->indices.size());
+  if (analysis::folds_launches(fold)) title += fmt::format("  x{} launches", fold->indices.size());
   bool geometry = !(k.grid == model::Dim3{} && k.block == model::Dim3{});
   std::string launch = geometry ? fmt::format("grid ({},{},{}) x block ({},{},{})", k.grid.x, k.grid.y, k.grid.z,
                                               k.block.x, k.block.y, k.block.z)
                                 : "launch geometry not recorded";
   std::string detail = fmt::format("{}, {}, {}", device, launch, dur);
   std::string launches;
-  if (folded(fold))
+  if (analysis::folds_launches(fold))
     launches = fmt::format(
         "Launches {} fold into this diagnosis of #{} (same grid and block, durations within noise); "
         "--launches all diagnoses each",

@@ -142,20 +142,18 @@ std::string stall_chart(const analysis::DataQuality& q) {
   return html::bar_chart(bars, bars.empty() ? 1 : bars.front().value, "stalls");
 }
 
-bool folded(const analysis::LaunchSummary* fold) { return fold && fold->indices.size() > 1; }
-
 // The kernel's title (the summary of its collapsible section) and its launch line.
 std::string kernel_header(const analysis::KernelDiagnosis& d, const analysis::LaunchSummary* fold) {
   const auto& name = d.display_name();
   std::string cls(analysis::class_name(d.bottleneck.cls));
-  std::string launches = folded(fold) ? fmt::format(" &times;{} launches", fold->indices.size()) : "";
-  std::string duration = folded(fold) ? fold_spread(*fold) : format_duration(d.duration_ns);
+  std::string launches = analysis::folds_launches(fold) ? fmt::format(" &times;{} launches", fold->indices.size()) : "";
+  std::string duration = analysis::folds_launches(fold) ? fold_spread(*fold) : format_duration(d.duration_ns);
   std::string out = fmt::format("<summary><h2>#{} <code title='{}'>{}</code>{} {}</h2></summary>", d.index, esc(name),
                                 esc(abbreviate_name(name, 160)), launches, badge(cls + "-bound", cls));
   out += fmt::format(
       "<p class='meta'>grid ({}, {}, {}) &middot; block ({}, {}, {}) &middot; {} &middot; {} (sm_{})</p>", d.grid.x,
       d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z, esc(duration), esc(d.device), esc(d.compute_capability));
-  if (folded(fold))
+  if (analysis::folds_launches(fold))
     out += fmt::format(
         "<p class='meta'>launches {} fold into this diagnosis of #{} (same grid and block, durations "
         "within noise)</p>",
