@@ -253,7 +253,8 @@ std::string report_view_text(const analysis::ReportView& v, const TextStyle& s) 
       continue;
     }
     out += wrap_text(head, s.width, "  ", "    ") + "\n";
-    for (auto line : split(t.str(70), '\n'))
+    std::string table = t.str(70);  // split() views it: it must outlive the loop
+    for (auto line : split(table, '\n'))
       if (!trim(line).empty()) out += "    " + std::string(line) + "\n";
     out += wrap_text(series.verdict + ".", s.width, "    ", "    ") + "\n";
   }
