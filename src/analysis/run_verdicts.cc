@@ -382,13 +382,17 @@ std::string collectives(const model::TimelineSummary& t) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-std::string subject_of(const model::TimelineSummary& t, const std::string& evidence) {
+const std::string& name_of(const model::KernelSummary& k, model::NameBase names) {
+  return names == model::NameBase::Function && !k.short_name.empty() ? k.short_name : k.name;
+}
+
+std::string subject_of(const model::TimelineSummary& t, const std::string& evidence, const RunOptions& opt) {
   for (const auto& g : run_rules().api_groups)
     if (evidence == "api_" + g.id) return api_subject(t, g);
   if (evidence == "nccl") return collectives(t);
-  if (evidence == "hot_kernel" && !t.kernels.empty()) return t.kernels.front().name;
+  if (evidence == "hot_kernel" && !t.kernels.empty()) return name_of(t.kernels.front(), opt.names);
   if (evidence == "drift_kernel")
-    if (const auto* k = most_drifting(t)) return k->name;
+    if (const auto* k = most_drifting(t)) return name_of(*k, opt.names);
   if (evidence == "launch_stream")
     if (const auto* s = busiest_stream(t)) return fmt::format("device {} stream {}", s->device, s->stream);
   return {};
@@ -446,7 +450,7 @@ RunDiagnosis diagnose_run(const model::TimelineSummary& t, const RunOptions& opt
                  .references = rule.references,
                  .evidence = rule.evidence,
                  .ops = list_named(t, rule.evidence),
-                 .subject = subject_of(t, rule.evidence)};
+                 .subject = subject_of(t, rule.evidence, opt)};
     if (rule.cost_ms)
       if (auto ms = rule.cost_ms->eval(values))  // never more than the whole run
         v.cost_ns = t.span_ns() > 0 ? std::min(*ms * kMs, static_cast<double>(t.span_ns())) : *ms * kMs;

@@ -59,6 +59,9 @@ struct RunDiagnosis {
 // What the user sets for the verdicts (keet timeline's flags).
 struct RunOptions {
   double drift_threshold = 0.2;  // growth from first to last quarter of launches that counts as drift
+  // The name a verdict's kernel goes by (keet timeline --name-base): Function
+  // gives the export's short name, anything else the demangled one.
+  model::NameBase names = model::NameBase::Demangled;
 };
 
 // The limits the timeline builder applies (rule data "limits").

@@ -174,13 +174,56 @@ std::vector<std::string> option_names(const std::vector<Flag>& flags) {
   return out;
 }
 
+// What a file argument holds, by the argument's name: completions offer
+// those files (and folders to walk into) and zsh says what is asked for.
+struct FileKind {
+  std::string_view what;
+  std::vector<std::string_view> extensions;  // empty: a folder
+};
+
+const FileKind* file_kind(const Flag& f) {
+  static const FileKind ncu{"Nsight Compute report (.ncu-rep, .ncu-repz, ncu or nvprof CSV)",
+                            {"ncu-rep", "ncu-repz", "nsight-cuprof-report", "csv"}};
+  static const FileKind nsys{"Nsight Systems run (.nsys-rep, .qdrep or its SQLite export)",
+                             {"nsys-rep", "qdrep", "sqlite"}};
+  static const FileKind folder{"folder", {}};
+  const std::string& name = f.names.empty() ? f.positional : f.names.back();
+  if (name == "report" || name == "reports" || name == "before" || name == "after") return &ncu;
+  if (name == "timeline" || name == "--timeline") return &nsys;
+  if (name == "--export-dir" || name == "--data-dir" || name == "--source-root" || name == "--root") return &folder;
+  return nullptr;
+}
+
+std::string bash_files(const FileKind* kind) {
+  if (kind == nullptr) return "COMPREPLY=($(compgen -f -- \"$cur\"))";
+  if (kind->extensions.empty()) return "COMPREPLY=($(compgen -d -- \"$cur\"))";
+  // Folders, to walk into, and the files of the kind; -X drops what does not match.
+  // (The pattern needs extglob: _keet turns it on for the call, then back.)
+  return fmt::format("COMPREPLY=($(compgen -d -- \"$cur\") $(compgen -f -X '!*.@({})' -- \"$cur\"))",
+                     fmt::join(kind->extensions, "|"));
+}
+
+std::string zsh_files(const FileKind* kind) {
+  if (kind == nullptr) return "_files";
+  if (kind->extensions.empty()) return "_files -/";
+  return fmt::format("_files -g \"*.({})(-.)\"", fmt::join(kind->extensions, "|"));
+}
+
+// The positional argument's file kind, when the command takes one.
+const FileKind* positional_kind(const std::vector<Flag>& flags) {
+  for (const auto& f : flags)
+    if (!f.positional.empty())
+      if (const FileKind* k = file_kind(f)) return k;
+  return nullptr;
+}
+
 // The case arms completing the value after a flag: its choices, else files.
 std::string bash_value_arms(const std::vector<Flag>& flags) {
   std::string out;
   for (const auto& f : flags) {
     if (!f.takes_value || f.names.empty()) continue;
     std::string action = f.choices.empty()
-                             ? "COMPREPLY=($(compgen -f -- \"$cur\"))"
+                             ? bash_files(file_kind(f))
                              : fmt::format("COMPREPLY=($(compgen -W '{}' -- \"$cur\"))", words(f.choices));
     out += fmt::format("        {}) {}; return ;;\n", fmt::join(f.names, "|"), action);
   }
@@ -193,8 +236,9 @@ std::string bash_command_arm(const CLI::App& sub) {
       "    {})\n"
       "      opts='{}'\n"
       "      case \"$prev\" in\n{}      esac\n"
+      "      _keet_files() {{ {}; }}\n"
       "      ;;\n",
-      sub.get_name(), words(option_names(flags)), bash_value_arms(flags));
+      sub.get_name(), words(option_names(flags)), bash_value_arms(flags), bash_files(positional_kind(flags)));
 }
 
 // zsh _arguments spec text: [ ] : \ and ' would end the construct they sit in.
@@ -215,7 +259,12 @@ std::string zsh_text(std::string_view s) {
 
 std::string zsh_flag(const Flag& f) {
   std::string value;
-  if (f.takes_value) value = f.choices.empty() ? ":value:_files" : fmt::format(":value:({})", words(f.choices));
+  if (f.takes_value) {
+    const FileKind* kind = file_kind(f);
+    value = !f.choices.empty() ? fmt::format(":value:({})", words(f.choices))
+            : kind             ? fmt::format(":{}:{}", zsh_text(kind->what), zsh_files(kind))
+                               : ":value:_files";
+  }
   std::string out;
   for (const auto& n : f.names)
     if (plain_word(n)) out += fmt::format("        '{}[{}]{}' \\\n", n, zsh_text(f.help), value);
@@ -224,9 +273,11 @@ std::string zsh_flag(const Flag& f) {
 
 std::string zsh_command_arm(const CLI::App& sub) {
   std::string out = fmt::format("    {})\n      _arguments \\\n", sub.get_name());
-  for (const auto& f : flags_of(sub))
+  auto flags = flags_of(sub);
+  for (const auto& f : flags)
     if (f.positional.empty()) out += zsh_flag(f);
-  return out + "        '*:file:_files'\n      ;;\n";
+  const FileKind* kind = positional_kind(flags);
+  return out + fmt::format("        '*:{}:{}'\n      ;;\n", kind ? zsh_text(kind->what) : "file", zsh_files(kind));
 }
 
 }  // namespace
@@ -262,7 +313,16 @@ std::string bash_completion(const CLI::App& cli) {
   for (const auto* sub : subcommands_of(cli)) arms += bash_command_arm(*sub);
   return fmt::format(
       "# bash completion for keet, generated from its command table (tools/docgen). Do not edit.\n"
+      "# The file patterns use @(...), so extglob is on while keet completes and\n"
+      "# is put back as the user had it.\n"
       "_keet() {{\n"
+      "  local extglob\n"
+      "  extglob=$(shopt -p extglob)\n"
+      "  shopt -s extglob\n"
+      "  _keet_complete\n"
+      "  eval \"$extglob\"\n"
+      "}}\n"
+      "_keet_complete() {{\n"
       "  local cur=\"${{COMP_WORDS[COMP_CWORD]}}\" prev=\"\" opts=\"\"\n"
       "  (( COMP_CWORD > 0 )) && prev=\"${{COMP_WORDS[COMP_CWORD-1]}}\"\n"
       "  local commands='{0}'\n"
@@ -270,6 +330,7 @@ std::string bash_completion(const CLI::App& cli) {
       "    COMPREPLY=($(compgen -W \"$commands help {1}\" -- \"$cur\"))\n"
       "    return\n"
       "  fi\n"
+      "  _keet_files() {{ COMPREPLY=($(compgen -f -- \"$cur\")); }}\n"
       "  case \"${{COMP_WORDS[1]}}\" in\n"
       "    help) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return ;;\n"
       "{2}"
@@ -277,7 +338,7 @@ std::string bash_completion(const CLI::App& cli) {
       "  if [[ \"$cur\" == -* ]]; then\n"
       "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
       "  else\n"
-      "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+      "    _keet_files\n"
       "  fi\n"
       "}}\n"
       "complete -o filenames -F _keet keet\n",

@@ -94,11 +94,13 @@ Command diff_command() {
             ->capture_default_str();
         sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
         sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
+        add_name_base(sub, a->before.name_shown);
         add_app_view_flags(sub, a->timeline, a->coverage_threshold);
         sub.add_option("--db", a->db,
                        "store each resolved finding's predicted and measured speedup in this history (keet calibrate)");
         sub.callback([a, &action] {
           a->after.allow_partial = a->before.allow_partial;
+          a->after.name_shown = a->before.name_shown;
           action = [a](Context& ctx) { return run_diff(ctx, *a); };
         });
       }};

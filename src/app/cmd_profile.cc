@@ -1,10 +1,10 @@
 // keet profile [options] -- [ncu options] ./app args: run ncu, then analyse
 // the report it wrote with analyze's flags.
 //
-// Two names clash with analyze and are resolved as ncu has them, since the
-// command runs ncu: -o/--export is the report ncu writes (ncu adds .ncu-rep)
-// and -f is --force-overwrite. The analysis goes to stdout, or to
-// --analysis-output FILE; --format has no short form here.
+// -o/--export is the report ncu writes (ncu adds .ncu-rep), as ncu has it,
+// since the command runs ncu. -f means --format, as in every other command;
+// ncu's --force-overwrite has only its long name here, so a short flag never
+// means two things. The analysis goes to stdout, or to --analysis-output FILE.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -58,7 +58,8 @@ ExitCode run_profile(Context& ctx, ProfileArgs a, ProcessRunner& runner) {
 void add_ncu_flags(CLI::App& sub, ProfileRequest& r) {
   sub.add_option("--ncu", r.ncu, "ncu executable (default: $NCU, PATH, /usr/local/cuda*/bin)");
   sub.add_option("-o,--export", r.output, "report ncu writes (ncu adds .ncu-rep; default <app>.ncu-rep)");
-  sub.add_flag("-f,--force-overwrite", r.force, "replace an existing report (as ncu); without it keet refuses");
+  sub.add_flag("--force-overwrite", r.force,
+               "replace an existing report (as ncu; -f means --format here, as in every command)");
   sub.add_option("--set", r.set, "ncu section set (default: full, with source counters and imported source)");
   sub.add_option("--section", r.sections, "collect this ncu section (repeatable); alone, only these sections");
   sub.add_option("-k,--kernel", r.kernel,
@@ -74,7 +75,7 @@ void add_ncu_flags(CLI::App& sub, ProfileRequest& r) {
 
 void add_analysis_flags(CLI::App& sub, AnalyzeArgs& a) {
   a.format = analyze_format_names().front();
-  sub.add_option("--format", a.format, "analysis format, as analyze")
+  sub.add_option("-f,--format", a.format, "analysis format, as analyze")
       ->check(CLI::IsMember(analyze_format_names()))
       ->capture_default_str();
   sub.add_option("--top", a.top, "findings shown per kernel (0 = all)")->capture_default_str();

@@ -18,6 +18,7 @@ struct TimelineCmdArgs {
   std::string output;
   size_t top = 20;
   double drift = 0.2;
+  std::string names = "demangled";  // --name-base
 };
 
 constexpr FormatWriter<model::TimelineSummary, render::TimelineStyle> kTimelineFormats[] = {
@@ -35,6 +36,7 @@ ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& run
   if (!target) return report_error(ctx, target.error());
   render::TimelineStyle style{a.top, a.drift, ctx.color() && a.output.empty(),
                               a.output.empty() ? cell_width(ctx, 160) : 0};
+  style.names = model::parse_name_base(a.names).value_or(model::NameBase::Demangled);
   target->stream() << write_format(kTimelineFormats, a.format, *t, style);
   if (auto w = target->commit(); !w) return report_error(ctx, w.error());
   return ExitCode::Ok;
@@ -50,6 +52,7 @@ Command timeline_command() {
         add_timeline_flags(sub, a->input, true);
         add_format(sub, a->format, format_names(kTimelineFormats));
         sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+        add_name_base(sub, a->names);
         sub.add_option("--top", a->top, "kernels and NVTX ranges listed (0 = all; JSON lists all)")
             ->capture_default_str();
         sub.add_option("--drift-threshold", a->drift,

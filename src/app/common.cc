@@ -65,9 +65,24 @@ void add_selection_args(CLI::App& sub, ReportArgs& a, bool with_kernel) {
                    "repeatable, all must match");
     sub.add_option("--nvtx-exclude", a.nvtx_exclude, "leave out kernels in this NVTX range (same syntax; repeatable)");
   }
+  add_name_base(sub, a.name_shown);
   sub.add_flag("--allow-partial", a.allow_partial, "accept a truncated report (exit 0 with a warning)");
 }
 }  // namespace
+
+void add_name_base(CLI::App& sub, std::string& value) {
+  sub.add_option("--name-base,--print-kernel-base", value,
+                 "kernel name printed: function, demangled or mangled (as ncu's --print-kernel-base)")
+      ->check(CLI::IsMember({"function", "demangled", "mangled"}))
+      ->capture_default_str();
+}
+
+readers::ReadOptions named_as(const ReportArgs& a, readers::ReadOptions opt) {
+  // The flag's check admits only the three names; a ReportArgs built in code
+  // with another keeps the default.
+  opt.name_shown = model::parse_name_base(a.name_shown).value_or(model::NameBase::Demangled);
+  return opt;
+}
 
 Result<model::KernelFilter> kernel_filter(const ReportArgs& a) {
   auto base = model::parse_name_base(a.name_base);
@@ -118,7 +133,7 @@ Result<model::Report> read_report(const std::string& path, const readers::ReadOp
 
 Result<Loaded> load_report(Context& ctx, const ReportArgs& a, const readers::ReadOptions& opt) {
   KEET_TRY(filter, kernel_filter(a));
-  KEET_TRY(report, read_report(a.path, opt));
+  KEET_TRY(report, read_report(a.path, named_as(a, opt)));
   Loaded l{std::move(*report), {}, ExitCode::Ok};
   for (const auto& w : l.report.warnings) ctx.err << "keet: warning: " << w << "\n";
   if (l.report.partial && !a.allow_partial) l.partial_exit = ExitCode::BadInput;
@@ -134,7 +149,7 @@ Result<StreamStats> stream_report(Context& ctx, const ReportArgs& a, const reade
   KEET_TRY(filter, kernel_filter(a));
   KEET_TRY(src, open_report(a.path));
   StreamStats stats;
-  auto ok = readers::stream_into(**src, opt, head, [&](model::Kernel&& k) {
+  auto ok = readers::stream_into(**src, named_as(a, opt), head, [&](model::Kernel&& k) {
     ++stats.seen;
     if (!filter->take(k)) return !filter->done();  // -c reached: the rest of the file is not needed
     const model::Report& context = stream.context ? *stream.context : head;

@@ -21,6 +21,7 @@ struct ReportArgs {
   std::string path;
   std::string kernel;                                   // -k
   std::string name_base = "function";                   // --kernel-name-base (ncu's default)
+  std::string name_shown = "demangled";                 // --name-base: the name printed (ncu's default)
   uint64_t skip = 0;                                    // -s/--launch-skip
   std::optional<uint64_t> count;                        // -c/--launch-count
   std::vector<std::string> nvtx_include, nvtx_exclude;  // --nvtx-include/--nvtx-exclude (as ncu)
@@ -46,6 +47,11 @@ Error no_kernel_matches(const ReportArgs& a);
 Result<void> check_nvtx(const ReportArgs& a, const model::KernelFilter& f);
 Error no_nvtx_error(const ReportArgs& a);
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel = true);
+// --name-base (alias --print-kernel-base, as ncu): which name every output
+// prints for a kernel. Commands with their own report flags add it themselves.
+void add_name_base(CLI::App& sub, std::string& value);
+// The read options with the kernels named as --name-base asks.
+readers::ReadOptions named_as(const ReportArgs& a, readers::ReadOptions opt);
 // The same, taking one or more reports (ReportArgs::paths).
 void add_reports_args(CLI::App& sub, ReportArgs& a);
 // One ReportArgs per report given, in order, each with the shared flags.

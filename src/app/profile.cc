@@ -198,8 +198,7 @@ Result<void> prepare_report_path(const std::string& report, bool force) {
   std::error_code ec;
   if (!fs::exists(report, ec)) return {};
   if (!force)
-    return fail(ExitCode::BadInput,
-                fmt::format("{} exists: pass -f (--force-overwrite) to replace it, as ncu", report));
+    return fail(ExitCode::BadInput, fmt::format("{} exists: pass --force-overwrite to replace it, as ncu", report));
   if (!fs::remove(report, ec) && ec)
     return fail(ExitCode::BadInput, fmt::format("{}: cannot remove the old report: {}", report, ec.message()));
   return {};

@@ -32,7 +32,7 @@ struct ProfileRequest {
   std::string output;                   // -o/--export; default derived from the application
   std::vector<std::string> tail;        // after --: ncu's own options, then the application and its arguments
   int timeout_s = 0;                    // --timeout; 0: none
-  bool force = false;                   // -f/--force-overwrite: replace an existing report
+  bool force = false;                   // --force-overwrite: replace an existing report
   std::string set;                      // --set; "" with no --section: full
   std::vector<std::string> sections;    // --section, repeatable
   std::string name_base;                // --kernel-name-base; "": ncu's default (function)

@@ -107,8 +107,12 @@ std::optional<std::string> Kernel::text(std::string_view name) const {
 }
 
 const std::string& Kernel::display_name() const {
-  if (!demangled.empty()) return demangled;
-  if (!function.empty()) return function;
+  // The chosen name first, then the readable ones before the mangled one.
+  const std::string* order[3] = {&demangled, &function, &mangled};
+  if (shown == NameBase::Function) order[0] = &function, order[1] = &demangled;
+  if (shown == NameBase::Mangled) order[0] = &mangled, order[1] = &demangled, order[2] = &function;
+  for (const std::string* name : order)
+    if (!name->empty()) return *name;
   return mangled;
 }
 

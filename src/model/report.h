@@ -176,11 +176,19 @@ struct MetricName {
   size_t hash;
 };
 
+// Which of a kernel's names stands for it, as ncu's --kernel-name-base (what
+// -k matches) and --print-kernel-base (what is printed): "function"
+// (`addConstDouble3`), "demangled" (`addConstDouble3(int, double3 *)`) or
+// "mangled". A kernel without the chosen name (a CSV export keeps one) goes
+// by the name it has.
+enum class NameBase { Function, Demangled, Mangled };
+
 struct Kernel {
   int index = 0;  // order in the report
   std::string mangled;
   std::string function;
   std::string demangled;
+  NameBase shown = NameBase::Demangled;  // which name display_name() gives (keet --name-base)
   Dim3 grid, block;
   uint64_t context_id = 0, stream_id = 0;
   uint64_t creation_time = 0;  // unix seconds

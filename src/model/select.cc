@@ -15,7 +15,9 @@ const std::string& name_in_base(const Kernel& k, NameBase base) {
   const std::string& chosen = base == NameBase::Function  ? k.function
                               : base == NameBase::Mangled ? k.mangled
                                                           : k.demangled;
-  return chosen.empty() ? k.display_name() : chosen;
+  if (!chosen.empty()) return chosen;
+  // Independent of the name printed (Kernel::shown): the readable ones first.
+  return !k.demangled.empty() ? k.demangled : !k.function.empty() ? k.function : k.mangled;
 }
 
 Result<KernelSelector> KernelSelector::parse(std::string_view spec, NameBase base) {

@@ -13,11 +13,7 @@
 
 namespace keet::model {
 
-// Which of a kernel's names -k's regex is searched in, as ncu's
-// --kernel-name-base: "function" (ncu's default: `addConstDouble3`),
-// "demangled" (`addConstDouble3(int, double3 *)`) or "mangled". A kernel
-// without the chosen name (CSV exports keep one) is searched by the name it has.
-enum class NameBase { Function, Demangled, Mangled };
+// "function", "demangled" or "mangled" (model::NameBase, report.h).
 std::optional<NameBase> parse_name_base(std::string_view s);
 const std::string& name_in_base(const Kernel& k, NameBase base);
 

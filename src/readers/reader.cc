@@ -61,7 +61,10 @@ ReadResult<void> stream_into(const io::ByteSource& src, const ReadOptions& opt, 
                               : std::max(ReadOptions::kFreeKernels, src.bytes().size() / ReadOptions::kMinKernelBytes);
   size_t limit = std::min(opt.max_kernels, by_size);
   size_t kernels = 0;
-  auto capped = [&](model::Kernel&& k) { return ++kernels <= limit && (!opt.kernels || sink(std::move(k))); };
+  auto capped = [&](model::Kernel&& k) {
+    k.shown = opt.name_shown;
+    return ++kernels <= limit && (!opt.kernels || sink(std::move(k)));
+  };
   auto ok = reader->read(src, opt, report, capped);
   if (src.changed())  // the bytes read past the new end were zeros: nothing read can be trusted
     return std::unexpected(ReadError{src.name(), 0, "not read: the file was truncated while keet read it", false});

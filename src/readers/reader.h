@@ -39,6 +39,8 @@ struct ReadOptions {
   // and remembers the answer, instead of once per metric of every kernel.
   bool metric_filter_by_name = false;
   bool allow_partial = false;  // a truncated report is not an error
+  // The name each delivered kernel goes by (Kernel::shown; keet --name-base).
+  model::NameBase name_shown = model::NameBase::Demangled;
   // A .ncu-rep kernel whose metric names are defined in a later block's string
   // table waits (undecoded) until they arrive; so do the kernels after it, to
   // keep report order. Past this many waiting bytes the oldest goes out

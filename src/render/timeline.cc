@@ -21,6 +21,10 @@ using nlohmann::json;
 // A kernel as the chart's legend names it: the function, not its template arguments.
 std::string abbreviated(const model::KernelSummary& k) { return k.short_name.empty() ? k.name : k.short_name; }
 
+const std::string& shown_name(const model::KernelSummary& k, const TimelineStyle& s) {
+  return s.names == model::NameBase::Function && !k.short_name.empty() ? k.short_name : k.name;
+}
+
 std::string bold(bool color, const std::string& text) { return color ? "\033[1m" + text + "\033[0m" : text; }
 
 std::string pct(double share) { return fmt::format("{:.1f}%", 100 * share); }
@@ -148,7 +152,7 @@ std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s)
                        pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
                        human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
                        human_duration(static_cast<double>(k.time.max_ns)),
-                       s.name_width ? clip_cell(k.name, s.name_width) : k.name);
+                       s.name_width ? clip_cell(shown_name(k, s), s.name_width) : shown_name(k, s));
     if (k.configs.size() > 1)
       for (const auto& c : k.configs)
         out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "",
@@ -185,7 +189,7 @@ std::string drift_text(const model::TimelineSummary& t, const TimelineStyle& s) 
   for (const auto& k : t.kernels) {
     if (!analysis::drifting(k, s.drift_threshold)) continue;
     auto [early, late] = k.drift.early_late_means();
-    out += fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", k.name,
+    out += fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", shown_name(k, s),
                        k.time.count, human_duration(early), human_duration(late), 100 * *analysis::drift_growth(k));
   }
   std::string head =
@@ -467,7 +471,7 @@ std::string kernel_table_html(const model::TimelineSummary& t, const TimelineSty
         pct(t.gpu_share(k)), pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
         human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
         human_duration(static_cast<double>(k.time.max_ns)), g ? html::esc(fmt::format("{:+.0f}%", 100 * *g)) : "",
-        html::esc(k.name));
+        html::esc(shown_name(k, s)));
   }
   return out + "</table>";
 }
@@ -677,7 +681,7 @@ std::string untraced_text(const model::TimelineMeta& m) {
 
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = header_text(t, s) + "\n" + untraced_text(t.meta);
-  out += verdicts_text(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold}), s) + "\n";
+  out += verdicts_text(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names}), s) + "\n";
   if (t.kernels.empty() && t.meta.untraced.launch_calls == 0)
     out += "No kernel ran in this timeline.\n";
   else if (!t.kernels.empty())
@@ -722,7 +726,7 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
   for (const auto& p : t.phases)
     phases.push_back({{"name", p.name}, {"what", p.what}, {"start_ns", p.start}, {"end_ns", p.end}});
   auto opt = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
-  auto diagnosis = analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold});
+  auto diagnosis = analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names});
   return {{"schema", "keet.timeline/1"},
           {"timeline", t.meta.path},
           {"nsys_version", opt(t.meta.tool_version)},
@@ -760,7 +764,7 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
 std::string timeline_html_section(const model::TimelineSummary& t, const TimelineStyle& s) {
   std::string out = "<section class='timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
   out += "<pre>" + html::esc(header_text(t, TimelineStyle{s.top, s.drift_threshold, false})) + "</pre>";
-  out += verdicts_html(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold}));
+  out += verdicts_html(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names}));
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t) + chart_legend(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
   TimelineStyle plain{s.top, s.drift_threshold, false};

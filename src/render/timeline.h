@@ -19,6 +19,10 @@ struct TimelineStyle {
   // apart (render::clip_cell: a PyTorch name loses its template arguments
   // first); 0 keeps them whole (piped output, JSON).
   size_t name_width = 0;
+  // Which name a kernel goes by in text and HTML (keet timeline --name-base):
+  // an export holds the demangled and the function name; mangled falls back
+  // to the demangled one.
+  model::NameBase names = model::NameBase::Demangled;
 };
 
 std::string timeline_text(const model::TimelineSummary& t, const TimelineStyle& s);

@@ -215,11 +215,17 @@ TEST(LoopCliProfile, ReadsTheFileNcuWritesNotAStaleOne) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("freshKernel"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("staleKernel"), std::string::npos) << r.out;
-  // An ncu that writes nothing: with -f the stale NAME.ncu-rep is removed
-  // first, so it is not analysed either.
+  // An ncu that writes nothing: with --force-overwrite the stale
+  // NAME.ncu-rep is removed first, so it is not analysed either.
   auto silent = fake_ncu("ncu-silent", "exit 0\n");
-  auto none = run_keet("profile -f --ncu " + shell_quote(silent) + " -o " + shell_quote(out) + " -- ./myapp");
+  auto none =
+      run_keet("profile --force-overwrite --ncu " + shell_quote(silent) + " -o " + shell_quote(out) + " -- ./myapp");
   EXPECT_EQ(none.rc, 3) << none.out;
+  // -f is --format here as in every command: ncu's habit of -f for
+  // --force-overwrite fails before anything runs or is removed.
+  auto habit = run_keet("profile -f --ncu " + shell_quote(silent) + " -o " + shell_quote(out) + " -- ./myapp");
+  EXPECT_EQ(habit.rc, 2) << habit.err;
+  EXPECT_NE(habit.err.find("--format"), std::string::npos) << habit.err;
 }
 
 // A stand-in ncu that records its argv, one word a line, and copies `src` to
@@ -253,7 +259,7 @@ TEST(LoopCliProfile, NoSilentOverwriteOfAnExistingReport) {
   fs::remove(ncu + ".args");
   auto refused = run_keet("profile --ncu " + shell_quote(ncu) + " -o " + shell_quote(out) + " -- ./myapp");
   EXPECT_EQ(refused.rc, 2) << refused.err;
-  EXPECT_NE(refused.err.find("exists: pass -f (--force-overwrite)"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("exists: pass --force-overwrite to replace it"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(ncu + ".args"));  // ncu never ran
   auto kept = run_keet("list " + shell_quote(out + ".ncu-rep"));
   EXPECT_NE(kept.out.find("oldKernel"), std::string::npos);

@@ -22,7 +22,10 @@ struct Cli {
     sub->add_flag("--quiet", quiet, "say less");
     sub->add_option("-o,--output", out, "write here");
     app.add_subcommand("diff", "compare");
+    auto* timeline = app.add_subcommand("timeline", "a run");
+    timeline->add_option("timeline", run, "Nsight Systems run")->required();
   }
+  std::string run;
 };
 
 std::string write(const std::string& name, const std::string& text) {
@@ -59,9 +62,34 @@ TEST(CliDocs, BashCompletesChoicesAndFlags) {
                                                      "; _keet; echo \"${COMPREPLY[@]}\""))
         .out;
   };
-  EXPECT_EQ(complete("''", 1), "analyze diff help -h --help\n");
+  EXPECT_EQ(complete("''", 1), "analyze diff timeline help -h --help\n");
   EXPECT_EQ(complete("analyze -f ''", 3), "text json\n");
   EXPECT_EQ(complete("analyze --q", 2), "--quiet\n");
+}
+
+// A report argument offers reports (and folders to walk into), a timeline
+// argument Nsight Systems runs; the user's extglob setting survives.
+TEST(CliDocs, BashOffersTheFilesEachArgumentReads) {
+  Cli c;
+  std::string script = write("cli_files.bash", bash_completion(c.app));
+  std::string dir = testing::temp_path("completion_files");
+  testing::run_command("rm -rf " + testing::shell_quote(dir) + " && mkdir -p " + testing::shell_quote(dir + "/sub"));
+  for (const char* name : {"a.ncu-rep", "b.txt", "c.nsys-rep", "d.sqlite", "e.csv"})
+    write("completion_files/" + std::string(name), "");
+  auto complete = [&](const std::string& words, int cword) {
+    return testing::run_command("bash -c " + testing::shell_quote("shopt -u extglob; source " +
+                                                                  testing::shell_quote(script) + "; COMP_WORDS=(keet " +
+                                                                  words + "); COMP_CWORD=" + std::to_string(cword) +
+                                                                  "; _keet; printf '%s\\n' \"${COMPREPLY[@]}\" | sort; "
+                                                                  "shopt -q extglob && echo extglob left on"))
+        .out;
+  };
+  std::string d = testing::shell_quote(dir + "/");
+  EXPECT_EQ(complete("analyze " + d, 2), dir + "/a.ncu-rep\n" + dir + "/e.csv\n" + dir + "/sub\n");
+  EXPECT_EQ(complete("timeline " + d, 2), dir + "/c.nsys-rep\n" + dir + "/d.sqlite\n" + dir + "/sub\n");
+  EXPECT_EQ(complete("diff " + d, 2), dir + "/a.ncu-rep\n" + dir + "/b.txt\n" + dir + "/c.nsys-rep\n" + dir +
+                                          "/d.sqlite\n" + dir + "/e.csv\n" + dir + "/sub\n")
+      << "an argument of no known kind offers every file";
 }
 
 TEST(CliDocs, ZshQuotesDescriptions) {
@@ -70,6 +98,15 @@ TEST(CliDocs, ZshQuotesDescriptions) {
   EXPECT_NE(script.find("'analyze:.starts a roff request \\[and\\] '\\''quotes'\\''\\: colons'"), std::string::npos)
       << script;
   EXPECT_NE(script.find("'--format[output format]:value:(text json)'"), std::string::npos) << script;
+  // What each argument reads, said and offered.
+  EXPECT_NE(script.find("'*:Nsight Compute report (.ncu-rep, .ncu-repz, ncu or nvprof CSV):_files -g "
+                        "\"*.(ncu-rep|ncu-repz|nsight-cuprof-report|csv)(-.)\"'"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("'*:Nsight Systems run (.nsys-rep, .qdrep or its SQLite export):_files -g "
+                        "\"*.(nsys-rep|qdrep|sqlite)(-.)\"'"),
+            std::string::npos)
+      << script;
   if (testing::run_command("command -v zsh").rc != 0) GTEST_SKIP() << "zsh is not installed: not parsed";
   EXPECT_EQ(testing::run_command("zsh -n " + testing::shell_quote(write("_keet", script))).rc, 0);
 }
