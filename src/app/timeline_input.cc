@@ -17,7 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "io/file.h"
-#include "llm/cache.h"
+#include "io/sha256.h"
 #include "llm/config.h"
 #include "readers/nsys_export.h"
 #include "render/timeline.h"
@@ -123,7 +123,7 @@ Result<Export> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner&
   std::string dir = export_folder(ctx, a);
   if (dir.empty() && !a.export_dir.empty())
     return fail(ExitCode::BadInput, fmt::format("--export-dir {}: not a folder keet can write", a.export_dir));
-  std::string hash = llm::sha256_file_hex(a.path);
+  std::string hash = io::sha256_file_hex(a.path);
   if (hash.empty()) return fail(ExitCode::BadInput, a.path + ": cannot read the report");
   std::string kept = dir.empty() ? "" : cached_export_path(dir, hash);
   if (!kept.empty() && usable_export(kept)) {

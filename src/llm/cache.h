@@ -10,11 +10,6 @@ struct sqlite3;
 
 namespace keet::llm {
 
-std::string sha256_hex(std::string_view data);
-// The same digest of a file's bytes, read in pieces (memory does not grow
-// with the file); empty when the file cannot be read.
-std::string sha256_file_hex(const std::string& path);
-
 class ResponseCache {
  public:
   // Opens (creating folders and the table); an unusable cache is disabled, never fatal.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "io/sha256.h"
 #include "util/json.h"
 #include "util/strings.h"
 
@@ -172,7 +173,7 @@ std::expected<ChatResponse, LlmError> LlmClient::send(const ChatRequest& chat) {
   }
   // The whole URL (scheme, host, port, path): an answer from one server is
   // never replayed for another that serves the same model name.
-  std::string hash = sha256_hex(req.url + "\n" + req.body);
+  std::string hash = io::sha256_hex(req.url + "\n" + req.body);
   if (cache_)
     if (auto hit = cache_->get(cfg_.provider, cfg_.model, hash))
       if (auto parsed = provider_->parse(*hit, chat)) {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "analysis/derived.h"
-#include "llm/cache.h"
+#include "io/sha256.h"
 #include "model/units.h"
 #include "util/embedded_data.h"
 #include "util/pattern.h"
@@ -148,7 +148,7 @@ std::string context_with(const analysis::KernelDiagnosis& d, const model::Kernel
 int estimate_tokens(std::string_view text) { return static_cast<int>((text.size() + 3) / 4); }
 
 std::string kernel_label(const std::string& name, bool redact) {
-  return redact ? "kernel_" + sha256_hex(name).substr(0, 8) : name;
+  return redact ? "kernel_" + io::sha256_hex(name).substr(0, 8) : name;
 }
 
 std::string scrub_paths(const std::string& text) {

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "io/file.h"
-#include "llm/cache.h"
+#include "io/sha256.h"
 #include "readers/nsys_export.h"
 #include "util/strings.h"
 
@@ -51,7 +51,7 @@ void log_event(const std::function<void(std::string_view)>& log, int64_t now_ms,
 }
 
 Result<std::string> BlobStore::put(std::string_view bytes) {
-  std::string address = llm::sha256_hex(bytes);
+  std::string address = io::sha256_hex(bytes);
   if (address.empty()) return fail(ExitCode::Dependency, "SHA-256 unavailable (libcrypto not found)");
   if (has(address)) return address;
   auto target = std::filesystem::path(path(address));
@@ -74,7 +74,7 @@ Result<std::string> BlobStore::put(std::string_view bytes) {
 }
 
 Result<std::string> BlobStore::adopt(const std::string& file) {
-  std::string address = llm::sha256_file_hex(file);
+  std::string address = io::sha256_file_hex(file);
   if (address.empty()) return fail(ExitCode::Dependency, "cannot read the spooled upload back");
   if (has(address)) return address;
   auto target = std::filesystem::path(path(address));

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "llm/cache.h"
+#include "io/sha256.h"
 #include "support/load_fault.h"
 #include "support/report_writer.h"
 #include "support/serve_process.h"
@@ -264,7 +264,7 @@ TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
     std::string raw = body('a');
     auto r = c.Post("/api/v1/jobs?name=raw.ncu-rep", raw, "application/octet-stream");
     ASSERT_TRUE(r && r->status == 202) << (r ? r->body : httplib::to_string(r.error()));
-    sent.emplace_back(json::parse(r->body)["id"], llm::sha256_hex(raw));
+    sent.emplace_back(json::parse(r->body)["id"], io::sha256_hex(raw));
   }
   {
     std::string chunked = body('b');
@@ -277,7 +277,7 @@ TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
     };
     auto r = c.Post("/api/v1/jobs?name=chunked.ncu-rep", provide, "application/octet-stream");
     ASSERT_TRUE(r && r->status == 202) << (r ? r->body : httplib::to_string(r.error()));
-    sent.emplace_back(json::parse(r->body)["id"], llm::sha256_hex(chunked));
+    sent.emplace_back(json::parse(r->body)["id"], io::sha256_hex(chunked));
   }
   {
     std::string part = body('c');
@@ -285,7 +285,7 @@ TEST(ServeLoad, LargeUploadsGoToDiskNotMemory) {
     auto r = c.Post("/api/v1/jobs", items);
     ASSERT_TRUE(r && r->status == 202) << (r ? r->body : httplib::to_string(r.error()));
     EXPECT_EQ(json::parse(r->body)["name"], "part.ncu-rep");
-    sent.emplace_back(json::parse(r->body)["id"], llm::sha256_hex(part));
+    sent.emplace_back(json::parse(r->body)["id"], io::sha256_hex(part));
   }
   long grown_kib = server.peak_rss_kib() - before;
   long limit_kib = keet_is_sanitized() ? 256 * 1024 : 24 * 1024;  // ASan keeps freed memory in quarantine

@@ -9,6 +9,7 @@
 
 #include "analysis/engine.h"
 #include "app/in_process.h"
+#include "io/sha256.h"
 #include "llm/cache.h"
 #include "llm/chat.h"
 #include "llm/client.h"
@@ -751,8 +752,8 @@ namespace {
 // Cache keys and redacted names rest on SHA-256 from libcrypto (opened on
 // first use); the FIPS 180-2 test vectors pin it.
 TEST(LlmCache, Sha256MatchesTheStandardVectors) {
-  EXPECT_EQ(llm::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(llm::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(io::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(io::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 }  // namespace

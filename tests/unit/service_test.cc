@@ -13,7 +13,7 @@
 
 #include <sqlite3.h>
 
-#include "llm/cache.h"
+#include "io/sha256.h"
 #include "service/api.h"
 #include "service/job_store.h"
 #include "store/history.h"
@@ -292,7 +292,7 @@ TEST(BlobStoreAdopt, ASpooledFileIsRenamedInUnderItsDigest) {
   write_file(spooled, bytes);
   auto address = blobs.adopt(spooled);
   ASSERT_TRUE(address) << address.error().message;
-  EXPECT_EQ(*address, llm::sha256_hex(bytes));
+  EXPECT_EQ(*address, io::sha256_hex(bytes));
   EXPECT_FALSE(std::filesystem::exists(spooled)) << "moved, not copied";
   ASSERT_TRUE(blobs.has(*address));
   EXPECT_EQ(std::filesystem::file_size(blobs.path(*address)), bytes.size());
