@@ -48,6 +48,10 @@ Error no_nvtx_error(const ReportArgs& a);
 void add_report_args(CLI::App& sub, ReportArgs& a, bool with_kernel = true);
 // The same, taking one or more reports (ReportArgs::paths).
 void add_reports_args(CLI::App& sub, ReportArgs& a);
+// --report-name NAME: the name an output gives its report instead of the path
+// it was read from (keet serve keeps uploads under fixed names; the user's
+// file name is only ever text, never a path).
+void add_report_name(CLI::App& sub, std::string& name);
 // One ReportArgs per report given, in order, each with the shared flags.
 std::vector<ReportArgs> each_report(const ReportArgs& a);
 
