@@ -273,7 +273,7 @@ struct Handlers {
     if (auto full = queue_full()) return *full;
     auto address = keep(*part);
     if (!address) return store_failed(address.error());
-    Job job = new_job(JobKind::Analyze, display_name(part->filename, "report"));
+    Job job = new_job(upload_kind(api.blobs_.path(*address)), display_name(part->filename, "report"));
     job.report = *address;
     job.size = static_cast<int64_t>(part->length());
     job.baseline = display_name(req.param("baseline"), "");
