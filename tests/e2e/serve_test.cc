@@ -389,6 +389,11 @@ TEST_F(Serve, TwoUploadsAreCompared) {
   EXPECT_EQ(doc["schema"], "keet.diff/1");
   ASSERT_EQ(doc["pairs"].size(), 1u);
   EXPECT_EQ(doc["pairs"][0]["verdict"], "faster");
+  // Asked again (the web UI's link to the comparison), the same job answers.
+  auto again = client_->Post("/api/v1/diff", json{{"before", before}, {"after", after}}.dump(), "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(json::parse(again->body)["id"], diff["id"]);
 }
 
 // Two kernels each: "same" keeps its name; "oldName" became "newName" with another grid.
