@@ -1,6 +1,8 @@
 // KEET web UI: talks to /api/v1 only; every outside string reaches the page
 // through textContent (never innerHTML), and the HTML report runs in a
-// sandboxed frame without scripts.
+// sandboxed frame without scripts. Each job and comparison has a route in the
+// URL's fragment (#/job/ID, #/compare/BEFORE/AFTER?pairs=I:J,...): Back and
+// Forward move between them and a copied link shows the same thing.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -62,7 +64,7 @@ async function upload(file) {
       method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: file });
     $('upload-status').textContent = 'Queued as job ' + job.id.slice(0, 8);
     await refreshJobs();
-    select(job.id);
+    go(jobRoute(job.id));
   } catch (e) {
     $('upload-status').textContent = 'Upload failed: ' + e.message;
   }
@@ -112,8 +114,9 @@ function deleteButton(job) {
   return b;
 }
 
-// The done analyses, newest first. Untouched, "after" starts on the newest and
-// "before" on the one before it: a comparison starts from two different jobs.
+// The done analyses (not timelines, not comparisons), newest first. Untouched,
+// "after" starts on the newest and "before" on the one before it: a comparison
+// starts from two different jobs.
 function fillSelect(sel, jobs, nth) {
   const keep = sel.dataset.chosen ? sel.value : '';  // the user's choice outlives a refresh
   sel.replaceChildren();
@@ -139,7 +142,7 @@ async function refreshJobs() {
     const tr = row([nameCell(job), state, progressCell(job), deleteButton(job)]);
     tr.dataset.id = job.id;
     if (job.id === selected) tr.classList.add('selected');
-    tr.addEventListener('click', () => select(job.id));
+    tr.addEventListener('click', () => go(jobRoute(job.id)));
     tbody.appendChild(tr);
   }
   fillSelect($('before'), body.jobs, 1);
@@ -147,8 +150,10 @@ async function refreshJobs() {
 }
 
 // --- one job ----------------------------------------------------------------
+// "timeline · done", "analyze · running — html 50%": the kind first, so a
+// run and a kernel report are told apart before their results load.
 function showState(job) {
-  let text = job.state;
+  let text = job.kind + ' · ' + job.state;
   if (job.state === 'running') text += ' — ' + (job.stage || '') + ' ' + Math.round((job.progress || 0) * 100) + '%';
   if (job.error) text += ': ' + job.error;
   $('detail-state').textContent = text;
@@ -262,8 +267,11 @@ function showAnalysis(doc) {
   tbody.replaceChildren();
   for (const {fold, kernel: k} of groups) {
     const top = (k.findings || [])[0];
-    tbody.appendChild(row([k.index, k.demangled || k.name, fold.count, duration(fold.total_ns), k.bottleneck ? k.bottleneck.class : '',
-      top ? top.title : '', top && top.estimated_speedup ? top.estimated_speedup.toFixed(2) + '×' : '']));
+    const tr = row([k.index, k.demangled || k.name, fold.count, duration(fold.total_ns), k.bottleneck ? k.bottleneck.class : '',
+      top ? top.title : '', top && top.estimated_speedup ? top.estimated_speedup.toFixed(2) + '×' : '']);
+    tr.title = 'Show its diagnosis in the report below';
+    tr.addEventListener('click', () => scrollToReport('k' + k.index));
+    tbody.appendChild(tr);
   }
   $('ranking-box').hidden = false;
   const diag = $('diagnosis');
@@ -387,13 +395,69 @@ function resultLinks(job) {
   }
 }
 
+// --- the HTML report, in the page ----------------------------------------------
+// The frame is as tall as its document, so the page scrolls once, never a page
+// inside the page. To measure it the frame is same-origin (sandbox
+// "allow-same-origin") but still runs no script: no "allow-scripts" in the
+// sandbox, the page's own policy (script-src 'self') admits no inline script,
+// and the report gets the policy the API serves it with (nothing but inline
+// styles and data: images). Only this page's script reads the frame.
+const REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+// The report's own ranking is by kernel name; the page ranks by fold (above),
+// as the report's diagnoses are folded: one ranking, so the report's is left out.
+const REPORT_STYLE = '#kernel-ranking{display:none}html{overflow-y:hidden}';
+
+function embeddedReport(html) {
+  const head = '<meta http-equiv="Content-Security-Policy" content="' + REPORT_POLICY + '"><style>' + REPORT_STYLE + '</style>';
+  const at = html.search(/<head(\s[^>]*)?>/i);  // not <header>
+  if (at < 0) return head + html;
+  const end = html.indexOf('>', at) + 1;
+  return html.slice(0, end) + head + html.slice(end);
+}
+
+function reportDocument() {
+  try { return $('report').contentDocument; } catch (e) { return null; }
+}
+
+// Called on load and every half second: a <details> opened in the report or
+// a narrower window changes its height, and the frame can tell no one.
+function fitReport() {
+  const doc = reportDocument();
+  if (!doc || !doc.documentElement || $('detail').hidden) return;
+  const height = doc.documentElement.scrollHeight;
+  if (Math.abs($('report').clientHeight - height) > 1) $('report').style.height = height + 'px';
+}
+
+// A kernel's section of the report, scrolled to in the page (the frame has
+// no scroll of its own); the report's table of contents links do the same.
+function scrollToReport(id) {
+  const doc = reportDocument();
+  const target = doc && doc.getElementById(id);
+  if (!target) return;
+  const top = $('report').getBoundingClientRect().top + target.getBoundingClientRect().top + window.scrollY;
+  window.scrollTo({ top: top - 8, behavior: 'smooth' });
+}
+
+function reportLoaded() {
+  fitReport();
+  const doc = reportDocument();
+  if (!doc) return;
+  doc.addEventListener('click', (e) => {
+    const a = e.target.closest && e.target.closest('a[href^="#"]');
+    if (!a) return;
+    e.preventDefault();
+    scrollToReport(a.getAttribute('href').slice(1));
+  });
+}
+
 async function showResult(job) {
   try {
     const doc = await apiJson('/api/v1/jobs/' + job.id + '/result?format=json');
-    const run = doc.schema === 'keet.timeline/1';
+    const run = job.kind === 'timeline' || doc.schema === 'keet.timeline/1';
     if (job.kind === 'diff') showDiff(doc); else if (run) showTimeline(doc); else showAnalysis(doc);
     const html = await (await api('/api/v1/jobs/' + job.id + '/result?format=html')).text();
-    $('report').srcdoc = html;  // sandbox="": no script, no same-origin access
+    if (job.id !== selected) return;
+    $('report').srcdoc = embeddedReport(html);
     resultLinks(job);
     $('ask-box').hidden = !(info.llm && job.kind === 'analyze' && !run);
   } catch (e) {
@@ -410,8 +474,16 @@ async function select(id) {
   $('ranking').querySelector('tbody').replaceChildren();
   $('answer').textContent = '';
   $('report').srcdoc = '';
+  $('report').style.height = '';
   $('ask-box').hidden = true;
-  const job = await apiJson('/api/v1/jobs/' + id);
+  let job;
+  try { job = await apiJson('/api/v1/jobs/' + id); } catch (e) {
+    $('detail-title').textContent = 'Job ' + id.slice(0, 8);
+    $('detail-state').textContent = 'Cannot show this job: ' + e.message;
+    $('detail-state').className = 'state-failed';
+    return;
+  }
+  if (id !== selected) return;
   $('detail-title').textContent = job.name + (job.pairs ? ' (pairs ' + pairText(job.pairs) + ')' : '');
   showState(job);
   if (job.state === 'done') showResult(job);
@@ -428,15 +500,59 @@ async function compare() {
   }
   const pairs = parsePairs($('pairs').value);
   if (!pairs) { $('upload-status').textContent = 'Compare: pairs are before:after kernel indices, e.g. 0:1 2:3'; return; }
+  $('upload-status').textContent = '';
+  go(compareRoute(before, after, pairs));
+}
+
+// The comparison of a #/compare route: the server answers the diff job it
+// already has for these reports and pairs (a link opened again queues nothing).
+async function showComparison(before, after, pairs) {
+  for (const [id, value] of [['before', before], ['after', after]]) {
+    $(id).value = value;
+    $(id).dataset.chosen = '1';  // the route's choice outlives the list's refresh
+  }
+  $('pairs').value = pairText(pairs);
   const request = { before, after };
   if (pairs.length) request.pairs = pairs;
+  selected = null;
   try {
     const job = await apiJson('/api/v1/diff', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(request) });
-    $('upload-status').textContent = '';
-    await refreshJobs();
+    refreshJobs();
     select(job.id);
-  } catch (e) { $('upload-status').textContent = 'Compare failed: ' + e.message; }
+  } catch (e) {
+    $('empty').hidden = true;
+    $('detail').hidden = false;
+    $('diagnosis').replaceChildren();
+    $('detail-title').textContent = 'Compare';
+    $('detail-state').textContent = 'Cannot compare: ' + e.message;
+    $('detail-state').className = 'state-failed';
+  }
+}
+
+// --- routes -------------------------------------------------------------------
+// In the fragment, not in the path: the server serves one page, so a link
+// needs no route of its own there, and the fragment stays out of its logs.
+function jobRoute(id) { return '#/job/' + encodeURIComponent(id); }
+
+function compareRoute(before, after, pairs) {
+  const query = pairs.length ? '?pairs=' + pairs.map((p) => p[0] + ':' + p[1]).join(',') : '';
+  return '#/compare/' + encodeURIComponent(before) + '/' + encodeURIComponent(after) + query;
+}
+
+// A new history entry; the same route again shows it again.
+function go(hash) {
+  if (location.hash === hash) route(); else location.hash = hash;
+}
+
+function route() {
+  const m = /^#\/(job|compare)\/([^/?]+)(?:\/([^/?]+))?(?:\?pairs=([0-9:,]*))?$/.exec(location.hash);
+  if (!m) return;
+  const id = decodeURIComponent(m[2]);
+  if (m[1] === 'job') { select(id); return; }
+  if (!m[3]) return;
+  const pairs = parsePairs(m[4] || '');
+  showComparison(id, decodeURIComponent(m[3]), pairs || []);
 }
 
 async function history() {
@@ -477,7 +593,11 @@ async function start() {
     $('server-info').textContent = 'keet ' + info.version + ' · ' + info.store + ' · ' + info.workers + ' workers' + (info.llm ? ' · LLM' : '');
     if (info.auth) $('token-box').hidden = false;
   } catch (e) { $('server-info').textContent = e.message; }
-  refreshJobs();
+  $('report').addEventListener('load', reportLoaded);
+  setInterval(fitReport, 500);
+  window.addEventListener('hashchange', route);
+  await refreshJobs();
+  route();
   setInterval(refreshJobs, 2000);
 }
 

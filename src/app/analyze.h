@@ -13,6 +13,9 @@ namespace keet::app {
 
 struct AnalyzeArgs {
   ReportArgs report;
+  // --report-name: what the output calls the report instead of its path (keet
+  // serve runs jobs on a fixed file name and passes the uploaded file's name).
+  std::string report_name;
   int top = 5;
   std::string format;
   std::string output;

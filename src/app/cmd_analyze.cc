@@ -81,9 +81,9 @@ struct Pending {
   model::Kernel kernel;
 };
 
-analysis::Diagnosis report_meta(const model::Report& head) {
+analysis::Diagnosis report_meta(const model::Report& head, const AnalyzeArgs& a) {
   analysis::Diagnosis d;
-  d.report_path = head.path;
+  d.report_path = a.report_name.empty() ? head.path : a.report_name;
   d.report_format = std::string(model::format_name(head.format));
   d.ncu_version = head.ncu_version();
   return d;
@@ -126,7 +126,7 @@ Result<Ranked> rank_pass(Context& ctx, const AnalyzeArgs& a) {
                                     return true;
                                   },
                               .quiet = true}));
-  auto meta = report_meta(head);
+  auto meta = report_meta(head, a);
   Ranked r{ranking.groups(), std::move(head),      std::move(meta), {}, {},
            launches.folds(), launches.summaries(), survey.view()};
   if (per_kernel(a))
@@ -196,7 +196,7 @@ Result<Run> analyse_pass(
              return true;
            }));
   run.stats = *ok;
-  run.meta = report_meta(head);
+  run.meta = report_meta(head, a);
   return run;
 }
 
@@ -407,6 +407,7 @@ Command analyze_command() {
           [](CLI::App& sub, Action& action) {
             auto a = std::make_shared<AnalyzeArgs>();
             add_reports_args(sub, a->report);
+            add_report_name(sub, a->report_name);
             sub.add_option("--top", a->top, "findings shown per kernel (0 = all)")->capture_default_str();
             add_format(sub, a->format, analyze_format_names());
             add_llm_args(sub, a->llm);

@@ -38,6 +38,10 @@ void add_reports_args(CLI::App& sub, ReportArgs& a) {
   add_selection_args(sub, a, true);
 }
 
+void add_report_name(CLI::App& sub, std::string& name) {
+  sub.add_option("--report-name", name, "name the report by NAME in the output instead of by its path");
+}
+
 std::vector<ReportArgs> each_report(const ReportArgs& a) {
   if (a.paths.empty()) return {a};
   std::vector<ReportArgs> out;

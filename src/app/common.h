@@ -54,6 +54,10 @@ void add_name_base(CLI::App& sub, std::string& value);
 readers::ReadOptions named_as(const ReportArgs& a, readers::ReadOptions opt);
 // The same, taking one or more reports (ReportArgs::paths).
 void add_reports_args(CLI::App& sub, ReportArgs& a);
+// --report-name NAME: the name an output gives its report instead of the path
+// it was read from (keet serve keeps uploads under fixed names; the user's
+// file name is only ever text, never a path).
+void add_report_name(CLI::App& sub, std::string& name);
 // One ReportArgs per report given, in order, each with the shared flags.
 std::vector<ReportArgs> each_report(const ReportArgs& a);
 

@@ -1,6 +1,7 @@
 #include "app/timeline_input.h"
 #include "analysis/run_verdicts.h"
 #include "analysis/timeline_join.h"
+#include "app/common.h"
 #include "app/tool_path.h"
 #include "util/error.h"
 
@@ -216,7 +217,7 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
   if (!fs::is_regular_file(a.path, ec)) return fail(ExitCode::BadInput, a.path + ": no such file");
   switch (readers::sniff_timeline(read_head(a.path))) {
     case readers::TimelineFile::NsysExport:
-      return read_export(a.path, a.path);
+      return read_export(a.path, a.name.empty() ? a.path : a.name);
     case readers::TimelineFile::Other:
       return fail(ExitCode::BadInput, a.path +
                                           ": not an Nsight Systems timeline (expected an .nsys-rep/.qdrep report "
@@ -225,7 +226,7 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
       break;
   }
   KEET_TRY(exported, export_report(ctx, a, runner));
-  auto t = read_export(exported->path, a.path);
+  auto t = read_export(exported->path, a.name.empty() ? a.path : a.name);
   // A temporary goes; so does a kept export that does not read (a disk that
   // filled up while nsys wrote it), so the next run exports again.
   if (exported->temporary || (!t && exported->ours)) fs::remove(exported->path, ec);
@@ -259,6 +260,7 @@ void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {
            "timeline", a.path,
            "Nsight Systems report (.nsys-rep, .qdrep) or its SQLite export; - reads an export from standard input")
         ->required();
+  if (positional) add_report_name(sub, a.name);
   sub.add_option("--nsys", a.nsys,
                  "nsys executable to export a report with (default: $NSYS, PATH, /usr/local/cuda*/bin)");
   sub.add_option("--export-dir", a.export_dir,

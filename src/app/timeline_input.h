@@ -20,6 +20,7 @@ struct TimelineArgs {
   std::string path;
   std::string nsys;        // --nsys: the nsys executable
   std::string export_dir;  // --export-dir: where exports go (default: the cache)
+  std::string name;        // --report-name: what the output calls the run ("": its path)
 };
 
 // --nsys, then $NSYS, then PATH, then /usr/local/cuda*/bin and

@@ -305,13 +305,20 @@ json not_recorded_json(const model::TimelineMeta& m) {
   return out;
 }
 
-std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s) {
-  const auto& m = t.meta;
+// What the export says about itself: "exported by nsys V" and its schema.
+std::pair<std::string, std::string> export_origin(const model::TimelineMeta& m) {
   // EXPORT_PRODUCT_VERSION is the nsys that wrote the export, not the one
   // that recorded the run.
   std::string version = m.tool_version.empty() ? "nsys version not recorded" : "exported by nsys " + m.tool_version;
   std::string schema = m.schema.empty() ? "no export metadata" : m.schema + " " + m.schema_version;
-  std::string out = bold(s.color, "Timeline " + m.path) + fmt::format(" ({}, export schema {})\n", version, schema);
+  return {version, schema};
+}
+
+// The run in a few sentences (GPUs, span, busy time, what the export lacks):
+// the text header's lines, the HTML page's list.
+std::vector<std::string> run_facts(const model::TimelineSummary& t) {
+  const auto& m = t.meta;
+  std::vector<std::string> out;
   // The GPUs that ran something (every one when none did), and how many
   // others the machine had.
   auto ran = [&](const model::TimelineMeta::Gpu& g) {
@@ -320,21 +327,29 @@ std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s)
   };
   bool known = std::ranges::any_of(m.gpus, ran);  // device ids the export's GPU table names
   for (const auto& g : m.gpus)
-    if (!known || ran(g)) out += fmt::format("GPU {}: {}\n", g.id, g.name);
+    if (!known || ran(g)) out.push_back(fmt::format("GPU {}: {}", g.id, g.name));
   if (auto idle = known ? std::ranges::count_if(m.gpus, [&](const auto& g) { return !ran(g); }) : 0; idle > 0)
-    out += fmt::format("({} more GPU(s) in the machine ran nothing of this run)\n", idle);
+    out.push_back(fmt::format("({} more GPU(s) in the machine ran nothing of this run)", idle));
   if (t.span_ns() > 0)
-    out +=
-        fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)\n",
-                    human_duration(static_cast<double>(t.span_ns())), human_duration(static_cast<double>(t.kernel_ns)),
-                    t.launches, pct(static_cast<double>(t.kernel_ns) / static_cast<double>(t.span_ns())));
+    out.push_back(fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)",
+                              human_duration(static_cast<double>(t.span_ns())),
+                              human_duration(static_cast<double>(t.kernel_ns)), t.launches,
+                              pct(static_cast<double>(t.kernel_ns) / static_cast<double>(t.span_ns()))));
   if (double ranges = gpu_ranges_ns(m); t.gpu_busy_ns > 0 && ranges > 0)
-    out += fmt::format(
-        "GPU busy {} (a kernel, copy or memset running: {} of each process's first to last GPU operation)\n",
-        human_duration(static_cast<double>(t.gpu_busy_ns)), pct(static_cast<double>(t.gpu_busy_ns) / ranges));
+    out.push_back(fmt::format(
+        "GPU busy {} (a kernel, copy or memset running: {} of each process's first to last GPU operation)",
+        human_duration(static_cast<double>(t.gpu_busy_ns)), pct(static_cast<double>(t.gpu_busy_ns) / ranges)));
   std::vector<std::string> absent;
   for (const auto& n : not_recorded(m)) absent.push_back(fmt::format("{} ({})", n.what, n.why));
-  if (!absent.empty()) out += fmt::format("Not in the export: {}\n", fmt::join(absent, "; "));
+  if (!absent.empty()) out.push_back(fmt::format("Not in the export: {}", fmt::join(absent, "; ")));
+  return out;
+}
+
+std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s) {
+  auto [version, schema] = export_origin(t.meta);
+  std::string out =
+      bold(s.color, "Timeline " + t.meta.path) + fmt::format(" ({}, export schema {})\n", version, schema);
+  for (const auto& line : run_facts(t)) out += line + "\n";
   return out;
 }
 
@@ -761,13 +776,20 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
           {"warnings", t.warnings}};
 }
 
+// Styled as the analysis page (a card, its facts a list, not preformatted
+// text): the timeline stands beside the kernels' sections and in keet serve's page.
 std::string timeline_html_section(const model::TimelineSummary& t, const TimelineStyle& s) {
-  std::string out = "<section class='timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
-  out += "<pre>" + html::esc(header_text(t, TimelineStyle{s.top, s.drift_threshold, false})) + "</pre>";
+  auto [version, schema] = export_origin(t.meta);
+  std::string out = "<section class='card timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
+  out += "<p class='meta'>" + html::esc(version) + " &middot; export schema " + html::esc(schema) +
+         "</p><ul class='facts'>";
+  for (const auto& line : run_facts(t)) out += "<li>" + html::esc(line) + "</li>";
+  out += "</ul>";
   out += verdicts_html(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names}));
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t) + chart_legend(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
-  TimelineStyle plain{s.top, s.drift_threshold, false};
+  TimelineStyle plain = s;  // as text, without colour
+  plain.color = false;
   std::string rest = untraced_text(t.meta);
   if (!t.kernels.empty()) rest += latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
   for (const auto& part : {devices_text(t, plain), memory_text(t, plain), api_text(t, plain), nvtx_text(t, plain)})
@@ -777,7 +799,10 @@ std::string timeline_html_section(const model::TimelineSummary& t, const Timelin
 }
 
 std::string timeline_html(const model::TimelineSummary& t, const TimelineStyle& s) {
-  return html::page("KEET timeline " + t.meta.path, "<h1>KEET timeline</h1>" + timeline_html_section(t, s));
+  auto [version, schema] = export_origin(t.meta);
+  std::string header = "<header><h1>keet timeline</h1><p>" + html::esc(t.meta.path) + " &middot; " +
+                       html::esc(version) + "</p></header><main>";
+  return html::page("keet timeline: " + t.meta.path, header + timeline_html_section(t, s) + "</main>");
 }
 
 namespace {

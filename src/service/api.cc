@@ -273,7 +273,7 @@ struct Handlers {
     if (auto full = queue_full()) return *full;
     auto address = keep(*part);
     if (!address) return store_failed(address.error());
-    Job job = new_job(JobKind::Analyze, display_name(part->filename, "report"));
+    Job job = new_job(upload_kind(api.blobs_.path(*address)), display_name(part->filename, "report"));
     job.report = *address;
     job.size = static_cast<int64_t>(part->length());
     job.baseline = display_name(req.param("baseline"), "");
@@ -520,11 +520,31 @@ struct Handlers {
     if ((*a)->kind != JobKind::Analyze || (*b)->kind != JobKind::Analyze)
       return error_reply(400, "before and after must be analysis jobs");
     std::lock_guard lock(api.uploads_);
-    if (auto full = queue_full()) return *full;
     job.report = (*a)->report, job.report2 = (*b)->report;
+    if (auto same = same_comparison(job)) return *same;
+    if (auto full = queue_full()) return *full;
     job.name = (*a)->name + " vs " + (*b)->name;
     job.size = (*a)->size + (*b)->size;
     return accepted(job);
+  }
+
+  // A comparison is its two reports and its pairs: asked again (the web UI's
+  // #/compare link opened anew, Back and Forward), the diff job that is
+  // queued, running or done answers (200), so a link queues it at most once.
+  // Only the newest jobs are looked at: past them a new job is made, which
+  // costs a diff, never a wrong answer.
+  std::optional<Response> same_comparison(const Job& wanted) {
+    auto recent = api.jobs_.list(200);
+    if (!recent) return std::nullopt;
+    for (const auto& j : *recent) {
+      bool alive = j.state == JobState::Queued || j.state == JobState::Running || j.state == JobState::Done;
+      if (j.kind != JobKind::Diff || !alive || j.report != wanted.report || j.report2 != wanted.report2 ||
+          j.pairs != wanted.pairs)
+        continue;
+      auto formats = api.jobs_.formats(j.id);
+      return json_reply(200, job_json(j, formats ? *formats : std::vector<std::string>{}));
+    }
+    return std::nullopt;
   }
 };
 

@@ -18,7 +18,29 @@
 
 namespace keet::service {
 
-std::string_view kind_name(JobKind k) { return k == JobKind::Diff ? "diff" : "analyze"; }
+std::string_view kind_name(JobKind k) {
+  switch (k) {
+    case JobKind::Diff:
+      return "diff";
+    case JobKind::Timeline:
+      return "timeline";
+    case JobKind::Analyze:
+      break;
+  }
+  return "analyze";
+}
+
+namespace {
+
+// An unknown kind (a newer keet's, in a shared store) reads as an analysis,
+// as the jobs of a keet that told no kinds apart did.
+JobKind parse_kind(const std::string& name) {
+  if (name == "diff") return JobKind::Diff;
+  if (name == "timeline") return JobKind::Timeline;
+  return JobKind::Analyze;
+}
+
+}  // namespace
 
 std::string_view state_name(JobState s) {
   switch (s) {
@@ -93,7 +115,7 @@ int64_t to_int(const std::string& s) {
 Job job_from(const Row& r) {
   Job j;
   j.id = r[0];
-  j.kind = r[1] == "diff" ? JobKind::Diff : JobKind::Analyze;
+  j.kind = parse_kind(r[1]);
   j.state = parse_state(r[2]);
   j.name = r[3];
   j.report = r[4];

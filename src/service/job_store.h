@@ -21,7 +21,8 @@
 
 namespace keet::service {
 
-enum class JobKind { Analyze, Diff };
+// Timeline: an Nsight Systems run (keet timeline), told from the upload's first bytes.
+enum class JobKind { Analyze, Diff, Timeline };
 enum class JobState { Queued, Running, Done, Failed, Cancelled };
 std::string_view kind_name(JobKind k);
 std::string_view state_name(JobState s);

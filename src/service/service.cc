@@ -277,6 +277,14 @@ Upload inspect(const std::string& path) {
   return {readers::sniff_timeline(head), readers::nsys_report_version(head)};
 }
 
+}  // namespace
+
+JobKind upload_kind(const std::string& path) {
+  return inspect(path).kind == readers::TimelineFile::Other ? JobKind::Analyze : JobKind::Timeline;
+}
+
+namespace {
+
 // The command that makes the export, for a browser user to run where nsys
 // is: with the upload's own name when it is a plain .nsys-rep/.qdrep file
 // name (nothing a shell would need quoted), else run.nsys-rep.
@@ -338,10 +346,15 @@ StepFailure step_failure(const Job& job, const Step& step, const RunOutcome& o, 
   return {export_failed_error(job, upload, line), without(without(line, opt.nsys, "nsys"), opt.data_dir, "DATA")};
 }
 
-std::vector<Step> timeline_steps(const ServiceOptions& opt, readers::TimelineFile kind) {
+// The report keeps the user's name in its results although keet reads it as
+// "report": one argument with '=', so a name that starts with '-' is a value,
+// never a flag (and never a path: it is only text in the output).
+std::string report_name_arg(const Job& job) { return "--report-name=" + job.name; }
+
+std::vector<Step> timeline_steps(const Job& job, const ServiceOptions& opt, readers::TimelineFile kind) {
   std::vector<Step> steps;
   for (std::string f : {"json", "html"}) {
-    steps.push_back({f, {"timeline", "report", "--format", f}});
+    steps.push_back({f, {"timeline", "report", report_name_arg(job), "--format", f}});
     // The nsys found at start, and the export kept by the upload's address:
     // the html step reads the export the json step made.
     if (kind == readers::TimelineFile::NsysReport) {
@@ -364,8 +377,9 @@ std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt, readers::
     }
     return steps;
   }
-  if (kind != readers::TimelineFile::Other) return timeline_steps(opt, kind);
-  for (std::string f : {"json", "html", "markdown"}) steps.push_back({f, {"analyze", "report", "--format", f}});
+  if (kind != readers::TimelineFile::Other) return timeline_steps(job, opt, kind);
+  for (std::string f : {"json", "html", "markdown"})
+    steps.push_back({f, {"analyze", "report", report_name_arg(job), "--format", f}});
   if (!job.baseline.empty()) {
     std::vector<std::string> gate{"gate", "report", "--baseline", job.baseline};
     if (!opt.history_db.empty()) gate.insert(gate.end(), {"--db", opt.history_db});

@@ -90,6 +90,10 @@ int remove_stale_work(const std::string& data_dir, std::chrono::seconds age);
 std::string nsys_export_dir(const std::string& data_dir);
 std::string nsys_export_path(const std::string& data_dir, const std::string& address);
 
+// What a stored upload is, by its first bytes: an Nsight Systems run (its
+// report or SQLite export) is a timeline job, anything else an analysis.
+JobKind upload_kind(const std::string& path);
+
 // A random identifier (128 bits from the kernel), hex.
 std::string random_id();
 

@@ -104,7 +104,8 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
   EXPECT_NE(doc["kernels"][0]["demangled"].get<std::string>().find("strided_copy"), std::string::npos)
       << doc["kernels"][0].dump();
   EXPECT_EQ(doc["kernels"][0]["bottleneck"]["class"], "memory");
-  EXPECT_EQ(doc["report"]["path"], "report") << "no server path in a result";
+  EXPECT_EQ(done["kind"], "analyze");
+  EXPECT_EQ(doc["report"]["path"], "kernel.ncu-rep") << "the upload's name, never a server path";
   EXPECT_EQ(analysis->body.find(dir_), std::string::npos);
   auto html = result(id, "html");
   ASSERT_TRUE(html);
@@ -118,9 +119,25 @@ TEST_F(Serve, AnUploadedReportIsAnalysedIntoEveryFormat) {
   std::string cli_dir = dir_ + "/cli";
   std::filesystem::create_directories(cli_dir);
   { std::ofstream(cli_dir + "/report", std::ios::binary) << scenario_report(120000); }
-  auto cli = run_command("cd " + shell_quote(cli_dir) + " && " + keet_binary() + " analyze report --format markdown");
+  auto cli = run_command("cd " + shell_quote(cli_dir) + " && " + keet_binary() +
+                         " analyze report --report-name=kernel.ncu-rep --format markdown");
   EXPECT_EQ(cli.rc, 0);
   EXPECT_EQ(cli.out, md->body);
+}
+
+// The upload's name is text in the results, whatever it holds: a name that
+// looks like a flag stays a value, markup is escaped.
+TEST_F(Serve, AHostileUploadNameIsOnlyText) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  auto job = upload(scenario_report(120000), "name=--help%20%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E.ncu-rep");
+  auto done = wait_for(job["id"]);
+  ASSERT_EQ(done["state"], "done") << done.dump();
+  const std::string name = "--help <img src=x onerror=alert(1)>.ncu-rep";
+  EXPECT_EQ(done["name"], name);
+  EXPECT_EQ(json::parse(result(job["id"], "json")->body)["report"]["path"], name);
+  auto html = result(job["id"], "html")->body;
+  EXPECT_NE(html.find("--help &lt;img src=x onerror=alert(1)&gt;.ncu-rep"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
 }
 
 // An Nsight Systems export is a whole run: its job runs keet timeline, and
@@ -141,7 +158,8 @@ TEST_F(Serve, AnUploadedTimelineIsDiagnosedAsARun) {
   EXPECT_EQ(done["results"], json::array({"html", "json"}));
   auto doc = json::parse(result(job["id"], "json")->body);
   EXPECT_EQ(doc["schema"], "keet.timeline/1");
-  EXPECT_EQ(doc["timeline"], "report") << "no server path in a result";
+  EXPECT_EQ(done["kind"], "timeline") << "told from the upload's first bytes";
+  EXPECT_EQ(doc["timeline"], "run.sqlite") << "the upload's name, never a server path";
   ASSERT_FALSE(doc["verdicts"].empty());
   EXPECT_EQ(doc["verdicts"][0]["id"], "gpu-gaps");
   auto html = result(job["id"], "html")->body;
@@ -203,7 +221,7 @@ TEST_F(Serve, AnUploadedNsysReportIsExportedByTheServersNsys) {
   auto body = result(job["id"], "json")->body;
   auto doc = json::parse(body);
   EXPECT_EQ(doc["schema"], "keet.timeline/1");
-  EXPECT_EQ(doc["timeline"], "report") << "no server path in a result";
+  EXPECT_EQ(doc["timeline"], "run.nsys-rep") << "the upload's name, never a server path";
   ASSERT_EQ(doc["kernels"].size(), 2u) << body;
   EXPECT_EQ(doc["verdicts"][0]["id"], "gpu-gaps");
   EXPECT_EQ(body.find(dir_), std::string::npos);
@@ -371,6 +389,11 @@ TEST_F(Serve, TwoUploadsAreCompared) {
   EXPECT_EQ(doc["schema"], "keet.diff/1");
   ASSERT_EQ(doc["pairs"].size(), 1u);
   EXPECT_EQ(doc["pairs"][0]["verdict"], "faster");
+  // Asked again (the web UI's link to the comparison), the same job answers.
+  auto again = client_->Post("/api/v1/diff", json{{"before", before}, {"after", after}}.dump(), "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(json::parse(again->body)["id"], diff["id"]);
 }
 
 // Two kernels each: "same" keeps its name; "oldName" became "newName" with another grid.
