@@ -788,8 +788,9 @@ std::string timeline_html_section(const model::TimelineSummary& t, const Timelin
   out += verdicts_html(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names}));
   out += "<h3>GPU activity over the run</h3>" + lanes_svg(t) + chart_legend(t);
   if (!t.kernels.empty()) out += kernel_table_html(t, s);
-  TimelineStyle plain = s;  // as text, without colour
+  TimelineStyle plain = s;  // as text, without colour, names whole
   plain.color = false;
+  plain.name_width = 0;
   std::string rest = untraced_text(t.meta);
   if (!t.kernels.empty()) rest += latency_text(t) + "\n" + drift_text(t, plain) + "\n" + idle_text(t, plain);
   for (const auto& part : {devices_text(t, plain), memory_text(t, plain), api_text(t, plain), nvtx_text(t, plain)})
