@@ -114,7 +114,7 @@ TEST(LspE2E, ASessionPutsTheReportOnTheExampleSourceLines) {
   EXPECT_EQ(diags[1]["range"]["start"]["line"], line_of(src, "int x =") - 1);
   EXPECT_EQ(diags[1]["severity"], 4);
 
-  const json* hover = find(messages, [](const json& m) { return m.value("id", 0) == 2; });
+  const json* hover = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; });
   ASSERT_NE(hover, nullptr);
   std::string text = (*hover)["result"]["contents"]["value"];
   EXPECT_NE(text.find("this line: **90.0%** of the kernel's stall samples (900 of 1000); 8192 executed instructions"),
@@ -122,7 +122,7 @@ TEST(LspE2E, ASessionPutsTheReportOnTheExampleSourceLines) {
       << text;
   EXPECT_NE(text.find("stalls on this line: long_scoreboard 88.9%, selected 11.1%"), std::string::npos) << text;
 
-  const json* lens = find(messages, [](const json& m) { return m.value("id", 0) == 3; });
+  const json* lens = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 3; });
   ASSERT_NE(lens, nullptr);
   ASSERT_EQ((*lens)["result"].size(), 1u) << lens->dump();
   EXPECT_EQ((*lens)["result"][0]["range"]["start"]["line"], line_of(src, "__global__ void transposeNaive") - 1);
@@ -155,7 +155,8 @@ TEST(LspE2E, AnUnreadableReportIsLoggedAndTheServerKeepsServing) {
   const json* log = find(messages, [](const json& m) { return m.value("method", "") == "window/logMessage"; });
   ASSERT_NE(log, nullptr) << r.out;
   EXPECT_EQ((*log)["params"]["type"], 1);
-  EXPECT_NE(find(messages, [](const json& m) { return m.value("id", 0) == 4; }), nullptr);  // shutdown answered
+  EXPECT_NE(find(messages, [](const json& m) { return m.contains("id") && m["id"] == 4; }),
+            nullptr);  // shutdown answered
 }
 
 TEST(LspE2E, BrokenFramingEndsTheServerWithBadInput) {
@@ -262,9 +263,9 @@ TEST(LspE2E, ActionsExplainTheFindingAndOpenTheKernelsHtmlReport) {
   EXPECT_NE(read_file(*entry).find("Uncoalesced global memory accesses"), std::string::npos);
 
   EXPECT_EQ(
-      titles(find(messages, [](const json& m) { return m.value("id", 0) == 2; })),
+      titles(find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; })),
       (std::vector<std::string>{"Explain finding:memory.uncoalesced_global", "Open the HTML report for this kernel"}));
-  const json* explained = find(messages, [](const json& m) { return m.value("id", 0) == 3; });
+  const json* explained = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 3; });
   ASSERT_NE(explained, nullptr);
   EXPECT_NE((*explained)["result"].get<std::string>().find("What to do:"), std::string::npos);
 
@@ -276,7 +277,7 @@ TEST(LspE2E, ActionsExplainTheFindingAndOpenTheKernelsHtmlReport) {
   std::string page = read_file(*html);
   EXPECT_NE(page.find("<html"), std::string::npos);
   EXPECT_NE(page.find("transposeNaive"), std::string::npos);
-  const json* answer = find(messages, [](const json& m) { return m.value("id", 0) == 4; });
+  const json* answer = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 4; });
   ASSERT_NE(answer, nullptr);
   EXPECT_EQ((*answer)["result"], *html);
 }
@@ -324,14 +325,14 @@ TEST(LspE2E, AReportWithoutLineInfoMarksTheKernelsDefinitionAndSaysWhy) {
   EXPECT_EQ(diags[0]["code"], "no-lineinfo");
   EXPECT_NE(diags[0]["message"].get<std::string>().find("compile with -lineinfo and profile again"), std::string::npos);
 
-  const json* lens = find(messages, [](const json& m) { return m.value("id", 0) == 2; });
+  const json* lens = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; });
   ASSERT_NE(lens, nullptr);
   ASSERT_EQ((*lens)["result"].size(), 1u) << lens->dump();
   EXPECT_EQ((*lens)["result"][0]["range"]["start"]["line"], kernel - 1);
-  EXPECT_EQ(titles(find(messages, [](const json& m) { return m.value("id", 0) == 3; })),
+  EXPECT_EQ(titles(find(messages, [](const json& m) { return m.contains("id") && m["id"] == 3; })),
             (std::vector<std::string>{"Explain topic:source_lines", "Open the HTML report for this kernel",
                                       "Show SASS of this hot spot"}));
-  const json* sass = find(messages, [](const json& m) { return m.value("id", 0) == 4; });
+  const json* sass = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 4; });
   ASSERT_NE(sass, nullptr);
   EXPECT_NE(sass->dump().find("STAND_IN.SM90"), std::string::npos) << sass->dump();
   // This client did not say it takes showDocument: the report's path comes in a message.
@@ -379,7 +380,7 @@ TEST(LspE2E, FixturesWithoutLineInfoMarkTheKernelsDefinitionByName) {
     ASSERT_EQ(diags.size(), 1u) << c.report << "\n" << pub->dump(1);
     EXPECT_EQ(diags[0]["code"], c.code);
     EXPECT_EQ(diags[0]["range"]["start"]["line"], 2 - (c.code == "no-source-counters")) << c.report;
-    const json* lens = find(messages, [](const json& m) { return m.value("id", 0) == 2; });
+    const json* lens = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; });
     ASSERT_NE(lens, nullptr);
     ASSERT_FALSE((*lens)["result"].empty()) << c.report;
     EXPECT_EQ((*lens)["result"][0]["range"]["start"]["line"], diags[0]["range"]["start"]["line"]);
