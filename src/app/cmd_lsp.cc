@@ -4,6 +4,9 @@
 // report that appears or changes in one is read once its size and time have
 // held still for one poll, and the open files' diagnostics are published again.
 // Standard output carries protocol messages only; logs go to standard error.
+// The code actions' commands run keet in process; what they write (the
+// knowledge entries diagnostics link to, kernels' HTML reports) goes under
+// $XDG_CACHE_HOME/keet/lsp, where an editor can open it.
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -19,7 +22,10 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/disassembler.h"
+#include "app/in_process.h"
 #include "app/pipeline.h"
+#include "llm/config.h"
 #include "service/lsp.h"
 
 namespace keet::app {
@@ -119,6 +125,9 @@ ExitCode run_lsp(Context& ctx, const LspArgs& a) {
   opt.source_root = a.source_root.empty() ? "" : fs::absolute(a.source_root).lexically_normal().string();
   opt.min_share = a.min_share / 100;
   opt.log = log;
+  opt.run = in_process_runner(ctx.getenv);
+  opt.disassembler = find_disassembler(ctx.getenv).has_value();
+  opt.output_dir = llm::cache_dir(ctx.getenv) + "/lsp";
   service::LspServer server(std::move(opt));
   std::ostream& out = ctx.raw_out ? *ctx.raw_out : ctx.out;
   auto send = [&](const std::vector<std::string>& messages) {

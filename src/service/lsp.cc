@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <istream>
 #include <ostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "io/file.h"
+#include "kb/knowledge_base.h"
 #include "model/units.h"
+#include "render/kb_entry.h"
 #include "service/jsonrpc.h"
 #include "util/pattern.h"
 #include "util/strings.h"
@@ -23,6 +28,14 @@ using nlohmann::json;
 // DiagnosticSeverity.
 constexpr int kWarning = 2, kInformation = 3, kHint = 4;
 constexpr size_t kLensesPerLine = 3;
+// MessageType of window/showMessage and window/logMessage.
+constexpr int kError = 1, kInfo = 3;
+// The commands code actions run (workspace/executeCommand).
+constexpr std::string_view kExplain = "keet.explain", kOpenHtml = "keet.openHtmlReport", kShowSass = "keet.showSass";
+// The topic a diagnostic about a kernel that marks no line is about.
+constexpr std::string_view kSourceLinesTopic = "topic:source_lines";
+constexpr size_t kMaxShownBytes = 16 << 10;  // of a command's text in a message
+constexpr int kRequestFailed = -32803;       // LSP's own error code
 
 struct Document {
   std::string path;
@@ -140,10 +153,33 @@ std::string hover_text(const std::vector<Placed>& here) {
   return out;
 }
 
+// `name` without "(anonymous namespace)::", whose parenthesis is not a
+// parameter list.
+std::string without_anonymous(std::string_view name) {
+  constexpr std::string_view anon = "(anonymous namespace)::";
+  std::string out;
+  for (size_t at; (at = name.find(anon)) != std::string_view::npos; name.remove_prefix(at + anon.size()))
+    out += name.substr(0, at);
+  return out + std::string(name);
+}
+
+// Up to the parameter list: the first '(' outside template arguments, which
+// a demangler may write with casts ("k<(int)32>(float*)").
+std::string_view without_parameters(std::string_view name) {
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>') --depth;
+    if (name[i] == '(' && depth == 0) return name.substr(0, i);
+  }
+  return name;
+}
+
 // The kernel's own name as a source file spells it: no parameters, template
 // arguments, namespaces or return type. "" when it is not an identifier.
-std::string base_name(std::string_view name) {
-  name = name.substr(0, name.find('('));
+std::string base_name(std::string_view full) {
+  std::string plain = without_anonymous(full);
+  std::string_view name = without_parameters(plain);
   while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
   if (!name.empty() && name.back() == '>') {
     int depth = 0;
@@ -194,12 +230,76 @@ std::string string_member(const json& j, std::string_view key) {
 
 std::string text_of(const json& j) { return j.dump(-1, ' ', true, json::error_handler_t::replace); }
 
+// One diagnostic of an open file before it is JSON: what a code action needs
+// to find its kernel and term again from the line and code a client echoes.
+struct Diag {
+  int line = 0;
+  int severity = kHint;
+  std::string code, message;
+  std::string term;                   // the knowledge-base entry it is about; "" when none
+  const LspKernel* kernel = nullptr;  // whose cost or gap it shows
+};
+
+// The knowledge base's entry `term` names exactly; null when none (or when
+// the built-in base cannot load, which its own tests catch).
+const kb::Entry* entry_of(std::string_view term) {
+  if (term.empty()) return nullptr;
+  auto base = kb::builtin();
+  if (!base) return nullptr;
+  auto entry = (*base)->lookup(term);
+  return entry ? *entry : nullptr;
+}
+
+// What a line's diagnostic is about: its strongest finding, else its top stall reason.
+std::string term_of(const LspLine& l) {
+  if (const auto* f = strongest(l)) return "finding:" + f->id;
+  return l.stalls.empty() ? std::string() : "stall:" + l.stalls.front().first;
+}
+
+std::string_view gap_code(LspLineGap gap) {
+  switch (gap) {
+    case LspLineGap::NoSourceCounters:
+      return "no-source-counters";
+    case LspLineGap::NoLineTable:
+      return "no-lineinfo";
+    case LspLineGap::Unmapped:
+    case LspLineGap::None:
+      break;
+  }
+  return "no-mapped-lines";
+}
+
+// A name every file system takes: "finding:memory.x" -> "finding-memory.x".
+std::string file_safe(std::string_view name) {
+  std::string out;
+  for (unsigned char c : name) out.push_back(std::isalnum(c) || c == '.' || c == '_' || c == '-' ? c : '-');
+  return out;
+}
+
+std::string first_line(std::string_view text) {
+  text = trim(text);
+  return std::string(text.substr(0, text.find('\n')));
+}
+
+std::string bounded(std::string text) {
+  if (text.size() > kMaxShownBytes) text = text.substr(0, kMaxShownBytes) + "\n[...]";
+  return text;
+}
+
+json show_message(int type, std::string text) {
+  return jsonrpc::notification("window/showMessage", {{"type", type}, {"message", std::move(text)}});
+}
+
 struct StateImpl {
   LspOptions options;
   bool initialized = false, shutdown = false, exited = false;
   std::map<std::string, LspIndex> reports;  // by report path
   std::map<std::string, Document> open;     // by URI
   std::vector<std::string> held;            // log messages from before `initialize`
+  bool show_document = false;               // the client takes window/showDocument
+  int next_request = 0;                     // ids of our requests to the client
+  // Knowledge entries written under output_dir: term -> file:// URI (nullopt: none to link).
+  mutable std::map<std::string, std::optional<std::string>> hrefs;
 
   // How well a report's path names the file at `path`: 0 when it does not.
   int match(std::string_view report_path, std::string_view path) const {
@@ -223,7 +323,7 @@ struct StateImpl {
     return out;
   }
 
-  json diagnostics(const std::string& uri, const Document& doc) const {
+  std::vector<Diag> records(const Document& doc) const {
     auto lines = doc.lines();
     std::vector<Placed> shown;
     for (const auto& p : placed(doc.path))
@@ -235,16 +335,122 @@ struct StateImpl {
                                                           : a.line->share > b.line->share;
     });
     if (shown.size() > options.max_diagnostics) shown.resize(options.max_diagnostics);
-    json list = json::array();
+    std::vector<Diag> out;
     for (const auto& p : shown) {
       const auto* f = strongest(*p.line);
-      list.push_back({{"range", line_range(p.line->line, lines[p.line->line - 1])},
-                      {"severity", severity_of(*p.line)},
-                      {"source", "keet"},
-                      {"code", f ? f->id : std::string("hot-line")},
-                      {"message", diagnostic_message(p)}});
+      out.push_back({p.line->line, severity_of(*p.line), f ? f->id : std::string("hot-line"), diagnostic_message(p),
+                     term_of(*p.line), &p.kernel()});
+    }
+    for (auto& d : gap_records(doc)) out.push_back(std::move(d));
+    return out;
+  }
+
+  // One diagnostic per kernel name on its definition when that kernel marks
+  // no line: without it the editor would show nothing and not say why.
+  std::vector<Diag> gap_records(const Document& doc) const {
+    std::vector<Diag> out;
+    for (const auto& [line, kernels] : definitions(doc)) {
+      std::set<std::string> said;
+      for (const auto* k : kernels)
+        if (k->line_gap != LspLineGap::None && said.insert(short_name(*k)).second)
+          out.push_back({line, kInformation, std::string(gap_code(k->line_gap)),
+                         fmt::format("no line of {} is marked: {}", short_name(*k), line_gap_text(k->line_gap)),
+                         std::string(kSourceLinesTopic), k});
+    }
+    return out;
+  }
+
+  json diagnostics(const std::string& uri, const Document& doc) const {
+    auto lines = doc.lines();
+    json list = json::array();
+    for (const auto& d : records(doc)) {
+      json j = {{"range", line_range(d.line, lines[d.line - 1])},
+                {"severity", d.severity},
+                {"source", "keet"},
+                {"code", d.code},
+                {"message", d.message}};
+      if (auto href = entry_href(d.term)) j["codeDescription"] = {{"href", *href}};
+      list.push_back(std::move(j));
     }
     return jsonrpc::notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", std::move(list)}});
+  }
+
+  // A file:// URI of the knowledge entry `term` names, written as text under
+  // output_dir on first use (the editor opens it like any file, offline, and
+  // it is the text `keet explain` prints); nullopt when there is none.
+  std::optional<std::string> entry_href(const std::string& term) const {
+    if (term.empty() || options.output_dir.empty()) return std::nullopt;
+    auto [it, fresh] = hrefs.try_emplace(term);
+    if (!fresh) return it->second;
+    const kb::Entry* e = entry_of(term);
+    if (!e) return std::nullopt;
+    std::string path = options.output_dir + "/kb/" + file_safe(term) + ".txt";
+    std::error_code ec;
+    std::filesystem::create_directories(options.output_dir + "/kb", ec);
+    if (auto w = io::write_text_file(path, render::kb_entry_text(*e)); !w) {
+      if (options.log) options.log(w.error().message);
+      return std::nullopt;
+    }
+    return it->second = uri_of_path(path);
+  }
+
+  // The code actions on the client's diagnostics that are KEET's: found
+  // again by line and code, so nothing but those two is taken from the client.
+  json code_actions(const Document& doc, const json& params) const {
+    json out = json::array();
+    const json& theirs = member(member(params, "context"), "diagnostics");
+    if (!theirs.is_array()) return out;
+    auto mine = records(doc);
+    for (const json& d : theirs) {
+      const json& line = member(member(member(d, "range"), "start"), "line");
+      if (string_member(d, "source") != "keet" || !line.is_number_unsigned()) continue;
+      for (const auto& r : mine)
+        if (static_cast<uint64_t>(r.line) == line.get<uint64_t>() + 1 && r.code == string_member(d, "code"))
+          actions_for(r, d, out);
+    }
+    return out;
+  }
+
+  void actions_for(const Diag& r, const json& diagnostic, json& out) const {
+    auto action = [&](const std::string& title, std::string_view command, json args) {
+      out.push_back({{"title", title},
+                     {"kind", "quickfix"},
+                     {"diagnostics", json::array({diagnostic})},
+                     {"command", {{"title", title}, {"command", command}, {"arguments", std::move(args)}}}});
+    };
+    if (entry_of(r.term)) action("Explain " + r.term, kExplain, json::array({r.term}));
+    if (!r.kernel || !options.run) return;
+    json kernel = json::array({r.kernel->report, r.kernel->identity.index});
+    if (!options.output_dir.empty()) action("Open the HTML report for this kernel", kOpenHtml, kernel);
+    if (options.disassembler && r.kernel->line_gap == LspLineGap::NoLineTable)
+      action("Show SASS of this hot spot", kShowSass, kernel);
+  }
+
+  // The kernel a command's arguments name: [report, index], a report this
+  // server has read and a kernel of it. A copy: commands run unlocked.
+  std::optional<LspKernel> kernel_of(const json& args) const {
+    if (!args.is_array() || args.size() != 2 || !args[0].is_string() || !args[1].is_number_unsigned())
+      return std::nullopt;
+    auto it = reports.find(args[0].get<std::string>());
+    if (it == reports.end()) return std::nullopt;
+    for (const auto& k : it->second.kernels)
+      if (static_cast<uint64_t>(k.identity.index) == args[1].get<uint64_t>()) return k;
+    return std::nullopt;
+  }
+
+  // Where a kernel's HTML report goes: one file per report and kernel,
+  // written again each time (the report may have changed).
+  std::string html_path(const LspKernel& k) const {
+    auto stem = std::filesystem::path(k.report).stem().string();
+    return fmt::format("{}/html/{}-{:08x}-k{}.html", options.output_dir, file_safe(stem),
+                       std::hash<std::string>{}(k.report) & 0xffffffffu, k.identity.index);
+  }
+
+  json request(std::string method, json params) {
+    return {{"jsonrpc", "2.0"},
+            {"id", fmt::format("keet-{}", ++next_request)},
+            {"method", std::move(method)},
+            {"params", std::move(params)}};
   }
 
   json hover(const Document& doc, int line) const {
@@ -325,6 +531,70 @@ struct StateImpl {
   }
 };
 
+// What a command gives: messages to the client, then its answer or an error.
+struct Executed {
+  std::vector<json> messages;
+  json result;
+  std::optional<std::pair<int, std::string>> error;
+};
+
+Executed failed(int code, std::string why) { return {{}, nullptr, std::pair{code, std::move(why)}}; }
+
+Executed explain(const json& args) {
+  bool one = args.is_array() && args.size() == 1 && args[0].is_string();
+  const kb::Entry* e = one ? entry_of(args[0].get<std::string>()) : nullptr;
+  if (!e) return failed(jsonrpc::kInvalidParams, fmt::format("{} takes one knowledge-base id", kExplain));
+  std::string text = render::kb_entry_text(*e);
+  return {{show_message(kInfo, text)}, text, std::nullopt};
+}
+
+// The command lines, run in process: one kernel by its index in the report
+// (-s skips the kernels before it, with no -k every kernel counts).
+std::vector<std::string> html_command(const LspKernel& k, const std::string& path) {
+  return {"analyze", k.report, "-s", std::to_string(k.identity.index), "-c", "1", "--format", "html", "-o", path};
+}
+std::vector<std::string> sass_command(const LspKernel& k) {
+  return {"source", k.report, "-s", std::to_string(k.identity.index), "-c", "1", "--top", "10"};
+}
+
+// Runs a kernel's command without the server's lock: analysing a kernel takes
+// a while, and the report watcher must not wait for it.
+Executed run_kernel_command(StateImpl& s, std::unique_lock<std::mutex>& lock, const LspKernel& k, bool html) {
+  std::string path = html ? s.html_path(k) : std::string();
+  std::error_code ec;
+  if (html) std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  lock.unlock();
+  auto ran = s.options.run(html ? html_command(k, path) : sass_command(k));
+  lock.lock();
+  std::string name = short_name(k);
+  if (ran.exit_code != 0) {
+    std::string why = fmt::format("keet: {} of {} failed: {}", html ? "the HTML report" : "the SASS listing", name,
+                                  first_line(ran.err));
+    return {{show_message(kError, why)}, nullptr, std::pair{kRequestFailed, why}};
+  }
+  if (!html) {
+    std::string text = bounded(fmt::format("keet: the costliest SASS instructions of {}:\n{}", name, ran.out));
+    return {{show_message(kInfo, text)}, text, std::nullopt};
+  }
+  if (s.show_document)
+    return {{s.request("window/showDocument", {{"uri", uri_of_path(path)}, {"external", true}})}, path, std::nullopt};
+  return {{show_message(kInfo, fmt::format("keet: the HTML report of {} is {}", name, path))}, path, std::nullopt};
+}
+
+Executed execute(StateImpl& s, std::unique_lock<std::mutex>& lock, const json& params) {
+  std::string command = string_member(params, "command");
+  const json& args = member(params, "arguments");
+  if (command == kExplain) return explain(args);
+  bool html = command == kOpenHtml;
+  if (!html && command != kShowSass) return failed(jsonrpc::kInvalidParams, fmt::format("no command {}", command));
+  auto k = s.kernel_of(args);
+  if (!k)
+    return failed(jsonrpc::kInvalidParams, fmt::format("{} takes a report keet read and a kernel's index", command));
+  bool offered = s.options.run && (html ? !s.options.output_dir.empty() : s.options.disassembler);
+  if (!offered) return failed(kRequestFailed, fmt::format("{} is not available here", command));
+  return run_kernel_command(s, lock, *k, html);
+}
+
 }  // namespace lsp_impl
 
 struct LspServer::State : lsp_impl::StateImpl {};
@@ -363,6 +633,9 @@ std::vector<std::string> LspServer::set_report(const std::string& path, LspIndex
 }
 
 std::vector<std::string> LspServer::handle(std::string_view message) {
+  using lsp_impl::kExplain;
+  using lsp_impl::kOpenHtml;
+  using lsp_impl::kShowSass;
   using lsp_impl::member;
   using lsp_impl::string_member;
   using lsp_impl::text_of;
@@ -380,7 +653,7 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
   }
   std::string method = m["method"];
   const json& params = member(m, "params");
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   auto& s = *state_;
   std::vector<std::string> out;
   auto reply = [&](json result) { out.push_back(text_of(jsonrpc::result(id, std::move(result)))); };
@@ -393,10 +666,15 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
   }
   if (method == "initialize") {
     s.initialized = true;
+    s.show_document =
+        member(member(member(member(params, "capabilities"), "window"), "showDocument"), "support") == true;
     reply({{"capabilities",
             {{"textDocumentSync", {{"openClose", true}, {"change", 1}}},
              {"hoverProvider", true},
-             {"codeLensProvider", {{"resolveProvider", false}}}}},
+             {"codeLensProvider", {{"resolveProvider", false}}},
+             {"codeActionProvider", {{"codeActionKinds", json::array({"quickfix"})}}},
+             {"executeCommandProvider",
+              {{"commands", json::array({std::string(kExplain), std::string(kOpenHtml), std::string(kShowSass)})}}}}},
            {"serverInfo", {{"name", "keet"}}}});
     for (auto& held : s.held) out.push_back(std::move(held));
     s.held.clear();
@@ -438,7 +716,16 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
         jsonrpc::notification("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}})));
     return out;
   }
-  if (method == "textDocument/hover" || method == "textDocument/codeLens") {
+  if (method == "workspace/executeCommand") {
+    auto done = lsp_impl::execute(s, lock, params);
+    for (const auto& m : done.messages) out.push_back(text_of(m));
+    if (done.error)
+      fail(done.error->first, done.error->second);
+    else
+      reply(std::move(done.result));
+    return out;
+  }
+  if (method == "textDocument/hover" || method == "textDocument/codeLens" || method == "textDocument/codeAction") {
     auto it = s.open.find(uri);
     if (it == s.open.end()) {
       // A file the client did not open with us: read nothing, know nothing.
@@ -447,6 +734,10 @@ std::vector<std::string> LspServer::handle(std::string_view message) {
     }
     if (method == "textDocument/codeLens") {
       reply(s.code_lenses(it->second));
+      return out;
+    }
+    if (method == "textDocument/codeAction") {
+      reply(s.code_actions(it->second, params));
       return out;
     }
     const json& line = member(member(params, "position"), "line");

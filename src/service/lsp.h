@@ -8,6 +8,17 @@
 //   and the finding with its estimated gain.
 // - Hover: the same, in full, for any line with cost.
 // - Code lens on each kernel's definition: duration, bottleneck, top finding.
+//   A kernel that marks no line (a build without -lineinfo) is found by its
+//   name in the open file, and gets its lens there and an information
+//   diagnostic saying why no line is marked and how to fix it.
+// - Code actions on KEET's diagnostics, run by workspace/executeCommand:
+//   "Explain <term>" (the knowledge base's entry, as window/showMessage),
+//   "Open the HTML report for this kernel" (written, then window/showDocument
+//   when the client can, else its path in a message) and, for a kernel with
+//   no line table when a disassembler was found, "Show SASS of this hot spot"
+//   (`keet source`'s instruction table, as a message). A diagnostic about a
+//   knowledge-base term links to that entry (codeDescription, a file:// URI
+//   of the entry written as text under `output_dir`).
 //
 // A path in a report maps to an open file by `source_root` (the file lies
 // under it and the report's path ends with the file's path relative to it) or,
@@ -34,6 +45,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "service/lsp_index.h"
+#include "service/mcp.h"
 
 namespace keet::service {
 
@@ -44,6 +56,14 @@ struct LspOptions {
   double min_share = 0.05;
   size_t max_diagnostics = 100;                    // per file, costliest first
   std::function<void(std::string_view line)> log;  // stderr; may be empty
+  // Runs keet's commands in process (app::in_process_runner) for the HTML
+  // report and SASS actions; empty: those actions are not offered.
+  CommandRunner run;
+  // Whether nvdisasm or cuobjdump was found: "Show SASS" is offered only then.
+  bool disassembler = false;
+  // Where the knowledge entries diagnostics link to and the kernels' HTML
+  // reports are written; "": no links and no HTML report action.
+  std::string output_dir;
 };
 
 class LspServer {

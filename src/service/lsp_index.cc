@@ -32,6 +32,7 @@ LspKernel kernel_summary(const std::string& report_path, const model::Report& he
   s.bottleneck = bottleneck_of(d);
   if (!d.findings.empty()) {
     s.top_finding = d.findings.front().title;
+    s.top_finding_id = d.findings.front().id;
     s.top_speedup = d.findings.front().estimated_speedup;
   }
   s.cost_metric = cost_label(t.sorted_by);
@@ -92,13 +93,26 @@ void LspIndex::add(const std::string& report_path, const model::Report& head, co
                        r.executed_instructions(), top_stalls(r), std::move(on_line)});
     }
   if (lines.size() > before) return;
-  std::string_view why =
-      table.level == analysis::SourceLevel::None
-          ? "the report has no per-instruction source counters (ncu --set full or --section SourceCounters)"
-      : table.level == analysis::SourceLevel::Sass
-          ? "its cubin has no line table (build with -lineinfo)"
-          : "its line table maps none of the instructions with cost to a source line";
-  notes.push_back(fmt::format("{}: no source lines: {}", d.display_name(), why));
+  auto& gap = kernels.back().line_gap;
+  gap = table.level == analysis::SourceLevel::None   ? LspLineGap::NoSourceCounters
+        : table.level == analysis::SourceLevel::Sass ? LspLineGap::NoLineTable
+                                                     : LspLineGap::Unmapped;
+  notes.push_back(fmt::format("{}: no source lines: {}", d.display_name(), line_gap_text(gap)));
+}
+
+std::string line_gap_text(LspLineGap gap) {
+  switch (gap) {
+    case LspLineGap::None:
+      break;
+    case LspLineGap::NoSourceCounters:
+      return "the report has no per-instruction source counters (profile with ncu --set full or --section "
+             "SourceCounters)";
+    case LspLineGap::NoLineTable:
+      return "its cubin has no line table (built without -lineinfo: compile with -lineinfo and profile again)";
+    case LspLineGap::Unmapped:
+      return "its line table maps none of the instructions with cost to a source line";
+  }
+  return "";
 }
 
 int shared_suffix(std::string_view report_path, std::string_view file) {

@@ -20,19 +20,29 @@
 
 namespace keet::service {
 
+// Why a kernel marks no source line, each with its own fix.
+enum class LspLineGap {
+  None,              // it marks lines
+  NoSourceCounters,  // the report has no per-instruction counters: profile with --set full
+  NoLineTable,       // its cubin has no line table: compile with -lineinfo
+  Unmapped,          // the line table maps none of its costly instructions
+};
+
 // One kernel of a loaded report, as its code lens and the hovers show it.
 struct LspKernel {
   std::string report;  // the report's path
   model::KernelIdentity identity;
-  std::string function;     // the function's own name, to find its definition in a source file
-  std::string bottleneck;   // "memory-bound", "latency-bound", "insufficient data"
-  std::string top_finding;  // title of the most impactful finding; "" when none
+  std::string function;        // the function's own name, to find its definition in a source file
+  std::string bottleneck;      // "memory-bound", "latency-bound", "insufficient data"
+  std::string top_finding;     // title of the most impactful finding; "" when none
+  std::string top_finding_id;  // its id ("memory.uncoalesced_global")
   std::optional<double> top_speedup;
   std::string cost_metric;  // what line shares are of: "stall samples" or "executed instructions"
   double cost_total = 0;    // the kernel's total of that metric
   // Where its code starts (the line of its first instruction), when the
   // report's cubin has a line table.
   std::optional<analysis::SourceRef> start;
+  LspLineGap line_gap = LspLineGap::None;
 };
 
 // A finding whose cost a line carries.
@@ -75,6 +85,10 @@ int shared_suffix(std::string_view report_path, std::string_view file);
 // relative to the root (the report may name it relatively, or absolutely on
 // the machine that profiled). Returns the number of components matched, 0 when not.
 int rooted_match(std::string_view report_path, std::string_view file, std::string_view source_root);
+
+// Why no line of a kernel with this gap is marked, and the one-line fix; ""
+// for LspLineGap::None.
+std::string line_gap_text(LspLineGap gap);
 
 // Column-free text helpers the server shares with its tests.
 std::string percent(double fraction);  // 0.234 -> "23.4%"

@@ -48,14 +48,16 @@ std::vector<json> unframe(const std::string& out) {
   return messages;
 }
 
-// Runs `keet lsp ARGS` with the messages on its standard input.
-std::vector<json> session(const std::string& args, const std::vector<json>& messages, ProcessResult* result = nullptr) {
+// Runs `keet lsp ARGS` with the messages on its standard input; `env`
+// ("env NAME=VALUE ") goes before keet.
+std::vector<json> session(const std::string& args, const std::vector<json>& messages, ProcessResult* result = nullptr,
+                          const std::string& env = "") {
   std::string input;
   for (const auto& m : messages) input += frame(m);
   std::string in_path = temp_path("lsp-session.in");
   write_file(in_path, input);
   // In a subshell: run_command gives the command line /dev/null as input.
-  auto r = run_command("(" + shell_quote(keet_binary()) + " lsp " + args + " < " + shell_quote(in_path) + ")");
+  auto r = run_command("(" + env + shell_quote(keet_binary()) + " lsp " + args + " < " + shell_quote(in_path) + ")");
   if (result) *result = r;
   return unframe(r.out);
 }
@@ -112,7 +114,7 @@ TEST(LspE2E, ASessionPutsTheReportOnTheExampleSourceLines) {
   EXPECT_EQ(diags[1]["range"]["start"]["line"], line_of(src, "int x =") - 1);
   EXPECT_EQ(diags[1]["severity"], 4);
 
-  const json* hover = find(messages, [](const json& m) { return m.value("id", 0) == 2; });
+  const json* hover = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; });
   ASSERT_NE(hover, nullptr);
   std::string text = (*hover)["result"]["contents"]["value"];
   EXPECT_NE(text.find("this line: **90.0%** of the kernel's stall samples (900 of 1000); 8192 executed instructions"),
@@ -120,7 +122,7 @@ TEST(LspE2E, ASessionPutsTheReportOnTheExampleSourceLines) {
       << text;
   EXPECT_NE(text.find("stalls on this line: long_scoreboard 88.9%, selected 11.1%"), std::string::npos) << text;
 
-  const json* lens = find(messages, [](const json& m) { return m.value("id", 0) == 3; });
+  const json* lens = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 3; });
   ASSERT_NE(lens, nullptr);
   ASSERT_EQ((*lens)["result"].size(), 1u) << lens->dump();
   EXPECT_EQ((*lens)["result"][0]["range"]["start"]["line"], line_of(src, "__global__ void transposeNaive") - 1);
@@ -153,7 +155,8 @@ TEST(LspE2E, AnUnreadableReportIsLoggedAndTheServerKeepsServing) {
   const json* log = find(messages, [](const json& m) { return m.value("method", "") == "window/logMessage"; });
   ASSERT_NE(log, nullptr) << r.out;
   EXPECT_EQ((*log)["params"]["type"], 1);
-  EXPECT_NE(find(messages, [](const json& m) { return m.value("id", 0) == 4; }), nullptr);  // shutdown answered
+  EXPECT_NE(find(messages, [](const json& m) { return m.contains("id") && m["id"] == 4; }),
+            nullptr);  // shutdown answered
 }
 
 TEST(LspE2E, BrokenFramingEndsTheServerWithBadInput) {
@@ -193,6 +196,195 @@ TEST(LspE2E, AWatchedFolderPublishesAReportThatAppearsInIt) {
   for (const auto& m : unframe(r.out))
     if (m.value("method", "") == "textDocument/publishDiagnostics") counts.push_back(m["params"]["diagnostics"].size());
   EXPECT_EQ(counts, (std::vector<size_t>{0, 2})) << r.out << r.err;
+}
+
+// ------------------------------------------------------------------ actions
+
+json open_example(const std::string& file) {
+  return notification(
+      "textDocument/didOpen",
+      {{"textDocument",
+        {{"uri", service::uri_of_path(file)}, {"languageId", "cuda"}, {"version", 1}, {"text", read_file(file)}}}});
+}
+
+// The code actions on the diagnostic KEET put on `line` (1-based) with `code`,
+// as a client asks for them.
+json code_action_request(int id, const std::string& file, int line, const std::string& code) {
+  json range = {{"start", {{"line", line - 1}, {"character", 0}}}, {"end", {{"line", line - 1}, {"character", 1}}}};
+  json diagnostic = {{"range", range}, {"severity", 3}, {"source", "keet"}, {"code", code}, {"message", "..."}};
+  return request(id, "textDocument/codeAction",
+                 {{"textDocument", {{"uri", service::uri_of_path(file)}}},
+                  {"range", range},
+                  {"context", {{"diagnostics", json::array({diagnostic})}}}});
+}
+
+json execute(int id, const std::string& command, json arguments) {
+  return request(id, "workspace/executeCommand", {{"command", command}, {"arguments", std::move(arguments)}});
+}
+
+std::vector<std::string> titles(const json* answer) {
+  std::vector<std::string> out;
+  if (answer)
+    for (const auto& a : (*answer)["result"]) out.push_back(a["title"].get<std::string>());
+  return out;
+}
+
+// keet's cache (the entries diagnostics link to, the HTML reports) in a
+// folder of the test's own: an `env` assignment.
+std::string cache_env(const std::string& name) {
+  std::string dir = temp_path(name);
+  fs::remove_all(dir);
+  return "XDG_CACHE_HOME=" + shell_quote(dir) + " ";
+}
+
+TEST(LspE2E, ActionsExplainTheFindingAndOpenTheKernelsHtmlReport) {
+  std::string report = write_report(temp_path("lsp-actions.ncu-rep"));
+  const std::string src = example_source();
+  const int move = line_of(src, "out[x * N + y]");
+  json caps = {{"window", {{"showDocument", {{"support", true}}}}}};
+  ProcessResult r;
+  auto messages = session(
+      shell_quote(report),
+      {request(1, "initialize", {{"processId", nullptr}, {"capabilities", caps}}),
+       notification("initialized", json::object()), open_example(src),
+       code_action_request(2, src, move, "memory.uncoalesced_global"),
+       execute(3, "keet.explain", {"finding:memory.uncoalesced_global"}),
+       execute(4, "keet.openHtmlReport", {report, 0}), request(5, "shutdown", nullptr), notification("exit", nullptr)},
+      &r, "env " + cache_env("lsp-actions-cache"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+
+  const json* pub =
+      find(messages, [](const json& m) { return m.value("method", "") == "textDocument/publishDiagnostics"; });
+  ASSERT_NE(pub, nullptr) << r.out;
+  std::string href = (*pub)["params"]["diagnostics"][0]["codeDescription"]["href"];
+  auto entry = service::path_of_uri(href);
+  ASSERT_TRUE(entry) << href;
+  EXPECT_TRUE(entry->ends_with("lsp-actions-cache/keet/lsp/kb/finding-memory.uncoalesced_global.txt")) << *entry;
+  EXPECT_NE(read_file(*entry).find("Uncoalesced global memory accesses"), std::string::npos);
+
+  EXPECT_EQ(
+      titles(find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; })),
+      (std::vector<std::string>{"Explain finding:memory.uncoalesced_global", "Open the HTML report for this kernel"}));
+  const json* explained = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 3; });
+  ASSERT_NE(explained, nullptr);
+  EXPECT_NE((*explained)["result"].get<std::string>().find("What to do:"), std::string::npos);
+
+  const json* shown = find(messages, [](const json& m) { return m.value("method", "") == "window/showDocument"; });
+  ASSERT_NE(shown, nullptr) << r.out;
+  EXPECT_EQ((*shown)["params"]["external"], true);
+  auto html = service::path_of_uri((*shown)["params"]["uri"].get<std::string>());
+  ASSERT_TRUE(html);
+  std::string page = read_file(*html);
+  EXPECT_NE(page.find("<html"), std::string::npos);
+  EXPECT_NE(page.find("transposeNaive"), std::string::npos);
+  const json* answer = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 4; });
+  ASSERT_NE(answer, nullptr);
+  EXPECT_EQ((*answer)["result"], *html);
+}
+
+// A folder with a stand-in nvdisasm (as tests/e2e/sass_test.cc's): one
+// instruction per 16 bytes of its input.
+std::string stand_in_nvdisasm() {
+  std::string dir = temp_path("lsp-sass-stand-in");
+  fs::create_directories(dir);
+  write_script(dir + "/nvdisasm", R"LST(#!/bin/sh
+[ "$1" = "-b" ] || exit 2
+n=$(wc -c < "$3") || exit 1
+i=0
+while [ "$i" -lt "$n" ]; do printf '        /*%04x*/                   STAND_IN.%s R%d ;\n' "$i" "$2" "$i"; i=$((i + 16)); done
+)LST");
+  return dir;
+}
+
+TEST(LspE2E, AReportWithoutLineInfoMarksTheKernelsDefinitionAndSaysWhy) {
+  std::string report = temp_path("lsp-no-lineinfo.ncu-rep");
+  const std::string src = example_source();
+  write_file(report, transpose_example_report(src, false));
+  const int kernel = line_of(src, "__global__ void transposeNaive");
+  std::string env = "env -u CUDA_HOME -u CUDA_PATH " + cache_env("lsp-no-lineinfo-cache") +
+                    "PATH=" + shell_quote(stand_in_nvdisasm() + ":/usr/bin:/bin") + " ";
+  ProcessResult r;
+  auto messages = session(
+      shell_quote(report),
+      {request(1, "initialize", {{"processId", nullptr}, {"capabilities", json::object()}}),
+       notification("initialized", json::object()), open_example(src),
+       request(2, "textDocument/codeLens", {{"textDocument", {{"uri", service::uri_of_path(src)}}}}),
+       code_action_request(3, src, kernel, "no-lineinfo"), execute(4, "keet.showSass", {report, 0}),
+       execute(5, "keet.openHtmlReport", {report, 0}), request(6, "shutdown", nullptr), notification("exit", nullptr)},
+      &r, env);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("no source lines: its cubin has no line table"), std::string::npos) << r.err;
+
+  const json* pub =
+      find(messages, [](const json& m) { return m.value("method", "") == "textDocument/publishDiagnostics"; });
+  ASSERT_NE(pub, nullptr) << r.out;
+  const auto& diags = (*pub)["params"]["diagnostics"];
+  ASSERT_EQ(diags.size(), 1u) << pub->dump(1);
+  EXPECT_EQ(diags[0]["range"]["start"]["line"], kernel - 1);
+  EXPECT_EQ(diags[0]["severity"], 3);
+  EXPECT_EQ(diags[0]["code"], "no-lineinfo");
+  EXPECT_NE(diags[0]["message"].get<std::string>().find("compile with -lineinfo and profile again"), std::string::npos);
+
+  const json* lens = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; });
+  ASSERT_NE(lens, nullptr);
+  ASSERT_EQ((*lens)["result"].size(), 1u) << lens->dump();
+  EXPECT_EQ((*lens)["result"][0]["range"]["start"]["line"], kernel - 1);
+  EXPECT_EQ(titles(find(messages, [](const json& m) { return m.contains("id") && m["id"] == 3; })),
+            (std::vector<std::string>{"Explain topic:source_lines", "Open the HTML report for this kernel",
+                                      "Show SASS of this hot spot"}));
+  const json* sass = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 4; });
+  ASSERT_NE(sass, nullptr);
+  EXPECT_NE(sass->dump().find("STAND_IN.SM90"), std::string::npos) << sass->dump();
+  // This client did not say it takes showDocument: the report's path comes in a message.
+  const json* named = find(messages, [](const json& m) {
+    return m.value("method", "") == "window/showMessage" &&
+           m["params"]["message"].get<std::string>().starts_with("keet: the HTML report of transposeNaive is ");
+  });
+  ASSERT_NE(named, nullptr) << r.out;
+}
+
+// Real reports without line information (../shared's fixtures): a build
+// without -lineinfo (SASS offsets only) and a template kernel profiled without
+// source counters, each found by its name in a source written here.
+TEST(LspE2E, FixturesWithoutLineInfoMarkTheKernelsDefinitionByName) {
+  KEET_REQUIRE_SHARED();
+  struct Case {
+    std::string report, source, code;
+  };
+  const std::string dir = *shared_dir() + "/fixtures/public/";
+  for (const auto& c : std::vector<Case>{
+           {dir + "Lashi0812__CudaProgramming/profiling/profiles/smemTranspose.ncu-rep",
+            "#include <cuda_runtime.h>\n\n__global__ void transposeSmem(const float *in, float *out, int nx, int ny)\n"
+            "{\n}\n",
+            "no-lineinfo"},
+           {dir + "AveryClapp__ESMM-Research/b644635/profile.ncu-rep",
+            "template <const int BM, const int BN, const int BK, const int TM>\n"
+            "__global__ void one_blocktiling(int M, int N, int K, const float *A, const float *B, float *C)\n{\n}\n",
+            "no-source-counters"}}) {
+    if (!fs::exists(c.report)) GTEST_SKIP() << c.report << " is absent";
+    std::string file = temp_path("lsp-fixture-" + c.code + ".cu");
+    write_file(file, c.source);
+    ProcessResult r;
+    auto messages =
+        session(shell_quote(c.report),
+                {request(1, "initialize", {{"processId", nullptr}, {"capabilities", json::object()}}),
+                 notification("initialized", json::object()), open_example(file),
+                 request(2, "textDocument/codeLens", {{"textDocument", {{"uri", service::uri_of_path(file)}}}}),
+                 request(3, "shutdown", nullptr), notification("exit", nullptr)},
+                &r, "env " + cache_env("lsp-fixture-cache"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json* pub =
+        find(messages, [](const json& m) { return m.value("method", "") == "textDocument/publishDiagnostics"; });
+    ASSERT_NE(pub, nullptr) << r.out;
+    const auto& diags = (*pub)["params"]["diagnostics"];
+    ASSERT_EQ(diags.size(), 1u) << c.report << "\n" << pub->dump(1);
+    EXPECT_EQ(diags[0]["code"], c.code);
+    EXPECT_EQ(diags[0]["range"]["start"]["line"], 2 - (c.code == "no-source-counters")) << c.report;
+    const json* lens = find(messages, [](const json& m) { return m.contains("id") && m["id"] == 2; });
+    ASSERT_NE(lens, nullptr);
+    ASSERT_FALSE((*lens)["result"].empty()) << c.report;
+    EXPECT_EQ((*lens)["result"][0]["range"]["start"]["line"], diags[0]["range"]["start"]["line"]);
+  }
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 // libFuzzer target: the Language Server's handling of an editor's bytes
 // (service/lsp.h). The bytes are read as the LSP base protocol (Content-Length
 // framing) and each message goes through method dispatch, open documents,
-// diagnostics, hover and code lens over an index whose kernel and lines the
-// messages can reach (file:///w/src/k.cu, kernel k); bytes that frame no
-// message go in whole as one message. A crash, a sanitizer report or an
-// escaping exception fails the target.
+// diagnostics, hover, code lens, code actions and their commands over an
+// index whose kernels and lines the messages can reach (file:///w/src/k.cu,
+// kernel k with lines, kernel g without: found by name); the commands' runs
+// are a stand-in that answers at once, and the knowledge entries are written
+// under one temporary folder. Bytes that frame no message go in whole as one
+// message. A crash, a sanitizer report or an escaping exception fails the target.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -33,16 +36,32 @@ service::LspIndex index() {
   k.start = start;
   idx.kernels.push_back(k);
   idx.lines.push_back({"/x/src/k.cu", 3, 0, 0.9, 9, 9, 4, {{"long_scoreboard", 0.5}}, {}});
-  idx.lines.back().findings.push_back({"f", "F", analysis::Severity::High, 1.0, 1.5});
+  idx.lines.back().findings.push_back({"memory.uncoalesced_global", "F", analysis::Severity::High, 1.0, 1.5});
   idx.lines.push_back({"k.cu", 1, 0, 0.1, 1, 1, 1, {}, {}});
+  k.identity.index = 1;
+  k.function = "void g<(int)1>(float*)";
+  k.start.reset();
+  k.line_gap = service::LspLineGap::NoLineTable;
+  idx.kernels.push_back(k);
   return idx;
+}
+
+service::CommandOutput stand_in(const std::vector<std::string>& args) {
+  return {args.size() % 2 ? 0 : 1, "+0x0010 LDG\n", "why\n"};
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
-  service::LspServer server({.source_root = "", .min_share = 0.05, .max_diagnostics = 8, .log = {}});
+  static const std::string out = (std::filesystem::temp_directory_path() / "keet-fuzz-lsp").string();
+  service::LspServer server({.source_root = "",
+                             .min_share = 0.05,
+                             .max_diagnostics = 8,
+                             .log = {},
+                             .run = stand_in,
+                             .disassembler = true,
+                             .output_dir = out});
   server.set_report("/r.ncu-rep", index());
   server.handle(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})");
   std::istringstream in(bytes);

@@ -98,15 +98,19 @@ struct LineLoad {
 // embedded cubin (tests/support/cubin_writer.h) mapping instruction i, 32
 // bytes each, to line load[i].line of `path`, with the per-PC source counters
 // of `load`: a report `keet source` and `keet lsp` place on source lines.
+// Without `line_table`, its cubin has none (a build without -lineinfo): the
+// same counters, on SASS instructions only.
 std::string source_lines_report(const std::string& function, const std::string& mangled, const std::string& path,
-                                const std::vector<LineLoad>& load);
+                                const std::vector<LineLoad>& load, bool line_table = true);
 
 // KEET's example examples/transpose/transpose.cu (at `source`) as profiled on
 // another machine (its line table names /home/ci/keet/examples/transpose/...):
 // transposeNaive's stall samples, 90% on the line that moves the element
 // (whose store has the excess sectors), 6% on "int x =", 4% on "int y =".
 // The Language Server's tests (e2e and Neovim) place it on that source.
-std::string transpose_example_report(const std::string& source);
+// Without `lineinfo`, its cubin has no line table: no line can be marked, and
+// the kernel is found by its name.
+std::string transpose_example_report(const std::string& source, bool lineinfo = true);
 // The 1-based line of the file at `path` holding `text`; 0 when none does.
 int line_holding(const std::string& path, std::string_view text);
 

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 #include "service/lsp.h"
 #include "service/lsp_index.h"
+#include "support/testing.h"
 
 namespace keet {
 namespace {
@@ -281,6 +283,220 @@ TEST(Lsp, PathsAndUris) {
   EXPECT_EQ(service::path_of_uri("file://server/x.cu"), std::nullopt);
   EXPECT_EQ(service::path_of_uri("untitled:Untitled-1"), std::nullopt);
   EXPECT_EQ(service::path_of_uri("file:///bad%zz"), "/bad%zz");
+}
+
+// --------------------------------------------------------------- actions
+
+// The command lines a server ran; a base, so that it is made before the
+// server that records into it.
+struct Recorded {
+  std::vector<std::vector<std::string>> ran;
+};
+
+// A server whose commands are recorded, not run: the HTML report "written" is
+// the -o path the command line names.
+struct ActionSession : Recorded, Session {
+  explicit ActionSession(bool disassembler = false, int exit_code = 0)
+      : Recorded(), Session(options(disassembler, exit_code, ran)) {}
+  static service::LspOptions options(bool disassembler, int exit_code, std::vector<std::vector<std::string>>& ran) {
+    service::LspOptions o;
+    o.output_dir = testing::temp_path("lsp-actions-out");
+    o.disassembler = disassembler;
+    o.run = [&ran, exit_code](const std::vector<std::string>& args) {
+      ran.push_back(args);
+      return service::CommandOutput{exit_code, "+0x0010  LDG.E R2, [R2.64]\n", exit_code ? "no such kernel\n" : ""};
+    };
+    return o;
+  }
+  json actions(const std::string& path, const json& diagnostic) {
+    return request("textDocument/codeAction", {{"textDocument", {{"uri", service::uri_of_path(path)}}},
+                                               {"range", diagnostic["range"]},
+                                               {"context", {{"diagnostics", json::array({diagnostic})}}}});
+  }
+  std::vector<std::string> titles(const std::string& path, const json& diagnostic) {
+    std::vector<std::string> out;
+    json answer = actions(path, diagnostic);  // named: a range-for would not keep the temporary alive
+    for (const auto& a : answer["result"]) out.push_back(a["title"].get<std::string>());
+    return out;
+  }
+};
+
+// transposeNaive as a build without -lineinfo gives it: no lines, its gap said.
+LspIndex index_without_lines(std::string function = "transposeNaive") {
+  LspIndex idx = index_for("src/transpose.cu");
+  idx.lines.clear();
+  idx.kernels[0].function = std::move(function);
+  idx.kernels[0].top_finding_id = "memory.uncoalesced_global";
+  idx.kernels[0].line_gap = service::LspLineGap::NoLineTable;
+  return idx;
+}
+
+TEST(LspActions, ADiagnosticOffersItsTermAndTheKernelsHtmlReport) {
+  ActionSession s;
+  s.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  s.start();
+  json pub = s.open("/p/src/transpose.cu");
+  const json& finding = pub["params"]["diagnostics"][0];
+  EXPECT_EQ(
+      s.titles("/p/src/transpose.cu", finding),
+      (std::vector<std::string>{"Explain finding:memory.uncoalesced_global", "Open the HTML report for this kernel"}));
+  // A hot line without a finding is about its top stall; with a disassembler
+  // there is still no SASS action: the line is a source line.
+  const json& hot = pub["params"]["diagnostics"][1];
+  EXPECT_EQ(s.titles("/p/src/transpose.cu", hot)[0], "Explain stall:wait");
+  // Another source's diagnostic, or one KEET no longer has, gets nothing.
+  json other = finding;
+  other["source"] = "clangd";
+  EXPECT_TRUE(s.actions("/p/src/transpose.cu", other)["result"].empty());
+  other = finding;
+  other["code"] = "memory.something_else";
+  EXPECT_TRUE(s.actions("/p/src/transpose.cu", other)["result"].empty());
+}
+
+TEST(LspActions, DiagnosticsLinkTheirKnowledgeEntryAsAFile) {
+  ActionSession s;
+  s.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  s.start();
+  json pub = s.open("/p/src/transpose.cu");
+  std::string href = pub["params"]["diagnostics"][0]["codeDescription"]["href"];
+  auto path = service::path_of_uri(href);
+  ASSERT_TRUE(path) << href;
+  EXPECT_TRUE(path->ends_with("/kb/finding-memory.uncoalesced_global.txt")) << *path;
+  EXPECT_NE(testing::read_file(*path).find("(finding:memory.uncoalesced_global)"), std::string::npos);
+  // Without a folder to write the entries to, no link.
+  Session plain;
+  plain.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  plain.start();
+  EXPECT_FALSE(plain.open("/p/src/transpose.cu")["params"]["diagnostics"][0].contains("codeDescription"));
+}
+
+TEST(LspActions, AKernelWithoutLineInfoIsFoundByNameAndSaysWhy) {
+  ActionSession s(true);
+  s.server.set_report("/runs/transpose.ncu-rep", index_without_lines());
+  s.start();
+  json pub = s.open("/p/src/transpose.cu");
+  ASSERT_EQ(pub["params"]["diagnostics"].size(), 1u) << pub.dump();
+  const json& d = pub["params"]["diagnostics"][0];
+  EXPECT_EQ(d["range"]["start"]["line"], 2);  // the definition
+  EXPECT_EQ(d["severity"], 3);
+  EXPECT_EQ(d["code"], "no-lineinfo");
+  EXPECT_NE(d["message"].get<std::string>().find("no line of transposeNaive is marked"), std::string::npos);
+  EXPECT_NE(d["message"].get<std::string>().find("compile with -lineinfo and profile again"), std::string::npos);
+  EXPECT_TRUE(d["codeDescription"]["href"].get<std::string>().ends_with("/kb/topic-source_lines.txt"));
+  json lens =
+      s.request("textDocument/codeLens", {{"textDocument", {{"uri", service::uri_of_path("/p/src/transpose.cu")}}}});
+  ASSERT_EQ(lens["result"].size(), 1u);
+  EXPECT_EQ(lens["result"][0]["range"]["start"]["line"], 2);
+  EXPECT_EQ(s.titles("/p/src/transpose.cu", d),
+            (std::vector<std::string>{"Explain topic:source_lines", "Open the HTML report for this kernel",
+                                      "Show SASS of this hot spot"}));
+  // No disassembler: no SASS action.
+  ActionSession bare(false);
+  bare.server.set_report("/runs/transpose.ncu-rep", index_without_lines());
+  bare.start();
+  json d2 = bare.open("/p/src/transpose.cu")["params"]["diagnostics"][0];
+  EXPECT_EQ(bare.titles("/p/src/transpose.cu", d2).size(), 2u);
+}
+
+TEST(LspActions, TemplateKernelsAreFoundByTheirBaseName) {
+  constexpr std::string_view source =
+      "template <int Tile>\n"
+      "__global__ void transposeTiled(float* out, const float* in)\n"
+      "{\n"
+      "}\n"
+      "namespace {\n"
+      "__global__ void helper(int* p) {}\n"
+      "}\n";
+  for (std::string name : {"void transposeTiled<(int)32>(float *, const float *)", "transposeTiled<32>",
+                           "void (anonymous namespace)::helper(int *)"}) {
+    ActionSession s;
+    s.server.set_report("/r.ncu-rep", index_without_lines(name));
+    s.start();
+    json pub = s.open("/p/tiled.cu", source);
+    ASSERT_EQ(pub["params"]["diagnostics"].size(), 1u) << name;
+    EXPECT_EQ(pub["params"]["diagnostics"][0]["range"]["start"]["line"],
+              name.find("helper") != std::string::npos ? 5 : 1)
+        << name;
+  }
+}
+
+TEST(LspActions, ExplainShowsTheEntryAndCommandsCheckTheirArguments) {
+  ActionSession s;
+  s.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  s.start();
+  auto out = s.send({{"jsonrpc", "2.0"},
+                     {"id", 7},
+                     {"method", "workspace/executeCommand"},
+                     {"params", {{"command", "keet.explain"}, {"arguments", {"finding:memory.uncoalesced_global"}}}}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0]["method"], "window/showMessage");
+  EXPECT_NE(out[0]["params"]["message"].get<std::string>().find("What to do:"), std::string::npos);
+  EXPECT_EQ(out[1]["id"], 7);
+  auto error_of = [&](json params) {
+    return s.request("workspace/executeCommand", std::move(params))["error"]["code"];
+  };
+  EXPECT_EQ(error_of({{"command", "keet.explain"}, {"arguments", {"no:such"}}}), -32602);
+  EXPECT_EQ(error_of({{"command", "keet.rm"}, {"arguments", json::array()}}), -32602);
+  // Only a report this server read, and a kernel of it.
+  EXPECT_EQ(error_of({{"command", "keet.openHtmlReport"}, {"arguments", {"/etc/passwd", 0}}}), -32602);
+  EXPECT_EQ(error_of({{"command", "keet.openHtmlReport"}, {"arguments", {"/runs/transpose.ncu-rep", 9}}}), -32602);
+  EXPECT_EQ(error_of({{"command", "keet.showSass"}, {"arguments", {"/runs/transpose.ncu-rep", 0}}}), -32803);
+  EXPECT_TRUE(s.ran.empty());
+}
+
+TEST(LspActions, TheHtmlReportIsWrittenThenShownOrNamed) {
+  ActionSession s;
+  s.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  s.start();
+  json open_html = {{"command", "keet.openHtmlReport"}, {"arguments", {"/runs/transpose.ncu-rep", 0}}};
+  auto out = s.send({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "workspace/executeCommand"}, {"params", open_html}});
+  ASSERT_EQ(s.ran.size(), 1u);
+  const auto& args = s.ran[0];
+  ASSERT_GE(args.size(), 10u);
+  EXPECT_EQ((std::vector<std::string>(args.begin(), args.begin() + 8)),
+            (std::vector<std::string>{"analyze", "/runs/transpose.ncu-rep", "-s", "0", "-c", "1", "--format", "html"}));
+  // One file per report and kernel under the output folder: its name, a hash of its path, its index.
+  EXPECT_NE(args[9].find("/lsp-actions-out/html/transpose-"), std::string::npos) << args[9];
+  EXPECT_TRUE(args[9].ends_with("-k0.html")) << args[9];
+  // This client did not say it takes showDocument: the path, in a message.
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0]["method"], "window/showMessage");
+  EXPECT_NE(out[0]["params"]["message"].get<std::string>().find(args[9]), std::string::npos);
+  EXPECT_EQ(out[1]["result"], args[9]);
+
+  ActionSession shows;
+  shows.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  shows.request("initialize", {{"capabilities", {{"window", {{"showDocument", {{"support", true}}}}}}}});
+  out = shows.send({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "workspace/executeCommand"}, {"params", open_html}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0]["method"], "window/showDocument");
+  EXPECT_EQ(out[0]["params"]["external"], true);
+  EXPECT_EQ(out[0]["params"]["uri"], service::uri_of_path(shows.ran[0][9]));
+  // The client's answer to our request is taken quietly.
+  EXPECT_TRUE(shows.send({{"jsonrpc", "2.0"}, {"id", out[0]["id"]}, {"result", {{"success", true}}}}).empty());
+
+  ActionSession failing(false, 2);
+  failing.server.set_report("/runs/transpose.ncu-rep", index_for("src/transpose.cu"));
+  failing.start();
+  out = failing.send({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "workspace/executeCommand"}, {"params", open_html}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0]["params"]["type"], 1);
+  EXPECT_EQ(out[1]["error"]["message"], "keet: the HTML report of transposeNaive failed: no such kernel");
+}
+
+TEST(LspActions, ShowSassRunsKeetSourceOnTheKernel) {
+  ActionSession s(true);
+  s.server.set_report("/runs/transpose.ncu-rep", index_without_lines());
+  s.start();
+  auto out = s.send({{"jsonrpc", "2.0"},
+                     {"id", 3},
+                     {"method", "workspace/executeCommand"},
+                     {"params", {{"command", "keet.showSass"}, {"arguments", {"/runs/transpose.ncu-rep", 0}}}}});
+  ASSERT_EQ(s.ran.size(), 1u);
+  EXPECT_EQ(s.ran[0],
+            (std::vector<std::string>{"source", "/runs/transpose.ncu-rep", "-s", "0", "-c", "1", "--top", "10"}));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_NE(out[0]["params"]["message"].get<std::string>().find("LDG.E R2"), std::string::npos);
 }
 
 }  // namespace

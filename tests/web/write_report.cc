@@ -7,6 +7,8 @@
 //   keet_write_test_report --transpose-example SOURCE FILE
 //     KEET's transpose example profiled elsewhere (transpose_example_report):
 //     the Neovim test's report.
+//   keet_write_test_report --transpose-example-without-lineinfo SOURCE FILE
+//     the same built without -lineinfo (no line table): the kernel found by name.
 #include <fstream>
 #include <iostream>
 #include <string_view>
@@ -27,8 +29,11 @@ bool write(const char* path, const std::string& bytes) {
 int main(int argc, char** argv) {
   if (argc == 4 && std::string_view(argv[1]) == "--transpose-example")
     return write(argv[3], keet::testing::transpose_example_report(argv[2])) ? 0 : 1;
+  if (argc == 4 && std::string_view(argv[1]) == "--transpose-example-without-lineinfo")
+    return write(argv[3], keet::testing::transpose_example_report(argv[2], false)) ? 0 : 1;
   if (argc != 2 && argc != 3) {
-    std::cerr << "usage: keet_write_test_report FILE [TIMELINE.sqlite] | --transpose-example SOURCE FILE\n";
+    std::cerr << "usage: keet_write_test_report FILE [TIMELINE.sqlite] | --transpose-example[-without-lineinfo] SOURCE "
+                 "FILE\n";
     return 2;
   }
   if (!write(argv[1],
