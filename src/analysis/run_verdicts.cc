@@ -382,17 +382,13 @@ std::string collectives(const model::TimelineSummary& t) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-const std::string& name_of(const model::KernelSummary& k, model::NameBase names) {
-  return names == model::NameBase::Function && !k.short_name.empty() ? k.short_name : k.name;
-}
-
 std::string subject_of(const model::TimelineSummary& t, const std::string& evidence, const RunOptions& opt) {
   for (const auto& g : run_rules().api_groups)
     if (evidence == "api_" + g.id) return api_subject(t, g);
   if (evidence == "nccl") return collectives(t);
-  if (evidence == "hot_kernel" && !t.kernels.empty()) return name_of(t.kernels.front(), opt.names);
+  if (evidence == "hot_kernel" && !t.kernels.empty()) return t.kernels.front().name_in(opt.names);
   if (evidence == "drift_kernel")
-    if (const auto* k = most_drifting(t)) return name_of(*k, opt.names);
+    if (const auto* k = most_drifting(t)) return k->name_in(opt.names);
   if (evidence == "launch_stream")
     if (const auto* s = busiest_stream(t)) return fmt::format("device {} stream {}", s->device, s->stream);
   return {};

@@ -171,6 +171,12 @@ struct LaunchConfig {
 
 struct KernelSummary {
   std::string name, short_name;
+  // The name printed for --name-base `base`: Function gives the short name
+  // when the export has one; an export holds no mangled name, so anything
+  // else gives the demangled one.
+  const std::string& name_in(NameBase base) const {
+    return base == NameBase::Function && !short_name.empty() ? short_name : name;
+  }
   DurationStats time;
   std::vector<LaunchConfig> configs;  // first-seen order
   // The launch latency of each launch with a joined runtime call: from the

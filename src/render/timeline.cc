@@ -21,10 +21,6 @@ using nlohmann::json;
 // A kernel as the chart's legend names it: the function, not its template arguments.
 std::string abbreviated(const model::KernelSummary& k) { return k.short_name.empty() ? k.name : k.short_name; }
 
-const std::string& shown_name(const model::KernelSummary& k, const TimelineStyle& s) {
-  return s.names == model::NameBase::Function && !k.short_name.empty() ? k.short_name : k.name;
-}
-
 std::string bold(bool color, const std::string& text) { return color ? "\033[1m" + text + "\033[0m" : text; }
 
 std::string pct(double share) { return fmt::format("{:.1f}%", 100 * share); }
@@ -152,7 +148,7 @@ std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s)
                        pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
                        human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
                        human_duration(static_cast<double>(k.time.max_ns)),
-                       s.name_width ? clip_cell(shown_name(k, s), s.name_width) : shown_name(k, s));
+                       s.name_width ? clip_cell(k.name_in(s.names), s.name_width) : k.name_in(s.names));
     if (k.configs.size() > 1)
       for (const auto& c : k.configs)
         out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "",
@@ -189,8 +185,9 @@ std::string drift_text(const model::TimelineSummary& t, const TimelineStyle& s) 
   for (const auto& k : t.kernels) {
     if (!analysis::drifting(k, s.drift_threshold)) continue;
     auto [early, late] = k.drift.early_late_means();
-    out += fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", shown_name(k, s),
-                       k.time.count, human_duration(early), human_duration(late), 100 * *analysis::drift_growth(k));
+    out +=
+        fmt::format("  {}: {} launches, first quarter mean {}, last quarter mean {} (+{:.0f}%)\n", k.name_in(s.names),
+                    k.time.count, human_duration(early), human_duration(late), 100 * *analysis::drift_growth(k));
   }
   std::string head =
       fmt::format("Drift (launches that grow {:.0f}% or more slower over the run, kernels with {}+ launches)",
@@ -486,7 +483,7 @@ std::string kernel_table_html(const model::TimelineSummary& t, const TimelineSty
         pct(t.gpu_share(k)), pct(t.span_share(k)), k.time.count, human_duration(static_cast<double>(k.time.total_ns)),
         human_duration(k.time.mean_ns()), human_duration(static_cast<double>(k.time.min_ns)),
         human_duration(static_cast<double>(k.time.max_ns)), g ? html::esc(fmt::format("{:+.0f}%", 100 * *g)) : "",
-        html::esc(shown_name(k, s)));
+        html::esc(k.name_in(s.names)));
   }
   return out + "</table>";
 }

@@ -282,27 +282,13 @@ TEST(LspE2E, ActionsExplainTheFindingAndOpenTheKernelsHtmlReport) {
   EXPECT_EQ((*answer)["result"], *html);
 }
 
-// A folder with a stand-in nvdisasm (as tests/e2e/sass_test.cc's): one
-// instruction per 16 bytes of its input.
-std::string stand_in_nvdisasm() {
-  std::string dir = temp_path("lsp-sass-stand-in");
-  fs::create_directories(dir);
-  write_script(dir + "/nvdisasm", R"LST(#!/bin/sh
-[ "$1" = "-b" ] || exit 2
-n=$(wc -c < "$3") || exit 1
-i=0
-while [ "$i" -lt "$n" ]; do printf '        /*%04x*/                   STAND_IN.%s R%d ;\n' "$i" "$2" "$i"; i=$((i + 16)); done
-)LST");
-  return dir;
-}
-
 TEST(LspE2E, AReportWithoutLineInfoMarksTheKernelsDefinitionAndSaysWhy) {
   std::string report = temp_path("lsp-no-lineinfo.ncu-rep");
   const std::string src = example_source();
   write_file(report, transpose_example_report(src, false));
   const int kernel = line_of(src, "__global__ void transposeNaive");
   std::string env = "env -u CUDA_HOME -u CUDA_PATH " + cache_env("lsp-no-lineinfo-cache") +
-                    "PATH=" + shell_quote(stand_in_nvdisasm() + ":/usr/bin:/bin") + " ";
+                    "PATH=" + shell_quote(stand_in_nvdisasm("lsp-sass-stand-in") + ":/usr/bin:/bin") + " ";
   ProcessResult r;
   auto messages = session(
       shell_quote(report),

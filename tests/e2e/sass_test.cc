@@ -38,20 +38,6 @@ std::string sass_report(const std::string& name) {
   return path;
 }
 
-// A folder with a stand-in nvdisasm: called as nvdisasm -b SMxy FILE, it
-// prints one instruction per 16 bytes of FILE naming the SM and the offset.
-std::string stand_in_dir() {
-  std::string dir = temp_path("sass-stand-in");
-  fs::create_directories(dir);
-  write_script(dir + "/nvdisasm", R"LST(#!/bin/sh
-[ "$1" = "-b" ] || exit 2
-n=$(wc -c < "$3") || exit 1
-i=0
-while [ "$i" -lt "$n" ]; do printf '        /*%04x*/                   STAND_IN.%s R%d ;\n' "$i" "$2" "$i"; i=$((i + 16)); done
-)LST");
-  return dir;
-}
-
 // keet with PATH = `path` (plus the system's folders, for the stand-in's
 // shell tools) and no CUDA_HOME or CUDA_PATH.
 ProcessResult keet_with_path(const std::string& path, const std::string& args) {
@@ -78,7 +64,7 @@ ProcessResult validate(const std::string& schema, const std::string& text) {
 
 TEST(Sass, StandInInstructionsInEveryFormat) {
   std::string report = shell_quote(sass_report("sass-stand-in.ncu-rep"));
-  std::string path = stand_in_dir() + ":/usr/bin:/bin";
+  std::string path = stand_in_nvdisasm("sass-stand-in") + ":/usr/bin:/bin";
 
   auto text = keet_with_path(path, "analyze " + report);
   ASSERT_EQ(text.rc, 0) << text.err;

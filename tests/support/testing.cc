@@ -128,6 +128,18 @@ void write_script(const std::string& path, const std::string& text) {
   fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
 }
 
+std::string stand_in_nvdisasm(const std::string& name) {
+  std::string dir = temp_path(name);
+  fs::create_directories(dir);
+  write_script(dir + "/nvdisasm", R"LST(#!/bin/sh
+[ "$1" = "-b" ] || exit 2
+n=$(wc -c < "$3") || exit 1
+i=0
+while [ "$i" -lt "$n" ]; do printf '        /*%04x*/                   STAND_IN.%s R%d ;\n' "$i" "$2" "$i"; i=$((i + 16)); done
+)LST");
+  return dir;
+}
+
 std::vector<std::string> csv_cells(std::string_view line) {
   std::vector<std::string> cells;
   std::string cell;

@@ -39,6 +39,10 @@ std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
 // The same, made executable (a stand-in program).
 void write_script(const std::string& path, const std::string& text);
+// A folder (under temp_path(`name`)) holding a stand-in nvdisasm: called as
+// nvdisasm -b SMxy FILE, it prints one instruction per 16 bytes of FILE
+// naming the SM and the offset. For tests of SASS without the toolkit.
+std::string stand_in_nvdisasm(const std::string& name);
 
 struct ProcessResult {
   int rc = -1;
