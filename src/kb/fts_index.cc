@@ -1,8 +1,6 @@
 #include "kb/fts_index.h"
 #include "util/error.h"
 
-#include <sqlite3.h>
-
 #include <cctype>
 
 #include <fmt/format.h>
@@ -25,23 +23,8 @@ constexpr const char* kInsertSql =
     "INSERT INTO kb(rowid, title, aliases, metrics, summary, body, boost) VALUES (?,?,?,?,?,?,?)";
 constexpr std::size_t kMaxTerms = 32;
 
-struct Finalize {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Statement = std::unique_ptr<sqlite3_stmt, Finalize>;
-
-std::unexpected<Error> sqlite_error(sqlite3* db, std::string_view what) {
-  return fail(ExitCode::Failed, fmt::format("knowledge-base index: {}: {}", what, sqlite3_errmsg(db)));
-}
-
-Result<Statement> prepare(sqlite3* db, const char* sql) {
-  sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK) return sqlite_error(db, "prepare");
-  return Statement(raw);
-}
-
-void bind_text(sqlite3_stmt* s, int index, const std::string& text) {
-  sqlite3_bind_text(s, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+std::unexpected<Error> sqlite_error(std::string_view what, const std::string& message) {
+  return fail(ExitCode::Failed, fmt::format("knowledge-base index: {}: {}", what, message));
 }
 
 // Words are runs of ASCII letters and digits; everything else separates them.
@@ -70,50 +53,43 @@ std::string fts_query(std::string_view text, const std::set<std::string, std::le
   return query;
 }
 
-void FtsIndex::Close::operator()(sqlite3* db) const { sqlite3_close(db); }
-
 Result<FtsIndex> FtsIndex::create() {
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  FtsIndex index;
-  index.db_.reset(raw);
-  if (rc != SQLITE_OK) return sqlite_error(raw, "open");
-  if (sqlite3_exec(raw, kSchemaSql, nullptr, nullptr, nullptr) != SQLITE_OK)
-    return sqlite_error(raw, "create (is FTS5 built into this SQLite?)");
-  return index;
+  auto db = io::Sqlite::in_memory();
+  if (!db) return sqlite_error("open", db.error());
+  if (auto r = db->exec(kSchemaSql); !r) return sqlite_error("create (is FTS5 built into this SQLite?)", r.error());
+  return FtsIndex(std::move(*db));
 }
 
 Result<void> FtsIndex::add_all(const std::vector<FtsDocument>& docs) {
-  KEET_TRY(stmt, prepare(db_.get(), kInsertSql));
+  auto stmt = db_.prepare(kInsertSql);
+  if (!stmt) return sqlite_error("prepare", stmt.error());
   // One transaction: per-row commits would dominate the start-up time.
-  sqlite3_exec(db_.get(), "BEGIN", nullptr, nullptr, nullptr);
+  (void)db_.exec("BEGIN");
   for (std::size_t i = 0; i < docs.size(); ++i)
-    if (auto r = insert(stmt->get(), static_cast<std::int64_t>(i), docs[i]); !r) return r;
-  if (sqlite3_exec(db_.get(), "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
-    return sqlite_error(db_.get(), "commit");
+    if (auto r = insert(*stmt, static_cast<std::int64_t>(i), docs[i]); !r) return r;
+  if (auto r = db_.exec("COMMIT"); !r) return sqlite_error("commit", r.error());
   return {};
 }
 
-Result<void> FtsIndex::insert(sqlite3_stmt* stmt, std::int64_t doc, const FtsDocument& d) {
-  sqlite3_reset(stmt);
-  sqlite3_bind_int64(stmt, 1, doc);
+Result<void> FtsIndex::insert(io::SqliteStatement& stmt, std::int64_t doc, const FtsDocument& d) {
+  stmt.reset();
+  stmt.bind(1, doc);
   int column = 2;
-  for (const auto* text : {&d.title, &d.aliases, &d.metrics, &d.summary, &d.body}) bind_text(stmt, column++, *text);
-  sqlite3_bind_double(stmt, column, d.boost);
-  if (sqlite3_step(stmt) != SQLITE_DONE) return sqlite_error(db_.get(), "insert");
+  for (const auto* text : {&d.title, &d.aliases, &d.metrics, &d.summary, &d.body}) stmt.bind(column++, *text);
+  stmt.bind(column, d.boost);
+  if (stmt.step() != io::SqliteStatement::Step::Done) return sqlite_error("insert", db_.error());
   return {};
 }
 
 Result<std::vector<FtsHit>> FtsIndex::search(const std::string& match, int limit) const {
   std::vector<FtsHit> hits;
   if (match.empty()) return hits;
-  KEET_TRY(stmt, prepare(db_.get(), kSearchSql));
-  bind_text(stmt->get(), 1, match);
-  sqlite3_bind_int(stmt->get(), 2, limit);
-  int rc;
-  while ((rc = sqlite3_step(stmt->get())) == SQLITE_ROW)
-    hits.push_back({sqlite3_column_int64(stmt->get(), 0), sqlite3_column_double(stmt->get(), 1)});
-  if (rc != SQLITE_DONE) return sqlite_error(db_.get(), "search");
+  auto stmt = db_.prepare(kSearchSql);
+  if (!stmt) return sqlite_error("prepare", stmt.error());
+  stmt->bind(1, std::string_view(match)).bind(2, int64_t{limit});
+  io::SqliteStatement::Step step;
+  while ((step = stmt->step()) == io::SqliteStatement::Step::Row) hits.push_back({stmt->i64(0), stmt->real(1)});
+  if (step != io::SqliteStatement::Step::Done) return sqlite_error("search", db_.error());
   return hits;
 }
 

@@ -8,10 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/sqlite.h"
 #include "util/error.h"
-
-struct sqlite3;
-struct sqlite3_stmt;
 
 namespace keet::kb {
 
@@ -44,11 +42,9 @@ class FtsIndex {
   Result<std::vector<FtsHit>> search(const std::string& match, int limit) const;
 
  private:
-  struct Close {
-    void operator()(sqlite3* db) const;
-  };
-  Result<void> insert(sqlite3_stmt* stmt, std::int64_t doc, const FtsDocument& d);
-  std::unique_ptr<sqlite3, Close> db_;
+  explicit FtsIndex(io::Sqlite db) : db_(std::move(db)) {}
+  Result<void> insert(io::SqliteStatement& stmt, std::int64_t doc, const FtsDocument& d);
+  io::Sqlite db_;
 };
 
 }  // namespace keet::kb

@@ -167,7 +167,7 @@ Result<void> KnowledgeBase::build_index() {
   index_ = std::move(*index);
   std::vector<FtsDocument> docs;
   for (const auto& e : entries_) docs.push_back(document_of(e));
-  return index_.add_all(docs);
+  return index_->add_all(docs);
 }
 
 Result<const Entry*> KnowledgeBase::lookup(std::string_view id) const {
@@ -213,7 +213,7 @@ std::vector<Hit> KnowledgeBase::with_related(std::vector<Hit> hits, int n) const
 Result<std::vector<Hit>> KnowledgeBase::search(std::string_view query, int n) const {
   if (n <= 0) return std::vector<Hit>{};
   if (auto exact = exact_hits(query); !exact.empty()) return with_related(std::move(exact), n);
-  KEET_TRY(found, index_.search(fts_query(query, stopwords_), n));
+  KEET_TRY(found, index_->search(fts_query(query, stopwords_), n));
   std::vector<Hit> hits;
   for (const auto& f : *found) hits.push_back({&entries_[static_cast<std::size_t>(f.doc)], MatchKind::Text, f.score});
   return hits;

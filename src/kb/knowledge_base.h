@@ -65,7 +65,7 @@ class KnowledgeBase {
   std::unordered_map<std::string, std::vector<Key>> keys_;     // lower-case name -> entries
   std::vector<std::pair<std::string, std::size_t>> prefixes_;  // metric families
   std::set<std::string, std::less<>> stopwords_;
-  FtsIndex index_;
+  std::optional<FtsIndex> index_;  // built by load()
 };
 
 // The built-in knowledge base, loaded on first use and kept for the process.

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-struct sqlite3;
+#include "io/sqlite.h"
 
 namespace keet::llm {
 
@@ -18,12 +18,12 @@ class ResponseCache {
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
 
-  bool ok() const { return db_ != nullptr; }
+  bool ok() const { return db_.has_value(); }
   std::optional<std::string> get(const std::string& provider, const std::string& model, const std::string& hash);
   void put(const std::string& provider, const std::string& model, const std::string& hash, const std::string& body);
 
  private:
-  sqlite3* db_ = nullptr;
+  std::optional<io::Sqlite> db_;
 };
 
 }  // namespace keet::llm

@@ -1,7 +1,5 @@
 #include "readers/nsys_export.h"
 
-#include <sqlite3.h>
-
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -14,6 +12,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "io/sqlite.h"
 
 namespace keet::readers {
 namespace {
@@ -66,63 +66,46 @@ std::optional<std::string> truncation(std::string_view head, uint64_t file_size)
   return std::nullopt;
 }
 
+// The open export, as the queries below see it.
 class Db {
  public:
-  explicit Db(sqlite3* db) : db_(db) {}
-  ~Db() { sqlite3_close_v2(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-  sqlite3* get() const { return db_; }
-
-  std::string error() const { return sqlite3_errmsg(db_); }
-
-  // Untrusted file: nothing from it runs (triggers, views), nothing is
-  // written, strings are bounded, and a damaged b-tree is an error.
-  void harden() {
-    int off = 0;
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &off);
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, &off);
-    sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, 1 << 24);
-    sqlite3_limit(db_, SQLITE_LIMIT_SQL_LENGTH, 1 << 16);
-    sqlite3_limit(db_, SQLITE_LIMIT_ATTACHED, 0);
-    sqlite3_exec(db_, "PRAGMA cell_size_check=ON; PRAGMA mmap_size=0; PRAGMA cache_size=-8192", nullptr, nullptr,
-                 nullptr);
-  }
+  explicit Db(io::Sqlite& db) : db_(db) {}
+  io::Sqlite& get() const { return db_; }
+  std::string error() const { return db_.error(); }
 
  private:
-  sqlite3* db_;
+  io::Sqlite& db_;
 };
 
 class Stmt {
  public:
-  Stmt(const Db& db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db.get(), sql.c_str(), static_cast<int>(sql.size()), &s_, nullptr) != SQLITE_OK)
-      throw Failure{"SQLite: " + db.error()};
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
+  Stmt(const Db& db, const std::string& sql) : db_(db), s_(prepare(db, sql)) {}
   bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
+    switch (s_.step()) {
+      case io::SqliteStatement::Step::Row:
+        return true;
+      case io::SqliteStatement::Step::Done:
+        return false;
+      case io::SqliteStatement::Step::Error:
+        break;
+    }
     throw Failure{"SQLite: " + db_.error() + " (the export is damaged)"};
   }
-  void reset() { sqlite3_reset(s_); }
-  void bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
-  bool null(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
-  int64_t i64(int i) const { return sqlite3_column_int64(s_, i); }
+  void reset() { s_.reset(); }
+  void bind(int i, int64_t v) { s_.bind(i, v); }
+  bool null(int i) const { return s_.is_null(i); }
+  int64_t i64(int i) const { return s_.i64(i); }
   uint64_t u64(int i) const { return static_cast<uint64_t>(std::max<int64_t>(0, i64(i))); }
-  std::string_view text(int i) const {
-    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
-    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s_, i))) : std::string_view();
-  }
+  std::string_view text(int i) const { return s_.text(i); }
 
  private:
+  static io::SqliteStatement prepare(const Db& db, const std::string& sql) {
+    auto s = db.get().prepare(sql);
+    if (!s) throw Failure{"SQLite: " + s.error()};
+    return std::move(*s);
+  }
   const Db& db_;
-  sqlite3_stmt* s_ = nullptr;
+  io::SqliteStatement s_;
 };
 
 // The tables and columns present: queries are built from them, so an older
@@ -540,9 +523,9 @@ class ExportReader {
   std::unique_ptr<Stmt> lookup_;
 };
 
-ReadResult<void> read_db(sqlite3* raw, const std::string& name, model::TimelineSink& sink) {
-  Db db(raw);
-  db.harden();
+ReadResult<void> read_db(io::Sqlite& sqlite, const std::string& name, model::TimelineSink& sink) {
+  sqlite.harden();
+  Db db(sqlite);
   try {
     ExportReader(db, name, sink).read();
   } catch (const Failure& f) {
@@ -551,16 +534,8 @@ ReadResult<void> read_db(sqlite3* raw, const std::string& name, model::TimelineS
   return {};
 }
 
-ReadError open_error(const std::string& name, sqlite3* db, const char* what) {
-  std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-  sqlite3_close_v2(db);
-  return ReadError{.file = name, .what = fmt::format("{}: {}", what, msg)};
-}
-
-std::string file_uri(const std::string& path) {
-  std::string out = "file:";
-  for (char c : path) out += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
-  return out + "?mode=ro&immutable=1";
+ReadError open_error(const std::string& name, const std::string& message) {
+  return ReadError{.file = name, .what = "cannot open as SQLite: " + message};
 }
 
 }  // namespace
@@ -591,24 +566,17 @@ ReadResult<void> read_nsys_export(const std::string& path, model::TimelineSink& 
   in.read(head.data(), 100);
   head.resize(static_cast<size_t>(in.gcount()));
   if (auto why = truncation(head, size)) return std::unexpected(ReadError{.file = path, .what = *why});
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(file_uri(path).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) != SQLITE_OK)
-    return std::unexpected(open_error(path, db, "cannot open as SQLite"));
-  return read_db(db, path, sink);
+  auto db = io::Sqlite::open(path, {.read_only = true, .immutable = true});
+  if (!db) return std::unexpected(open_error(path, db.error()));
+  return read_db(*db, path, sink);
 }
 
 ReadResult<void> read_nsys_export_bytes(std::string_view bytes, const std::string& name, model::TimelineSink& sink) {
   if (auto why = truncation(bytes.substr(0, 100), bytes.size()))
     return std::unexpected(ReadError{.file = name, .what = *why});
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
-    return std::unexpected(open_error(name, db, "cannot open SQLite"));
-  // Read-only over the caller's bytes: SQLite neither copies nor frees them.
-  auto* data = reinterpret_cast<unsigned char*>(const_cast<char*>(bytes.data()));
-  auto n = static_cast<sqlite3_int64>(bytes.size());
-  if (sqlite3_deserialize(db, "main", data, n, n, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
-    return std::unexpected(open_error(name, db, "cannot open as SQLite"));
-  return read_db(db, name, sink);
+  auto db = io::Sqlite::over_bytes(bytes);
+  if (!db) return std::unexpected(open_error(name, db.error()));
+  return read_db(*db, name, sink);
 }
 
 std::string timeline_error_message(const ReadError& e) { return fmt::format("{}: {}", e.file, e.what); }

@@ -673,6 +673,11 @@ Response Api::route(const Request& req) {
 }
 
 std::string Api::without_server_paths(std::string message) const {
+  // libpq names the server's host and port in its own words ("connection to
+  // server at \"db\" (10.0.0.5), port 5432 failed: ..."), which no pattern of
+  // ours can be trusted to catch: a PostgreSQL store's failures reach clients
+  // as one sentence, and the log keeps libpq's.
+  if (jobs_.shared()) return "the job store (PostgreSQL) failed; the server's log has the reason";
   for (const std::string& where : {jobs_.describe(), opt_.data_dir})
     if (!where.empty())
       for (size_t at = message.find(where); at != std::string::npos; at = message.find(where, at))

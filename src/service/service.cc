@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <ranges>
 
 #include <fmt/format.h>
 
@@ -160,31 +161,40 @@ std::string random_id() {
 namespace {
 
 // A line of keet's standard error as a job's error: without "keet: ",
-// bounded; nothing for a blank line or a warning.
-std::optional<std::string> error_line(std::string_view line) {
+// bounded; nothing for a blank line, nor for a warning unless `warnings`.
+std::optional<std::string> error_line(std::string_view line, bool warnings) {
   auto t = trim(line);
   if (t.empty()) return std::nullopt;
   std::string s(t);
   if (s.rfind("keet: ", 0) == 0) s = s.substr(6);
-  if (s.rfind("warning", 0) == 0) return std::nullopt;
+  if (s.rfind("warning: ", 0) == 0) {
+    if (!warnings) return std::nullopt;
+    s = s.substr(9);
+  } else if (s.rfind("warning", 0) == 0) {
+    return std::nullopt;
+  }
   return valid_utf8(s.substr(0, 500));
 }
 
 constexpr std::string_view kNoMessage = "keet exited without a message";
 
-}  // namespace
-
-std::string first_error_line(const std::string& err) {
-  for (auto line : split(err, '\n'))
-    if (auto e = error_line(line)) return *e;
+// The first of `lines` that is an error, else the first that is a warning
+// (a truncated report fails with the warning that says where it ends).
+template <typename Lines>
+std::string error_among(const Lines& lines) {
+  for (bool warnings : {false, true})
+    for (auto line : lines)
+      if (auto e = error_line(line, warnings)) return *e;
   return std::string(kNoMessage);
 }
 
+}  // namespace
+
+std::string first_error_line(const std::string& err) { return error_among(split(err, '\n')); }
+
 std::string last_error_line(const std::string& err) {
   auto lines = split(err, '\n');
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-    if (auto e = error_line(*it)) return *e;
-  return std::string(kNoMessage);
+  return error_among(std::ranges::reverse_view(lines));
 }
 
 Workers::Workers(JobStore& jobs, BlobStore& blobs, KeetRunner& runner, ServiceOptions options, Clock clock)

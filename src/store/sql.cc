@@ -1,7 +1,5 @@
 #include "store/sql.h"
 
-#include <sqlite3.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "io/sqlite.h"
 #include "store/libpq.h"
 #include "util/strings.h"
 
@@ -27,55 +26,40 @@ std::string real_text(double v) { return fmt::format("{}", v); }
 
 constexpr int kBusyTimeoutMs = 60000;
 
-// A prepared statement, finalized on scope exit.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& sql) { rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return rc_ == SQLITE_OK; }
-  void bind(int i, const SqlValue& v) {
-    switch (v.kind) {
-      case SqlValue::Kind::Text:
-        sqlite3_bind_text(stmt_, i, v.text.data(), static_cast<int>(v.text.size()), SQLITE_TRANSIENT);
-        break;
-      case SqlValue::Kind::Integer:
-        sqlite3_bind_int64(stmt_, i, v.integer);
-        break;
-      case SqlValue::Kind::Real:
-        sqlite3_bind_double(stmt_, i, v.real);
-        break;
-      case SqlValue::Kind::Null:
-        sqlite3_bind_null(stmt_, i);
-        break;
-    }
+// One parameter, bound with its type.
+void bind(io::SqliteStatement& st, int i, const SqlValue& v) {
+  switch (v.kind) {
+    case SqlValue::Kind::Text:
+      st.bind(i, std::string_view(v.text));
+      break;
+    case SqlValue::Kind::Integer:
+      st.bind(i, v.integer);
+      break;
+    case SqlValue::Kind::Real:
+      st.bind(i, v.real);
+      break;
+    case SqlValue::Kind::Null:
+      st.bind_null(i);
+      break;
   }
-  int step() { return sqlite3_step(stmt_); }
-  SqlRow row() const {
-    SqlRow out;
-    for (int c = 0; c < sqlite3_column_count(stmt_); ++c) {
-      // SQLite's own text of a real keeps 15 digits; the stored double needs up to 17.
-      if (sqlite3_column_type(stmt_, c) == SQLITE_FLOAT) {
-        out.push_back(real_text(sqlite3_column_double(stmt_, c)));
-        continue;
-      }
-      auto p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
-      out.emplace_back(p ? std::string(p, sqlite3_column_bytes(stmt_, c)) : "");
-    }
-    return out;
-  }
+}
 
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_ERROR;
-};
+SqlRow row_of(const io::SqliteStatement& st) {
+  SqlRow out;
+  for (int c = 0; c < st.columns(); ++c) {
+    // SQLite's own text of a real keeps 15 digits; the stored double needs up to 17.
+    if (st.is_real(c))
+      out.push_back(real_text(st.real(c)));
+    else
+      out.emplace_back(st.text(c));
+  }
+  return out;
+}
 
 class SqliteConnection final : public SqlConnection {
  public:
-  SqliteConnection(sqlite3* db, std::string path, std::string label)
-      : db_(db), path_(std::move(path)), label_(std::move(label)) {}
-  ~SqliteConnection() override { sqlite3_close_v2(db_); }
+  SqliteConnection(io::Sqlite db, std::string path, std::string label)
+      : db_(std::move(db)), path_(std::move(path)), label_(std::move(label)) {}
 
   Result<std::vector<SqlRow>> query(std::string_view what, std::string_view sql,
                                     std::span<const SqlValue> params) override {
@@ -83,21 +67,20 @@ class SqliteConnection final : public SqlConnection {
     std::string text(sql);
     for (auto& c : text)
       if (c == '$') c = '?';
-    Statement st(db_, text);
-    if (!st.ok()) return std::unexpected(sqlite_error(what));
-    for (size_t i = 0; i < params.size(); ++i) st.bind(static_cast<int>(i + 1), params[i]);
+    auto st = db_.prepare(text);
+    if (!st) return std::unexpected(sqlite_error(what));
+    for (size_t i = 0; i < params.size(); ++i) bind(*st, static_cast<int>(i + 1), params[i]);
     std::vector<SqlRow> rows;
-    int rc;
-    while ((rc = st.step()) == SQLITE_ROW) rows.push_back(st.row());
+    io::SqliteStatement::Step step;
+    while ((step = st->step()) == io::SqliteStatement::Step::Row) rows.push_back(row_of(*st));
     // A corrupt page ends the loop with an error, not with SQLITE_DONE: rows
     // would go missing silently.
-    if (rc != SQLITE_DONE) return std::unexpected(sqlite_error(what));
+    if (step != io::SqliteStatement::Step::Done) return std::unexpected(sqlite_error(what));
     return rows;
   }
 
   Result<void> exec(std::string_view what, std::string_view sql) override {
-    if (sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
-      return std::unexpected(sqlite_error(what));
+    if (!db_.exec(sql)) return std::unexpected(sqlite_error(what));
     return {};
   }
 
@@ -111,7 +94,7 @@ class SqliteConnection final : public SqlConnection {
   // database at the same instant can make it report busy despite the timeout.
   Result<void> enable_wal() {
     for (int attempt = 0; attempt < 50; ++attempt) {
-      if (sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_OK) return {};
+      if (db_.exec("PRAGMA journal_mode=WAL")) return {};
       std::this_thread::sleep_for(std::chrono::milliseconds(20 + attempt * 5));
     }
     return std::unexpected(sqlite_error("cannot enable WAL mode"));
@@ -122,42 +105,29 @@ class SqliteConnection final : public SqlConnection {
   }
   std::string describe() const override { return "sqlite:" + path_; }
   bool shared() const override { return false; }
-  bool read_only() const override { return sqlite3_db_readonly(db_, "main") == 1; }
+  bool read_only() const override { return db_.read_only(); }
 
  private:
   // A damaged file is bad input; anything else (locked, disk full) is the
   // database failing.
   Error sqlite_error(std::string_view what) const {
-    int rc = sqlite3_errcode(db_);
-    bool damaged = rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
-    std::string message = what.empty() ? sqlite3_errmsg(db_) : fmt::format("{}: {}", what, sqlite3_errmsg(db_));
-    return error(damaged ? ExitCode::BadInput : ExitCode::Dependency, message);
+    std::string message = what.empty() ? db_.error() : fmt::format("{}: {}", what, db_.error());
+    return error(db_.damaged() ? ExitCode::BadInput : ExitCode::Dependency, message);
   }
 
-  sqlite3* db_;
+  io::Sqlite db_;
   std::string path_, label_;
 };
-
-// "file:" URI of a path: '%', '?' and '#' would otherwise end or change it.
-std::string file_uri(const std::string& path, const char* query) {
-  std::string out = "file:";
-  for (char c : path) out += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
-  return out + "?" + query;
-}
 
 // Read-only WAL needs its -shm file; when that can be neither found nor
 // created (a read-only folder), the file is read as immutable, without locks:
 // a writer in WAL mode (keet's) would have made that -shm file beside it.
-sqlite3* open_read_only(const std::string& path) {
-  for (const char* query : {"mode=ro", "immutable=1"}) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(file_uri(path, query).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) ==
-            SQLITE_OK &&
-        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK)
-      return db;
-    sqlite3_close_v2(db);
+std::optional<io::Sqlite> open_read_only(const std::string& path) {
+  for (bool immutable : {false, true}) {
+    auto db = io::Sqlite::open(path, {.read_only = true, .immutable = immutable, .busy_timeout_ms = kBusyTimeoutMs});
+    if (db && db->exec("SELECT count(*) FROM sqlite_master")) return std::move(*db);
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 bool readable_not_writable(const std::string& path) {
@@ -271,23 +241,11 @@ class PgConnection final : public SqlConnection {
 
 Result<std::unique_ptr<SqlConnection>> open_sqlite_connection(const std::string& path, const SqliteOpen& how) {
   if (how.read_only_if_unwritable && readable_not_writable(path))
-    if (sqlite3* db = open_read_only(path)) {
-      sqlite3_busy_timeout(db, kBusyTimeoutMs);
-      return std::make_unique<SqliteConnection>(db, path, how.label);
-    }
-  std::error_code ec;
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  sqlite3* db = nullptr;
+    if (auto db = open_read_only(path)) return std::make_unique<SqliteConnection>(std::move(*db), path, how.label);
   // One connection may serve several threads (keet serve's HTTP and worker threads).
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close_v2(db);
-    return fail(ExitCode::BadInput, fmt::format("{}: {}", how.open_error, msg));
-  }
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  auto conn = std::make_unique<SqliteConnection>(db, path, how.label);
+  auto db = io::Sqlite::open(path, {.create = true, .busy_timeout_ms = kBusyTimeoutMs, .serialized = true});
+  if (!db) return fail(ExitCode::BadInput, fmt::format("{}: {}", how.open_error, db.error()));
+  auto conn = std::make_unique<SqliteConnection>(std::move(*db), path, how.label);
   KEET_TRY_VOID(conn->enable_wal());
   return conn;
 }

@@ -2,7 +2,8 @@
 // history (store/sql_history.cc) and the job queue of keet serve
 // (service/job_store.cc), on SQLite (one machine) or PostgreSQL (shared by
 // many). Statements are written once with $1..$N parameters; values come back
-// as text. Only this file's implementation touches sqlite3 or libpq.
+// as text. Only this implementation touches libpq; SQLite goes through
+// io/sqlite.h.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -356,6 +356,39 @@ TEST_F(Serve, AMalformedReportFailsItsJobWithTheReadersErrorAndTheServerGoesOn) 
   EXPECT_EQ(wait_for(upload(scenario_report(1000))["id"])["state"], "done");
 }
 
+// A truncated report is read as far as it goes and fails its job with the
+// reader's own words (where the file ends, how much was read), the line the
+// command line prints for the same bytes.
+TEST_F(Serve, ATruncatedReportFailsWithWhereItEnds) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  std::string cut = cut_short_report({"first", "second", "third"}, 40);
+  auto failed = wait_for(upload(cut)["id"]);
+  ASSERT_EQ(failed["state"], "failed");
+  std::string error = failed["error"];
+  EXPECT_NE(error, "keet exited without a message");
+  std::filesystem::create_directories(dir_ + "/cli");
+  { std::ofstream(dir_ + "/cli/report", std::ios::binary) << cut; }
+  auto cli = run_command("cd " + shell_quote(dir_ + "/cli") + " && " + keet_binary() + " analyze report --format json");
+  EXPECT_EQ(cli.rc, 2);
+  EXPECT_EQ(cli.err, "keet: warning: " + error + "\n");
+}
+
+// Nowhere to spool an upload (its disk full, its folder gone) is the server
+// failing, not the client: 503 once the body has been read, and the server
+// takes the next upload when there is room again.
+TEST_F(Serve, AnUploadWithNoRoomOnDiskIsAnswered503) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  std::string spool = dir_ + "/data/reports/spool";
+  std::filesystem::remove_all(spool);
+  auto res = client_->Post("/api/v1/jobs", std::string(1 << 20, 'z'), "application/octet-stream");
+  ASSERT_TRUE(res) << "answered, not a closed connection: " << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 503);
+  EXPECT_NE(res->body.find("no room"), std::string::npos) << res->body;
+  EXPECT_EQ(res->body.find(dir_), std::string::npos) << "no server path: " << res->body;
+  std::filesystem::create_directories(spool);
+  EXPECT_EQ(wait_for(upload(scenario_report(1000))["id"])["state"], "done");
+}
+
 TEST_F(Serve, AnOversizedUploadIsRefusedAndTheServerGoesOn) {
   ASSERT_NO_FATAL_FAILURE(start({"--max-upload", "2k"}));
   auto res = client_->Post("/api/v1/jobs", std::string(64 * 1024, 'y'), "application/octet-stream");
@@ -552,6 +585,36 @@ TEST(ServeSecurity, BeyondLoopbackATokenIsRequired) {
   EXPECT_EQ(c.Get("/api/v1/jobs", {{"Authorization", "Bearer tok-123"}})->status, 200);
   EXPECT_EQ(c.Get("/")->status, 200);
   EXPECT_EQ(server.log().find("tok-123"), std::string::npos) << "the token is never logged";
+  EXPECT_EQ(server.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Clients that send their whole body before they read (Python's http.client,
+// requests) read a refused upload's status: the body is read and dropped
+// before the 401 or 413 goes out, instead of a connection closed under them.
+TEST(ServeSecurity, PythonReadsTheStatusOfARefusedUpload) {
+  if (run_command("python3 -c 'import http.client'").rc != 0) GTEST_SKIP() << "python3 is not installed";
+  std::string dir = fresh_dir("refused_python");
+  KeetProcess server(
+      "serve", {"--host", "127.0.0.1", "--port", "0", "--data-dir", dir, "--token", "tok-123", "--max-upload", "1m"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  auto port = server.url().substr(server.url().rfind(':') + 1);
+  auto post = [&](const std::string& token, size_t bytes) {
+    std::string script =
+        "import http.client, sys\n"
+        "c = http.client.HTTPConnection('127.0.0.1', " +
+        port +
+        ", timeout=30)\n"
+        "h = {'Content-Type': 'application/octet-stream'}\n"
+        "if sys.argv[1]: h['Authorization'] = 'Bearer ' + sys.argv[1]\n"
+        "c.request('POST', '/api/v1/jobs', body=b'x' * int(sys.argv[2]), headers=h)\n"
+        "print(c.getresponse().status)\n";
+    return run_command("python3 -c " + shell_quote(script) + " " + shell_quote(token) + " " + std::to_string(bytes) +
+                       " 2>&1");
+  };
+  EXPECT_EQ(post("", 1200 * 1000).out, "401\n") << "no token, 1.2 MB";
+  EXPECT_EQ(post("tok-12", 1200 * 1000).out, "401\n") << "a wrong token, 1.2 MB";
+  EXPECT_EQ(post("tok-123", 2 << 20).out, "413\n") << "the right token, over --max-upload";
   EXPECT_EQ(server.stop(), 0);
   std::filesystem::remove_all(dir);
 }

@@ -115,6 +115,9 @@ struct Part {
 };
 
 // One request, from its headers to its answer (MHD's per-request pointer).
+struct ReplyState;
+void discard(ReplyState* st);
+
 struct Exchange {
   std::string method, path, remote;
   std::vector<std::pair<std::string, std::string>> headers, params;
@@ -125,8 +128,16 @@ struct Exchange {
   size_t received = 0, memory_left = 0;
   bool answered = false, failed = false;
   bool over_limit = false;  // the body is past the limit: what still comes is counted and dropped
+  bool no_room = false;     // the body could not be spooled (disk full): dropped, answered 503
+  // keet refused the request on its headers while a body was on its way: the
+  // body is read and dropped and this answer sent after it, because a client
+  // that sends before it reads (Python's http.client, requests) takes a
+  // connection closed under its upload for a broken pipe and never sees the
+  // 401 or 403.
+  ReplyState* refusal = nullptr;
   ~Exchange() {
     if (multipart) MHD_destroy_post_processor(multipart);
+    discard(refusal);
   }
 };
 
@@ -209,6 +220,11 @@ void free_stream(void* cls) {
   delete st;
 }
 
+void discard(ReplyState* st) {
+  if (st && st->response) MHD_destroy_response(st->response);
+  delete st;
+}
+
 keet_httpd_reply reply_for(ReplyState& st) {
   keet_httpd_reply r{};
   r.context = &st;
@@ -238,6 +254,7 @@ MHD_Result queue(MHD_Connection* c, Exchange& x, ReplyState& st) {
   if (!st.response) return MHD_NO;  // out of memory: drop the connection
   MHD_Result r = MHD_queue_response(c, static_cast<unsigned>(st.status), st.response);
   MHD_destroy_response(st.response);
+  st.response = nullptr;
   return r;
 }
 
@@ -315,7 +332,46 @@ bool has_body(MHD_Connection* c) {
 // How far past the limit a body is still read (and dropped) so that its
 // client, which may not read before it has sent everything, gets the 413:
 // a body announced as longer than this past the limit is refused at once.
+// A refused request's body is drained up to this many bytes too.
 constexpr size_t kDrainBytes = 16u << 20;
+
+uint64_t declared_length(MHD_Connection* c) {
+  const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  return length ? std::strtoull(length, nullptr, 10) : 0;
+}
+
+// The client waits for "100 Continue" before it sends its body: an answer now
+// costs it nothing to read, and it never sends the body.
+bool waits_to_send(MHD_Connection* c) {
+  const char* expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+  return expect && strcasecmp(expect, "100-continue") == 0;
+}
+
+// Answers keet's refusal now, or, when a body of a known, bounded length is
+// on its way that the client may insist on sending first, after that body
+// has been read and dropped.
+MHD_Result refuse_on_headers(MHD_Connection* c, Exchange& x, ReplyState& st, bool body) {
+  // A chunked body announces no length: it may go on without end, and is
+  // refused at once, as one announced longer than is worth draining.
+  uint64_t length = declared_length(c);
+  if (!body || waits_to_send(c) || length == 0 || length > kDrainBytes) {
+    if (body && st.response) MHD_add_response_header(st.response, MHD_HTTP_HEADER_CONNECTION, "close");
+    return queue(c, x, st);
+  }
+  x.refusal = new ReplyState(std::move(st));
+  st.response = nullptr;
+  return MHD_YES;
+}
+
+// Bytes that are read only to be dropped (a refused request's body, one past
+// the limit, one with no room on disk), up to `bound` in all; past it the
+// connection is closed.
+MHD_Result drop(Server& s, Exchange& x, size_t bound, const char* why) {
+  if (x.received <= bound) return MHD_YES;
+  log_line(s, "a body from " + x.remote + " " + why + " went on past " + std::to_string(bound) +
+                  " bytes: connection closed");
+  return MHD_NO;
+}
 
 std::string limit_text(const Server& s) {
   return "the request body is over the limit of " + std::to_string(s.config.max_body_bytes) +
@@ -340,10 +396,7 @@ MHD_Result begin(Server& s, MHD_Connection* c, const char* url, const char* meth
     fill(x, cr);
     ReplyState st;
     auto reply = reply_for(st);
-    if (s.config.admit(s.config.admit_context, &cr.req, &reply) == 0) {
-      if (body) st.headers.emplace_back("Connection", "close");
-      return queue(c, x, st);
-    }
+    if (s.config.admit(s.config.admit_context, &cr.req, &reply) == 0) return refuse_on_headers(c, x, st, body);
   }
   const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (length && std::strtoull(length, nullptr, 10) > s.config.max_body_bytes) {
@@ -365,30 +418,36 @@ MHD_Result begin(Server& s, MHD_Connection* c, const char* url, const char* meth
 // connection is closed.
 MHD_Result take(Server& s, Exchange& x, const char* data, size_t size) {
   x.received += size;
-  if (x.received > s.config.max_body_bytes && !x.over_limit) {
+  if (x.refusal) return drop(s, x, kDrainBytes, "that was refused");
+  if (x.received > s.config.max_body_bytes && !x.over_limit && !x.no_room) {
     x.over_limit = true;
     x.body.reset();
     x.parts.clear();
   }
-  if (x.over_limit) {
-    if (x.received <= s.config.max_body_bytes + kDrainBytes) return MHD_YES;
-    log_line(s, "a body from " + x.remote + " went on past the limit of " + std::to_string(s.config.max_body_bytes) +
-                    " bytes: connection closed");
-    return MHD_NO;
-  }
+  if (x.over_limit) return drop(s, x, s.config.max_body_bytes + kDrainBytes, "over the limit");
+  if (x.no_room) return drop(s, x, s.config.max_body_bytes + kDrainBytes, "with no room to spool it");
   bool ok = x.multipart ? MHD_post_process(x.multipart, data, size) == MHD_YES && !x.failed
                         : x.body.append(data, size, x.memory_left, s.spool_dir);
-  if (!ok && x.failed) return MHD_NO;
-  if (!ok) {
-    log_line(s, "a body from " + x.remote + " could not be " +
-                    (x.multipart ? "parsed (malformed multipart)" : "spooled (disk full?)"));
-    return MHD_NO;
+  if (ok) return MHD_YES;
+  if (x.failed || !x.multipart) {  // the spool folder's disk is full (or gone): 503 once the body has ended
+    log_line(s, "a body from " + x.remote + " could not be spooled (disk full?): answered 503");
+    x.no_room = true;
+    x.body.reset();
+    x.parts.clear();
+    return MHD_YES;
   }
-  return MHD_YES;
+  log_line(s, "a body from " + x.remote + " could not be parsed (malformed multipart)");
+  return MHD_NO;
 }
 
 MHD_Result answer(Server& s, MHD_Connection* c, Exchange& x) {
+  if (x.refusal) {
+    if (x.refusal->response) MHD_add_response_header(x.refusal->response, MHD_HTTP_HEADER_CONNECTION, "close");
+    return queue(c, x, *x.refusal);
+  }
   if (x.over_limit) return refuse(c, x, 413, limit_text(s), false);
+  if (x.no_room)
+    return refuse(c, x, 503, "the server has no room to store the upload (its disk is full); try again later", true);
   CRequest cr;
   fill(x, cr);
   ReplyState st;
