@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "readers/kineto_trace.h"
+
 namespace keet::readers {
 namespace {
 
@@ -568,6 +570,7 @@ std::string file_uri(const std::string& path) {
 TimelineFile sniff_timeline(std::string_view head) {
   if (head.starts_with(kSqliteMagic)) return TimelineFile::NsysExport;
   if (head.starts_with(kReportMagic)) return TimelineFile::NsysReport;
+  if (looks_like_kineto(head)) return TimelineFile::Kineto;
   return TimelineFile::Other;
 }
 
