@@ -126,11 +126,12 @@ std::optional<int64_t> us_to_ns(std::string_view t) {
   size_t i = neg ? 1 : 0;
   int64_t whole = 0;
   size_t digits = 0;
+  constexpr int64_t kMaxUs = 9'000'000'000'000'000;  // 9e15 us: 9e18 ns fits int64 (year 2255)
   for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
-    if (whole > 9'000'000'000'000'000 / 10) return std::nullopt;
+    if (whole > kMaxUs) return std::nullopt;
     whole = whole * 10 + (t[i] - '0');
   }
-  if (whole > 9'000'000'000'000'000 / 1000) return std::nullopt;  // past int64 ns (year 2255)
+  if (whole > kMaxUs) return std::nullopt;
   // Nanoseconds are the first three decimals; the fourth rounds.
   int64_t frac = 0;
   bool round_up = false;
