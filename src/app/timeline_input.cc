@@ -20,6 +20,7 @@
 #include "io/file.h"
 #include "io/sha256.h"
 #include "llm/config.h"
+#include "readers/kineto_trace.h"
 #include "readers/nsys_export.h"
 #include "render/timeline.h"
 #include "util/strings.h"
@@ -61,7 +62,7 @@ std::string how_to_export(const std::string& report) {
 
 std::string read_head(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::string head(128, '\0');
+  std::string head(readers::kTimelineHead, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
   return head;
@@ -160,6 +161,18 @@ Result<Export> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner&
   return Export{kept, false, true};
 }
 
+Result<model::TimelineSummary> read_kineto(const std::string& path, const std::string& shown) {
+  model::TimelineBuilder builder(analysis::run_limits());
+  if (auto ok = readers::read_kineto_trace(path, builder); !ok) {
+    auto e = ok.error();
+    e.file = shown;
+    return fail(ExitCode::BadInput, readers::timeline_error_message(e));
+  }
+  auto t = std::move(builder).finish();
+  t.meta.path = shown;
+  return t;
+}
+
 Result<model::TimelineSummary> read_export(const std::string& path, const std::string& shown) {
   model::TimelineBuilder builder(analysis::run_limits());
   auto ok = readers::read_nsys_export(path, builder);
@@ -209,8 +222,11 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
   if (a.path == "-") {
     KEET_TRY(bytes, io::read_stdin());
     model::TimelineBuilder builder(analysis::run_limits());
-    if (auto ok = readers::read_nsys_export_bytes(*bytes, "-", builder); !ok)
-      return fail(ExitCode::BadInput, readers::timeline_error_message(ok.error()));
+    std::string_view head = std::string_view(*bytes).substr(0, readers::kTimelineHead);
+    auto ok = readers::sniff_timeline(head) == readers::TimelineFile::Kineto
+                  ? readers::read_kineto_trace_bytes(*bytes, "-", builder)
+                  : readers::read_nsys_export_bytes(*bytes, "-", builder);
+    if (!ok) return fail(ExitCode::BadInput, readers::timeline_error_message(ok.error()));
     return std::move(builder).finish();
   }
   std::error_code ec;
@@ -218,10 +234,12 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
   switch (readers::sniff_timeline(read_head(a.path))) {
     case readers::TimelineFile::NsysExport:
       return read_export(a.path, a.name.empty() ? a.path : a.name);
+    case readers::TimelineFile::Kineto:
+      return read_kineto(a.path, a.name.empty() ? a.path : a.name);
     case readers::TimelineFile::Other:
       return fail(ExitCode::BadInput, a.path +
-                                          ": not an Nsight Systems timeline (expected an .nsys-rep/.qdrep report "
-                                          "or its SQLite export)");
+                                          ": not a timeline (expected an Nsight Systems .nsys-rep/.qdrep report or "
+                                          "its SQLite export, or a PyTorch profiler trace, .json or .json.gz)");
     case readers::TimelineFile::NsysReport:
       break;
   }
@@ -258,7 +276,8 @@ void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {
   if (positional)
     sub.add_option(
            "timeline", a.path,
-           "Nsight Systems report (.nsys-rep, .qdrep) or its SQLite export; - reads an export from standard input")
+           "Nsight Systems report (.nsys-rep, .qdrep) or its SQLite export, or a PyTorch profiler (Kineto) trace "
+           "(.json, .json.gz); - reads an export or a trace from standard input")
         ->required();
   if (positional) add_report_name(sub, a.name);
   sub.add_option("--nsys", a.nsys,
@@ -270,7 +289,8 @@ void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional) {
 
 void add_app_view_flags(CLI::App& sub, TimelineArgs& a, double& coverage_threshold) {
   sub.add_option("--timeline", a.path,
-                 "Nsight Systems timeline of the same run (.nsys-rep, .qdrep or SQLite export): rank kernels by their "
+                 "timeline of the same run (Nsight Systems .nsys-rep, .qdrep or SQLite export, or a PyTorch profiler "
+                 "trace): rank kernels by their "
                  "share of the application's GPU time and turn kernel speedups into application gains");
   add_timeline_flags(sub, a, false);
   sub.add_option("--coverage-threshold", coverage_threshold,

@@ -132,6 +132,7 @@ TimelineBuilder::TimelineBuilder(RunLimits limits) {
 
 void TimelineBuilder::begin(const TimelineMeta& meta, int64_t span_start, int64_t span_end) {
   s_.meta = meta;
+  s_.warnings.insert(s_.warnings.end(), meta.warnings.begin(), meta.warnings.end());
   auto chunks = std::max<int64_t>(1, s_.limits.chunks);
   for (const auto& r : meta.gpu_ranges) {
     if (activity_.size() >= 4096) break;  // a hostile file's thousands of processes
@@ -390,10 +391,13 @@ void TimelineBuilder::sync_call(const SyncCall& c) {
 
 // The copies and memsets that block the host, as NVIDIA's cuda_memcpy_sync,
 // cuda_memcpy_async and cuda_memset_sync rules pick them (the API name
-// matched without regard to case, as SQLite's LIKE does).
+// matched without regard to case, as SQLite's LIKE does). HIP's calls
+// (hipMemcpy, hipMemsetAsync, ..., from a ROCm Kineto trace) have the same
+// semantics and are read as the CUDA call of the same name.
 void TimelineBuilder::classify(const MemoryOp& m) {
   std::string api = to_lower(m.api);
   if (api.empty()) return;
+  if (api.starts_with("hip")) api = "cuda" + api.substr(3);
   bool async = api.find("async") != std::string::npos;
   TimedOp op{.start = m.start,
              .end = m.end,

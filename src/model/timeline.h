@@ -19,9 +19,15 @@
 
 namespace keet::model {
 
+// Where a timeline comes from: an Nsight Systems export or a PyTorch
+// profiler (Kineto) trace. Both feed the same sink; only the words about the
+// file itself differ.
+enum class TimelineSource { NsysExport, Kineto };
+
 // What the file says about itself, before any event.
 struct TimelineMeta {
   std::string path;
+  TimelineSource source = TimelineSource::NsysExport;
   std::string tool_version;    // "2022.4.2.1" (EXPORT_PRODUCT_VERSION)
   std::string schema;          // "EXPORT_META_DATA" (before 2023) or "META_DATA_EXPORT"
   std::string schema_version;  // "3.0.0"
@@ -54,6 +60,14 @@ struct TimelineMeta {
     int64_t start = 0, end = 0;
   };
   std::vector<GpuRange> gpu_ranges;
+  // A distributed job's rank (a Kineto trace's distributedInfo); rank < 0: not said.
+  struct Distributed {
+    int64_t rank = -1, world_size = 0;
+    std::string backend, nccl_version;
+  };
+  Distributed distributed;
+  // What the reader set aside (events it could not use), for the summary's warnings.
+  std::vector<std::string> warnings;
 };
 
 // One kernel execution. `name_key` is unique per distinct name within one

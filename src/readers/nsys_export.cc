@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "io/sqlite.h"
+#include "readers/kineto_trace.h"
 
 namespace keet::readers {
 namespace {
@@ -543,6 +544,7 @@ ReadError open_error(const std::string& name, const std::string& message) {
 TimelineFile sniff_timeline(std::string_view head) {
   if (head.starts_with(kSqliteMagic)) return TimelineFile::NsysExport;
   if (head.starts_with(kReportMagic)) return TimelineFile::NsysReport;
+  if (looks_like_kineto(head)) return TimelineFile::Kineto;
   return TimelineFile::Other;
 }
 

@@ -18,10 +18,15 @@
 
 namespace keet::readers {
 
-enum class TimelineFile { NsysExport, NsysReport, Other };
+enum class TimelineFile { NsysExport, NsysReport, Kineto, Other };
 // From a file's first bytes: an SQLite database, an .nsys-rep/.qdrep report
-// ("NVIDIA Tegra Profiler Report"), or something else.
+// ("NVIDIA Tegra Profiler Report"), a PyTorch profiler (Kineto) trace,
+// gzip-compressed or not (readers/kineto_trace.h: give it kTimelineHead
+// bytes), or something else.
 TimelineFile sniff_timeline(std::string_view head);
+// How many first bytes sniff_timeline wants: a Kineto trace may open with
+// tens of KiB of metadata before it names "traceEvents".
+constexpr size_t kTimelineHead = 65536;
 // The nsys version a report's header names ("2026.1.3.425"), or "" when the
 // header does not say (reports before 2024 write "Report 1.").
 std::string nsys_report_version(std::string_view head);

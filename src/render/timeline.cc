@@ -267,10 +267,20 @@ std::vector<NotRecorded> not_recorded(const model::TimelineMeta& m) {
       {"OSRT_API", "OS runtime calls", "OSRuntime", "osrt"},
   };
   std::vector<NotRecorded> out;
+  bool kineto = m.source == model::TimelineSource::Kineto;
   for (const auto& table : m.absent_tables)
     for (const auto& k : kKinds) {
       if (table != k.table) continue;
       NotRecorded n{.table = table, .what = k.what, .record_with = fmt::format("nsys profile --trace={}", k.option)};
+      if (kineto) {  // a trace says nothing of what was asked: only what it holds
+        bool nvtx = table == "NVTX_EVENTS";
+        n.what = nvtx ? "user annotations and ProfilerStep ranges" : k.what;
+        n.record_with = nvtx ? "torch.profiler.record_function(name) around phases, or prof.step() in the loop"
+                             : "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])";
+        n.why = "none in the trace; `" + n.record_with + "` records them";
+        out.push_back(std::move(n));
+        continue;
+      }
       if (!m.traced.empty()) n.traced = std::ranges::find(m.traced, k.capture) != m.traced.end();
       // The API trace shows calls whose GPU side the export lacks: "the
       // program made none" would contradict the lines below.
@@ -303,7 +313,18 @@ json not_recorded_json(const model::TimelineMeta& m) {
 }
 
 // What the export says about itself: "exported by nsys V" and its schema.
+std::pair<std::string, std::string> export_origin(const model::TimelineMeta& m);
+
+// "exported by nsys V, export schema S" or "PyTorch profiler (Kineto) trace, schemaVersion 1".
+std::string origin_line(const model::TimelineMeta& m) {
+  auto [version, schema] = export_origin(m);
+  return m.source == model::TimelineSource::Kineto ? version + ", " + schema : version + ", export schema " + schema;
+}
+
 std::pair<std::string, std::string> export_origin(const model::TimelineMeta& m) {
+  if (m.source == model::TimelineSource::Kineto)
+    return {"PyTorch profiler (Kineto) trace",
+            "schemaVersion " + (m.schema_version.empty() ? std::string("not stated") : m.schema_version)};
   // EXPORT_PRODUCT_VERSION is the nsys that wrote the export, not the one
   // that recorded the run.
   std::string version = m.tool_version.empty() ? "nsys version not recorded" : "exported by nsys " + m.tool_version;
@@ -327,6 +348,12 @@ std::vector<std::string> run_facts(const model::TimelineSummary& t) {
     if (!known || ran(g)) out.push_back(fmt::format("GPU {}: {}", g.id, g.name));
   if (auto idle = known ? std::ranges::count_if(m.gpus, [&](const auto& g) { return !ran(g); }) : 0; idle > 0)
     out.push_back(fmt::format("({} more GPU(s) in the machine ran nothing of this run)", idle));
+  if (const auto& d = m.distributed; d.rank >= 0) {
+    std::string how = d.backend;
+    if (!d.nccl_version.empty()) how += (how.empty() ? "" : ", ") + ("NCCL " + d.nccl_version);
+    out.push_back(fmt::format("Rank {}{}{}", d.rank, d.world_size > 0 ? fmt::format(" of {}", d.world_size) : "",
+                              how.empty() ? "" : " (" + how + ")"));
+  }
   if (t.span_ns() > 0)
     out.push_back(fmt::format("Span {} (first to last GPU activity); kernels {} in {} launches ({} of the span)",
                               human_duration(static_cast<double>(t.span_ns())),
@@ -338,14 +365,14 @@ std::vector<std::string> run_facts(const model::TimelineSummary& t) {
         human_duration(static_cast<double>(t.gpu_busy_ns)), pct(static_cast<double>(t.gpu_busy_ns) / ranges)));
   std::vector<std::string> absent;
   for (const auto& n : not_recorded(m)) absent.push_back(fmt::format("{} ({})", n.what, n.why));
-  if (!absent.empty()) out.push_back(fmt::format("Not in the export: {}", fmt::join(absent, "; ")));
+  if (!absent.empty())
+    out.push_back(fmt::format("Not in the {}: {}", m.source == model::TimelineSource::Kineto ? "trace" : "export",
+                              fmt::join(absent, "; ")));
   return out;
 }
 
 std::string header_text(const model::TimelineSummary& t, const TimelineStyle& s) {
-  auto [version, schema] = export_origin(t.meta);
-  std::string out =
-      bold(s.color, "Timeline " + t.meta.path) + fmt::format(" ({}, export schema {})\n", version, schema);
+  std::string out = bold(s.color, "Timeline " + t.meta.path) + fmt::format(" ({})\n", origin_line(t.meta));
   for (const auto& line : run_facts(t)) out += line + "\n";
   return out;
 }
@@ -739,8 +766,15 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
     phases.push_back({{"name", p.name}, {"what", p.what}, {"start_ns", p.start}, {"end_ns", p.end}});
   auto opt = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
   auto diagnosis = analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names});
+  const auto& dist = t.meta.distributed;
   return {{"schema", "keet.timeline/1"},
           {"timeline", t.meta.path},
+          {"source", t.meta.source == model::TimelineSource::Kineto ? "kineto" : "nsys-export"},
+          {"distributed", dist.rank < 0 ? json(nullptr)
+                                        : json{{"rank", dist.rank},
+                                               {"world_size", dist.world_size},
+                                               {"backend", dist.backend},
+                                               {"nccl_version", opt(dist.nccl_version)}}},
           {"nsys_version", opt(t.meta.tool_version)},
           {"export_schema", opt(t.meta.schema)},
           {"export_schema_version", opt(t.meta.schema_version)},
@@ -776,10 +810,8 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
 // Styled as the analysis page (a card, its facts a list, not preformatted
 // text): the timeline stands beside the kernels' sections and in keet serve's page.
 std::string timeline_html_section(const model::TimelineSummary& t, const TimelineStyle& s) {
-  auto [version, schema] = export_origin(t.meta);
   std::string out = "<section class='card timeline'><h2>Timeline <code>" + html::esc(t.meta.path) + "</code></h2>";
-  out += "<p class='meta'>" + html::esc(version) + " &middot; export schema " + html::esc(schema) +
-         "</p><ul class='facts'>";
+  out += "<p class='meta'>" + html::esc(origin_line(t.meta)) + "</p><ul class='facts'>";
   for (const auto& line : run_facts(t)) out += "<li>" + html::esc(line) + "</li>";
   out += "</ul>";
   out += verdicts_html(analysis::diagnose_run(t, {.drift_threshold = s.drift_threshold, .names = s.names}));

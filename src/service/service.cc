@@ -283,7 +283,7 @@ struct Upload {
 Upload inspect(const std::string& path) {
   auto file = io::open_file(path);
   if (!file) return {};
-  auto head = (*file)->bytes().substr(0, 128);
+  auto head = (*file)->bytes().substr(0, readers::kTimelineHead);
   return {readers::sniff_timeline(head), readers::nsys_report_version(head)};
 }
 

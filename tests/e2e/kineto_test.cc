@@ -1,0 +1,163 @@
+// End-to-end: `keet timeline` on PyTorch profiler (Kineto) traces. Every
+// fixture trace in ../shared/fixtures/kineto reads, and its kernels, copies,
+// memsets and runtime calls, and each device's busy time, equal a plain count
+// made by Python's json module (tests/e2e/kineto_count.py, exact decimals),
+// not by keet's reader; a HIP trace, a trace without deviceProperties, a
+// truncated .json.gz; a trace written here gives its verdicts in text, JSON
+// and HTML, recognised by content under any file name.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/kineto_writer.h"
+#include "support/testing.h"
+
+namespace keet {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace keet::testing;
+using json = nlohmann::json;
+
+std::optional<std::string> kineto_fixtures() {
+  auto shared = shared_dir();
+  if (!shared || !fs::is_directory(*shared + "/fixtures/kineto")) return std::nullopt;
+  return *shared + "/fixtures/kineto";
+}
+
+#define SKIP_WITHOUT_FIXTURES() \
+  auto dir = kineto_fixtures(); \
+  if (!dir) GTEST_SKIP() << "../shared/fixtures/kineto is absent: no real PyTorch traces to read"
+
+std::vector<std::string> fixture_traces(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    auto name = e.path().filename().string();
+    if (e.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) out.push_back(e.path());
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
+std::string fixture(const std::string& dir, const std::string& tail) {
+  for (const auto& f : fixture_traces(dir))
+    if (f.ends_with(tail)) return f;
+  ADD_FAILURE() << "no fixture ends with " << tail;
+  return "";
+}
+
+json timeline_json(const std::string& path) {
+  auto r = run_keet("timeline --format json " + shell_quote(path));
+  EXPECT_EQ(r.rc, 0) << path << ": " << r.err;
+  return r.rc == 0 ? json::parse(r.out) : json::object();
+}
+
+TEST(KinetoE2E, EveryFixtureTraceCountsAsAPlainCountOfItsEvents) {
+  SKIP_WITHOUT_FIXTURES();
+  auto traces = fixture_traces(*dir);
+  ASSERT_EQ(traces.size(), 36u) << "the fixture README lists 36 traces";
+  std::string cmd = "python3 " + shell_quote(source_dir() + "/tests/e2e/kineto_count.py");
+  for (const auto& t : traces) cmd += " " + shell_quote(t);
+  auto counted = run_command(cmd);
+  ASSERT_EQ(counted.rc, 0) << counted.err;
+  std::istringstream lines(counted.out);
+  std::string line;
+  size_t checked = 0;
+  while (std::getline(lines, line)) {
+    auto plain = json::parse(line);
+    std::string path = plain["path"];
+    SCOPED_TRACE(path);
+    auto t = timeline_json(path);
+    if (t.empty()) continue;
+    EXPECT_EQ(t["source"], "kineto");
+    EXPECT_EQ(t["launches"], plain["kernels"]);
+    uint64_t copies = 0, memsets = 0, calls = 0;
+    for (const auto& m : t["memory"]) (m["direction"] == "memset" ? memsets : copies) += m["count"].get<uint64_t>();
+    for (const auto& a : t["api_calls"]) calls += a["count"].get<uint64_t>();
+    EXPECT_EQ(copies, plain["copies"]);
+    EXPECT_EQ(memsets, plain["memsets"]);
+    EXPECT_EQ(calls, plain["calls"]);
+    std::map<std::string, int64_t> busy;
+    for (const auto& d : t["device_use"]) busy[std::to_string(d["device"].get<uint64_t>())] = d["busy_ns"];
+    EXPECT_EQ(busy, plain["busy_ns"].get<decltype(busy)>());
+    ++checked;
+  }
+  EXPECT_EQ(checked, traces.size());
+}
+
+TEST(KinetoE2E, AHipTraceReadsWithItsGpuAndItsLaunchesJoined) {
+  SKIP_WITHOUT_FIXTURES();
+  auto t = timeline_json(fixture(*dir, "mi300/resnet_act_checkpoint.json.gz"));
+  ASSERT_FALSE(t.empty());
+  ASSERT_FALSE(t["gpus"].empty());
+  EXPECT_EQ(t["gpus"][0]["name"], "AMD Instinct MI300X");
+  EXPECT_GT(t["launch_latency"]["count"].get<uint64_t>(), 0u);
+  bool hip = false;
+  for (const auto& a : t["api_calls"]) hip |= a["name"].get<std::string>().starts_with("hip");
+  EXPECT_TRUE(hip);
+  EXPECT_EQ(t["distributed"]["world_size"], 8);
+  EXPECT_GT(t["device_use"][0]["nccl_launches"].get<uint64_t>(), 0u);  // RCCL's kernels are NCCL's names
+}
+
+TEST(KinetoE2E, ATraceWithoutDevicePropertiesStillReads) {
+  SKIP_WITHOUT_FIXTURES();
+  auto path = fixture(*dir, "trace_filter/sampled_rank-0.json.gz");
+  auto r = run_keet("timeline " + shell_quote(path));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("PyTorch profiler (Kineto) trace, schemaVersion 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Rank 0 of 128 (nccl)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU 0:"), std::string::npos);  // no GPU name invented
+}
+
+TEST(KinetoE2E, ATruncatedGzipTraceIsOneLineAndExitTwo) {
+  SKIP_WITHOUT_FIXTURES();
+  auto bytes = read_file(fixture(*dir, "dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json"));
+  auto path = temp_path("truncated.pt.trace.json.gz");
+  auto gz = gzip(bytes);
+  write_file(path, gz.substr(0, gz.size() * 2 / 3));
+  auto r = run_keet("timeline " + shell_quote(path));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "keet: " + path + ": truncated: the gzip stream ends before its end marker\n");
+}
+
+// A trace written here, under a name that says nothing: the verdicts of an
+// nsys export, in every format.
+TEST(KinetoE2E, AWrittenTraceGivesItsVerdictsInEveryFormat) {
+  KinetoWriter w;
+  w.annotation("ProfilerStep#1", 900, 1'300'000);
+  w.launch("void at::native::gemm<float>(float*)", 1000, 1010, 100);
+  w.runtime("cudaMemcpy", 1200, 3000, 77);
+  w.memcpy("Memcpy DtoH (Device -> Pageable)", 1210, 2900, 1 << 24, 77);
+  w.launch("void at::native::gemm<float>(float*)", 1'200'000, 1'200'010, 100);
+  auto path = temp_path("kineto-run.bin");
+  write_file(path, gzip(w.json()));
+  auto text = run_keet("timeline " + shell_quote(path));
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("synchronous copy call(s)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ProfilerStep#1"), std::string::npos) << text.out;
+  auto j = json::parse(run_keet("timeline --format json " + shell_quote(path)).out);
+  std::vector<std::string> ids;
+  for (const auto& v : j["verdicts"]) ids.push_back(v["id"]);
+  EXPECT_NE(std::ranges::find(ids, "gpu-gaps"), ids.end());
+  EXPECT_NE(std::ranges::find(ids, "sync-memcpy"), ids.end());
+  auto html = run_keet("timeline --format html " + shell_quote(path));
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_NE(html.out.find("PyTorch profiler (Kineto) trace"), std::string::npos);
+  // Standard input too.
+  auto piped = run_command(shell_quote(keet_binary()) + " timeline --format json - < " + shell_quote(path));
+  EXPECT_EQ(piped.rc, 0) << piped.err;
+}
+
+TEST(KinetoE2E, JsonThatIsNoTraceIsRefusedWithWhatKeetReads) {
+  auto path = temp_path("package.json");
+  write_file(path, R"({"name": "x", "version": "1.0.0"})");
+  auto r = run_keet("timeline " + shell_quote(path));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("or a PyTorch profiler trace, .json or .json.gz"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace keet

@@ -1,0 +1,109 @@
+#include "support/kineto_writer.h"
+
+#include <zlib.h>
+
+#include <stdexcept>
+
+namespace keet::testing {
+
+using json = nlohmann::json;
+
+KinetoWriter::KinetoWriter(std::string gpu) {
+  trace_["schemaVersion"] = 1;
+  if (!gpu.empty()) trace_["deviceProperties"] = json::array({{{"id", 0}, {"name", gpu}, {"computeMajor", 9}}});
+}
+
+void KinetoWriter::kernel(std::string_view name, double ts, double dur, int64_t corr, int stream, int device) {
+  events_.push_back({{"ph", "X"},
+                     {"cat", "kernel"},
+                     {"name", name},
+                     {"pid", device},
+                     {"tid", stream},
+                     {"ts", ts},
+                     {"dur", dur},
+                     {"args",
+                      {{"device", device},
+                       {"stream", stream},
+                       {"correlation", corr},
+                       {"grid", {128, 1, 1}},
+                       {"block", {256, 1, 1}}}}});
+}
+
+void KinetoWriter::runtime(std::string_view name, double ts, double dur, int64_t corr, std::string_view cat) {
+  json args = json::object();
+  if (corr >= 0) args["correlation"] = corr;
+  events_.push_back({{"ph", "X"},
+                     {"cat", cat},
+                     {"name", name},
+                     {"pid", 4242},
+                     {"tid", 4242},
+                     {"ts", ts},
+                     {"dur", dur},
+                     {"args", args}});
+}
+
+void KinetoWriter::memcpy(std::string_view name, double ts, double dur, uint64_t bytes, int64_t corr, int stream) {
+  events_.push_back({{"ph", "X"},
+                     {"cat", "gpu_memcpy"},
+                     {"name", name},
+                     {"pid", 0},
+                     {"tid", stream},
+                     {"ts", ts},
+                     {"dur", dur},
+                     {"args", {{"device", 0}, {"stream", stream}, {"correlation", corr}, {"bytes", bytes}}}});
+}
+
+void KinetoWriter::memset(double ts, double dur, uint64_t bytes, int64_t corr, int stream) {
+  events_.push_back({{"ph", "X"},
+                     {"cat", "gpu_memset"},
+                     {"name", "Memset (Device)"},
+                     {"pid", 0},
+                     {"tid", stream},
+                     {"ts", ts},
+                     {"dur", dur},
+                     {"args", {{"device", 0}, {"stream", stream}, {"correlation", corr}, {"bytes", bytes}}}});
+}
+
+void KinetoWriter::annotation(std::string_view name, double ts, double dur) {
+  events_.push_back({{"ph", "X"},
+                     {"cat", "user_annotation"},
+                     {"name", name},
+                     {"pid", 4242},
+                     {"tid", 4242},
+                     {"ts", ts},
+                     {"dur", dur}});
+}
+
+void KinetoWriter::rank(int rank, int world_size) {
+  trace_["distributedInfo"] = {{"backend", "nccl"}, {"rank", rank}, {"world_size", world_size}};
+}
+
+void KinetoWriter::launch(std::string_view name, double call, double ts, double dur, int stream) {
+  int64_t corr = next_corr_++;
+  runtime("cudaLaunchKernel", call, 3, corr);
+  kernel(name, ts, dur, corr, stream);
+}
+
+std::string KinetoWriter::json() const {
+  auto t = trace_;
+  t["traceEvents"] = events_;
+  t["traceName"] = "test.pt.trace.json";
+  return t.dump(1);
+}
+
+std::string gzip(std::string_view bytes) {
+  z_stream z{};
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("deflateInit2");
+  std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  out.resize(out.size() - z.avail_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw std::runtime_error("deflate");
+  return out;
+}
+
+}  // namespace keet::testing
