@@ -21,7 +21,7 @@ from . import _keet
 
 Error = _keet.Error
 
-__all__ = ["Error", "open", "diff", "load_report", "Report", "Kernel", "Metric", "Document"]
+__all__ = ["Error", "open", "diff", "timeline", "load_report", "Report", "Kernel", "Metric", "Document"]
 
 
 def _run(args):
@@ -238,6 +238,21 @@ def diff(before, after, pairs=None):
     args = ["diff", str(before), str(after)]
     for b, a in pairs or []:
         args += ["--pair", f"{int(b)}:{int(a)}"]
+    text = _run(args + ["--format", "json"])
+    html = lambda: _run(args + ["--format", "html"])  # noqa: E731
+    return Document(_json.loads(text), text, html)
+
+
+def timeline(path, name_base=None):
+    """The whole run (keet.timeline/1) of a PyTorch profiler (Kineto) trace
+    (.json or .json.gz from torch.profiler), an Nsight Systems SQLite export,
+    or an .nsys-rep that nsys on PATH can export: where the GPU waits, the
+    verdicts, the kernels and copies, and the ncu command for the kernel to
+    profile next. name_base: "function", "demangled" or "mangled", as
+    keet timeline --name-base."""
+    args = ["timeline", str(path)]
+    if name_base is not None:
+        args += ["--name-base", str(name_base)]
     text = _run(args + ["--format", "json"])
     html = lambda: _run(args + ["--format", "html"])  # noqa: E731
     return Document(_json.loads(text), text, html)

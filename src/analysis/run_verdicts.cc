@@ -248,6 +248,23 @@ void device_facts(RunFacts& f, const model::TimelineSummary& t, double span) {
   if (span > 0) f.set("nccl_exposed_span_pct", percent(worst, span));
 }
 
+// The run is on an AMD GPU (a ROCm/HIP PyTorch trace): Nsight Compute
+// profiles NVIDIA GPUs only, so no ncu command is offered for it.
+bool runs_on_amd(const model::TimelineSummary& t) {
+  return std::ranges::any_of(t.meta.gpus, [](const auto& g) { return g.name.starts_with("AMD"); }) ||
+         std::ranges::any_of(t.api, [](const auto& a) { return a.name.starts_with("hip"); });
+}
+
+// The kernel worth profiling next: the one with the most GPU time that is no
+// NCCL collective (a collective's time is mostly waiting for its peers and
+// the interconnect, which the exposed-communication verdict covers and
+// Nsight Compute cannot shorten). None on an AMD GPU.
+const model::KernelSummary* kernel_to_profile(const model::TimelineSummary& t) {
+  if (runs_on_amd(t)) return nullptr;
+  auto it = std::ranges::find_if(t.kernels, [](const model::KernelSummary& k) { return k.collective.empty(); });
+  return it == t.kernels.end() ? nullptr : &*it;
+}
+
 RunFacts facts_of(const model::TimelineSummary& t, const RunOptions& opt, const RunRules& rules) {
   RunFacts f;
   auto span = static_cast<double>(t.span_ns());
@@ -342,8 +359,8 @@ RunFacts facts_of(const model::TimelineSummary& t, const RunOptions& opt, const 
     f.set("copy_hideable_ms", static_cast<double>(c.hideable_ns) / kMs);
     if (span > 0) f.set("copy_hideable_span_pct", percent(static_cast<double>(c.hideable_ns), span));
   }
-  if (!t.kernels.empty()) {
-    const auto& k = t.kernels.front();
+  if (const auto* hot = kernel_to_profile(t)) {
+    const auto& k = *hot;
     f.set("hot_kernel_pct", 100 * t.gpu_share(k));
     f.set("hot_kernel_ms", static_cast<double>(k.time.total_ns) / kMs);
     f.set("hot_kernel_launches", static_cast<double>(k.time.count));
@@ -386,7 +403,8 @@ std::string subject_of(const model::TimelineSummary& t, const std::string& evide
   for (const auto& g : run_rules().api_groups)
     if (evidence == "api_" + g.id) return api_subject(t, g);
   if (evidence == "nccl") return collectives(t);
-  if (evidence == "hot_kernel" && !t.kernels.empty()) return t.kernels.front().name_in(opt.names);
+  if (evidence == "hot_kernel")
+    if (const auto* k = kernel_to_profile(t)) return k->name_in(opt.names);
   if (evidence == "drift_kernel")
     if (const auto* k = most_drifting(t)) return k->name_in(opt.names);
   if (evidence == "launch_stream")
@@ -458,7 +476,8 @@ RunDiagnosis diagnose_run(const model::TimelineSummary& t, const RunOptions& opt
                                         model::readable_duration(static_cast<double>(p.end - p.start))));
     for (const auto& c : r.checks)
       if (c.list == rule.evidence) v.nsys_rule = c.nsys_rule;
-    if (rule.evidence == "hot_kernel" && !t.kernels.empty()) v.commands = profile_commands(t, t.kernels.front());
+    if (rule.evidence == "hot_kernel")
+      if (const auto* k = kernel_to_profile(t)) v.commands = profile_commands(t, *k);
     out.verdicts.push_back(std::move(v));
   }
   std::ranges::stable_sort(out.verdicts, [](const RunVerdict& a, const RunVerdict& b) {

@@ -277,7 +277,14 @@ std::vector<NotRecorded> not_recorded(const model::TimelineMeta& m) {
         n.what = nvtx ? "user annotations and ProfilerStep ranges" : k.what;
         n.record_with = nvtx ? "torch.profiler.record_function(name) around phases, or prof.step() in the loop"
                              : "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])";
-        n.why = "none in the trace; `" + n.record_with + "` records them";
+        // Kernels, copies, memsets and runtime calls are all recorded by
+        // ProfilerActivity.CUDA: with any of them in the trace, a kind that
+        // is absent is one the program did not do, not one left unrecorded.
+        bool cuda_recorded = !nvtx && std::ranges::count_if(m.absent_tables, [](const std::string& t) {
+                                        return t.starts_with("CUPTI_ACTIVITY_KIND_");
+                                      }) < 4;
+        n.why = cuda_recorded ? "none in the trace: CUDA activity was recorded, and the program made none"
+                              : "none in the trace; `" + n.record_with + "` records them";
         out.push_back(std::move(n));
         continue;
       }

@@ -130,6 +130,34 @@ def test_diff_pairs_two_reports():
     assert d.pairs[0].verdict == "unchanged"
 
 
+def test_timeline_reads_a_pytorch_profiler_trace(tmp_path):
+    # What torch.profiler's export_chrome_trace writes, cut to two kernels
+    # launched by two runtime calls, gzip-compressed as tensorboard's handler
+    # writes it: the module gives the keet.timeline/1 document the CLI writes.
+    import gzip
+    events = []
+    for i, (ts, dur) in enumerate([(1000.0, 5.5), (2000.0, 7.25)]):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": ts - 10, "dur": 4, "args": {"correlation": 100 + i}})
+        events.append({"ph": "X", "cat": "kernel", "name": "void add_kernel<float>(float*, int)", "pid": 0,
+                       "tid": 7, "ts": ts, "dur": dur,
+                       "args": {"device": 0, "stream": 7, "correlation": 100 + i, "grid": [64, 1, 1],
+                                "block": [256, 1, 1]}})
+    trace = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+             "traceEvents": events}
+    path = tmp_path / "step.pt.trace.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(trace).encode()))
+    t = keet.timeline(path)
+    status, out, err = cli("timeline", str(path), "--format", "json")
+    assert status == 0, err
+    assert t.to_json() == out
+    assert t.schema == "keet.timeline/1"
+    kernels = t.kernels if "kernels" in t else t.summary.kernels
+    assert sum(k.launches for k in kernels) == 2
+    with pytest.raises(keet.Error):
+        keet.timeline(tmp_path / "absent.json")
+
+
 def test_threads_read_at_once():
     counts = []
     threads = [threading.Thread(target=lambda: counts.append(len(keet.open(REPORT).kernels[0].metrics)))

@@ -6,11 +6,11 @@
 
 namespace keet::testing {
 
-using json = nlohmann::json;
+using Json = nlohmann::json;  // not `json`: KinetoWriter::json() would hide it
 
 KinetoWriter::KinetoWriter(std::string gpu) {
   trace_["schemaVersion"] = 1;
-  if (!gpu.empty()) trace_["deviceProperties"] = json::array({{{"id", 0}, {"name", gpu}, {"computeMajor", 9}}});
+  if (!gpu.empty()) trace_["deviceProperties"] = Json::array({{{"id", 0}, {"name", gpu}, {"computeMajor", 9}}});
 }
 
 void KinetoWriter::kernel(std::string_view name, double ts, double dur, int64_t corr, int stream, int device) {
@@ -30,7 +30,7 @@ void KinetoWriter::kernel(std::string_view name, double ts, double dur, int64_t 
 }
 
 void KinetoWriter::runtime(std::string_view name, double ts, double dur, int64_t corr, std::string_view cat) {
-  json args = json::object();
+  Json args = Json::object();
   if (corr >= 0) args["correlation"] = corr;
   events_.push_back({{"ph", "X"},
                      {"cat", cat},

@@ -175,9 +175,10 @@ TEST(KinetoTrace, SmallBuffersAndBatchesReadTheSameEvents) {
   // The scanner's refills and batch boundaries fall inside strings, escapes
   // and numbers: the events read must not depend on where.
   KinetoWriter w;
+  // Quotes and backslashes, escaped in the JSON the writer makes.
+  const std::string quoted = R"(void f<"quoted\">(int))";
   for (int i = 0; i < 300; ++i)
-    w.launch(i % 2 ? "void f<\"quoted\\\\\">(int)" : "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 1000 + i * 20,
-             1005 + i * 20, 7.125);
+    w.launch(i % 2 ? quoted : "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", 1000 + i * 20, 1005 + i * 20, 7.125);
   auto whole = read(w.json());
   for (size_t batch : {1, 100, 3000}) {
     auto pieces = read(w.json(), {.max_value_bytes = 4096, .batch_bytes = batch});
@@ -188,7 +189,8 @@ TEST(KinetoTrace, SmallBuffersAndBatchesReadTheSameEvents) {
       EXPECT_EQ(pieces.kernels[i].api_start, whole.kernels[i].api_start);
     }
   }
-  EXPECT_EQ(whole.kernels[1].name, "void f<\"quoted\\\">(int)");
+  EXPECT_EQ(whole.kernels[1].name, quoted);
+  EXPECT_NE(w.json().find(R"(f<\"quoted\\\">)"), std::string::npos) << "written escaped";
 }
 
 TEST(KinetoTrace, GzipIsToldByItsBytesFromMemoryAndFromAFile) {
@@ -310,6 +312,26 @@ TEST(KinetoVerdicts, NcclAloneOnTheDeviceIsExposedCommunication) {
   EXPECT_TRUE(has(verdicts(t), "nccl-exposed"));
   ASSERT_EQ(t.device_use.size(), 1u);
   EXPECT_EQ(t.device_use[0].nccl_launches, 10u);
+}
+
+// The kernel to profile next is the busiest one that is no collective: an
+// NCCL kernel's time is waiting on its peers, which ncu cannot shorten. On an
+// AMD GPU no ncu command is offered at all (ncu profiles NVIDIA GPUs only).
+TEST(KinetoVerdicts, TheKernelToProfileIsNoCollectiveAndNoneOnAnAmdGpu) {
+  auto hot = [](const std::string& gpu) {
+    KinetoWriter w(gpu);
+    for (int i = 0; i < 10; ++i) {
+      w.launch("void gemm<float>(float*)", 1000 + i * 1000, 1005 + i * 1000, 300);
+      w.launch("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", 1306 + i * 1000, 1310 + i * 1000, 650, 20);
+    }
+    auto t = summarise(w.json());
+    for (const auto& v : analysis::diagnose_run(t).verdicts)
+      if (v.id == "hot-kernel") return v.subject + (v.commands.empty() ? "" : " | " + v.commands.back());
+    return std::string("none");
+  };
+  auto nvidia = hot("NVIDIA H100 80GB HBM3");
+  EXPECT_TRUE(nvidia.starts_with("void gemm<float>(float*) | ncu -k 'regex:^gemm$'")) << nvidia;
+  EXPECT_EQ(hot("AMD Instinct MI300X"), "none");
 }
 
 TEST(KinetoTrace, FunctionNameOfADemangledKernel) {
