@@ -27,6 +27,15 @@ std::string pct(double share) { return fmt::format("{:.1f}%", 100 * share); }
 
 std::string dim(const model::Dim3& d) { return fmt::format("({},{},{})", d.x, d.y, d.z); }
 
+// A launch configuration as text; a trace that records no grid and block
+// for some launches (ROCm traces leave them out of many kernels' args) gives
+// zeros, which no launch has.
+std::string geometry(const model::LaunchConfig& c) {
+  auto zero = [](const model::Dim3& d) { return d.x == 0 && d.y == 0 && d.z == 0; };
+  if (zero(c.grid) && zero(c.block)) return "grid and block not in the trace";
+  return fmt::format("grid {} block {}", dim(c.grid), dim(c.block));
+}
+
 json dim_json(const model::Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
 json stats_json(const model::DurationStats& s) {
@@ -151,10 +160,10 @@ std::string kernel_rows(const model::TimelineSummary& t, const TimelineStyle& s)
                        s.name_width ? clip_cell(k.name_in(s.names), s.name_width) : k.name_in(s.names));
     if (k.configs.size() > 1)
       for (const auto& c : k.configs)
-        out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    grid {} block {}\n", "", "",
-                           c.time.count, human_duration(static_cast<double>(c.time.total_ns)),
-                           human_duration(c.time.mean_ns()), human_duration(static_cast<double>(c.time.min_ns)),
-                           human_duration(static_cast<double>(c.time.max_ns)), dim(c.grid), dim(c.block));
+        out += fmt::format("  {:>6} {:>6} {:>9} {:>11} {:>11} {:>11} {:>11}    {}\n", "", "", c.time.count,
+                           human_duration(static_cast<double>(c.time.total_ns)), human_duration(c.time.mean_ns()),
+                           human_duration(static_cast<double>(c.time.min_ns)),
+                           human_duration(static_cast<double>(c.time.max_ns)), geometry(c));
   }
   return out;
 }

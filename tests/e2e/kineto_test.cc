@@ -100,6 +100,12 @@ TEST(KinetoE2E, AHipTraceReadsWithItsGpuAndItsLaunchesJoined) {
   EXPECT_TRUE(hip);
   EXPECT_EQ(t["distributed"]["world_size"], 8);
   EXPECT_GT(t["device_use"][0]["nccl_launches"].get<uint64_t>(), 0u);  // RCCL's kernels are NCCL's names
+  // Its kernels without grid and block in their args say so, not (0,0,0);
+  // and on an AMD GPU no ncu command is given for the kernel to profile.
+  auto text = run_keet("timeline " + shell_quote(fixture(*dir, "mi300/resnet_act_checkpoint.json.gz")));
+  EXPECT_NE(text.out.find("grid and block not in the trace"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("grid (0,0,0)"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("ncu -k"), std::string::npos) << text.out;
 }
 
 TEST(KinetoE2E, ATraceWithoutDevicePropertiesStillReads) {
