@@ -66,6 +66,15 @@ struct TimelineMeta {
     std::string backend, nccl_version;
   };
   Distributed distributed;
+  // The GPU side of each profiler step (a Kineto trace's gpu_user_annotation
+  // "ProfilerStep#N"), in start order, with the time a kernel, copy or
+  // memset ran inside it: the window Holistic Trace Analysis and TraceLens
+  // measure a step's GPU busy and idle time over. Empty for an nsys export.
+  struct Step {
+    std::string name;
+    int64_t start = 0, end = 0, busy_ns = 0;
+  };
+  std::vector<Step> steps;
   // What the reader set aside (events it could not use), for the summary's warnings.
   std::vector<std::string> warnings;
 };

@@ -21,7 +21,7 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-struct Failure {
+struct TraceFailure {
   std::string what;
 };
 
@@ -40,7 +40,7 @@ class Input {
 class FileInput final : public Input {
  public:
   explicit FileInput(const std::string& path) : f_(gzopen(path.c_str(), "rb")) {
-    if (!f_) throw Failure{fmt::format("cannot open: {}", std::strerror(errno))};
+    if (!f_) throw TraceFailure{fmt::format("cannot open: {}", std::strerror(errno))};
     gzbuffer(f_, 1 << 18);
   }
   ~FileInput() override { gzclose(f_); }
@@ -51,8 +51,8 @@ class FileInput final : public Input {
     int err = Z_OK;
     const char* msg = gzerror(f_, &err);
     if (got < 0 || (err != Z_OK && err != Z_BUF_ERROR))
-      throw Failure{fmt::format("damaged gzip stream: {}", msg ? msg : "read error")};
-    if (got == 0 && err == Z_BUF_ERROR) throw Failure{"truncated: the gzip stream ends before its end marker"};
+      throw TraceFailure{fmt::format("damaged gzip stream: {}", msg ? msg : "read error")};
+    if (got == 0 && err == Z_BUF_ERROR) throw TraceFailure{"truncated: the gzip stream ends before its end marker"};
     return static_cast<size_t>(got);
   }
 
@@ -65,7 +65,7 @@ class FileInput final : public Input {
 class MemoryInput final : public Input {
  public:
   explicit MemoryInput(std::string_view bytes) : in_(bytes), gzip_(is_gzip(bytes)) {
-    if (gzip_ && inflateInit2(&z_, 15 + 16) != Z_OK) throw Failure{"zlib: out of memory"};
+    if (gzip_ && inflateInit2(&z_, 15 + 16) != Z_OK) throw TraceFailure{"zlib: out of memory"};
   }
   ~MemoryInput() override {
     if (gzip_) inflateEnd(&z_);
@@ -86,7 +86,7 @@ class MemoryInput final : public Input {
         inflateReset(&z_);
         ended_ = false;
       }
-      if (pos_ >= in_.size()) throw Failure{"truncated: the gzip stream ends before its end marker"};
+      if (pos_ >= in_.size()) throw TraceFailure{"truncated: the gzip stream ends before its end marker"};
       z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in_.data() + pos_));
       z_.avail_in = static_cast<uInt>(std::min<size_t>(in_.size() - pos_, 1u << 30));
       z_.next_out = reinterpret_cast<Bytef*>(buf + out);
@@ -99,8 +99,8 @@ class MemoryInput final : public Input {
         ended_ = true;
       } else if (rc != Z_OK) {
         if (rc == Z_BUF_ERROR && pos_ >= in_.size())
-          throw Failure{"truncated: the gzip stream ends before its end marker"};
-        throw Failure{fmt::format("damaged gzip stream: {}", z_.msg ? z_.msg : "inflate failed")};
+          throw TraceFailure{"truncated: the gzip stream ends before its end marker"};
+        throw TraceFailure{fmt::format("damaged gzip stream: {}", z_.msg ? z_.msg : "inflate failed")};
       }
     }
     return out;
@@ -171,19 +171,19 @@ struct CopyKind {
   std::string_view code, label;
   int id;
 };
-constexpr std::array<CopyKind, 10> kCopyKinds = {{{"HtoD", "Host-to-Device", 1},
-                                                  {"DtoH", "Device-to-Host", 2},
-                                                  {"HtoA", "Host-to-Array", 3},
-                                                  {"AtoH", "Array-to-Host", 4},
-                                                  {"AtoA", "Array-to-Array", 5},
-                                                  {"AtoD", "Array-to-Device", 6},
-                                                  {"DtoA", "Device-to-Array", 7},
-                                                  {"DtoD", "Device-to-Device", 8},
-                                                  {"HtoH", "Host-to-Host", 9},
-                                                  {"PtoP", "Peer-to-Peer", 10}}};
+constexpr std::array<CopyKind, 10> kKinetoCopyKinds = {{{"HtoD", "Host-to-Device", 1},
+                                                        {"DtoH", "Device-to-Host", 2},
+                                                        {"HtoA", "Host-to-Array", 3},
+                                                        {"AtoH", "Array-to-Host", 4},
+                                                        {"AtoA", "Array-to-Array", 5},
+                                                        {"AtoD", "Array-to-Device", 6},
+                                                        {"DtoA", "Device-to-Array", 7},
+                                                        {"DtoD", "Device-to-Device", 8},
+                                                        {"HtoH", "Host-to-Host", 9},
+                                                        {"PtoP", "Peer-to-Peer", 10}}};
 
 const CopyKind* copy_kind(std::string_view code) {
-  for (const auto& k : kCopyKinds)
+  for (const auto& k : kKinetoCopyKinds)
     if (k.code == code) return &k;
   return nullptr;
 }
@@ -280,8 +280,8 @@ class TraceReader {
     }
     if (end_ == buf_.size()) {
       if (buf_.size() >= limits_.max_value_bytes)
-        throw Failure{fmt::format("at byte {}: one event or top-level member longer than {} bytes", offset_ + pos_,
-                                  limits_.max_value_bytes)};
+        throw TraceFailure{fmt::format("at byte {}: one event or top-level member longer than {} bytes", offset_ + pos_,
+                                       limits_.max_value_bytes)};
       buf_.resize(std::min(buf_.size() * 2, limits_.max_value_bytes));
     }
     size_t got = in_.read(buf_.data() + end_, buf_.size() - end_);
@@ -300,7 +300,7 @@ class TraceReader {
   }
 
   [[noreturn]] void truncated(std::string_view inside) {
-    throw Failure{fmt::format("truncated: the trace ends inside {} (after {} bytes)", inside, offset_ + end_)};
+    throw TraceFailure{fmt::format("truncated: the trace ends inside {} (after {} bytes)", inside, offset_ + end_)};
   }
 
   // pos_ on a '"': past the closing quote. Quotes are found with memchr,
@@ -346,7 +346,7 @@ class TraceReader {
       }
       if (c == '{' || c == '[') {
         if (scalar && depth == 0) return;
-        if (++depth > 512) throw Failure{fmt::format("at byte {}: nested more than 512 deep", offset_ + pos_)};
+        if (++depth > 512) throw TraceFailure{fmt::format("at byte {}: nested more than 512 deep", offset_ + pos_)};
         ++pos_;
         continue;
       }
@@ -367,8 +367,8 @@ class TraceReader {
   void expect(int c, char want, std::string_view where) {
     if (c == -1) truncated(where);
     if (c != want)
-      throw Failure{fmt::format("at byte {}: expected '{}' in {}, found '{}'", offset_ + pos_, want, where,
-                                static_cast<char>(c))};
+      throw TraceFailure{fmt::format("at byte {}: expected '{}' in {}, found '{}'", offset_ + pos_, want, where,
+                                     static_cast<char>(c))};
   }
 
   // The top-level object: traceEvents streamed, the other members kept
@@ -379,14 +379,14 @@ class TraceReader {
       pos_ = std::min(end_, pos_ + 3);
       c = next();
     }
-    if (c == -1) throw Failure{"empty file: not a PyTorch profiler trace"};
+    if (c == -1) throw TraceFailure{"empty file: not a PyTorch profiler trace"};
     if (c == '[') {  // the Chrome trace format's bare array of events
       read_events();
       finish_top();
       return;
     }
     if (c != '{')
-      throw Failure{"not a PyTorch profiler trace: a Kineto trace is a JSON object with a \"traceEvents\" array"};
+      throw TraceFailure{"not a PyTorch profiler trace: a Kineto trace is a JSON object with a \"traceEvents\" array"};
     ++pos_;
     c = next();
     if (c == '}') {
@@ -426,9 +426,9 @@ class TraceReader {
 
   void finish_top() {
     if (int c = next(); c != -1)
-      throw Failure{
+      throw TraceFailure{
           fmt::format("at byte {}: '{}' after the end of the trace's JSON", offset_ + pos_, static_cast<char>(c))};
-    if (!saw_events_) throw Failure{"not a PyTorch profiler trace: no \"traceEvents\" array"};
+    if (!saw_events_) throw TraceFailure{"not a PyTorch profiler trace: no \"traceEvents\" array"};
   }
 
   // pos_ on traceEvents' '['. Whole events gather in the buffer and go to
@@ -493,7 +493,7 @@ class TraceReader {
   }
 
   void check(simdjson::error_code e, uint64_t index) {
-    if (e) throw Failure{fmt::format("traceEvents[{}]: malformed JSON ({})", index, simdjson::error_message(e))};
+    if (e) throw TraceFailure{fmt::format("traceEvents[{}]: malformed JSON ({})", index, simdjson::error_message(e))};
   }
   // A value of another type than expected is left aside; a broken document is not.
   void check_fatal(simdjson::error_code e, uint64_t index) {
@@ -502,7 +502,7 @@ class TraceReader {
   }
 
   std::optional<int64_t> integer(od::value v) {
-    od::json_type t;
+    od::json_type t{};  // set by get(); {} keeps -Wmaybe-uninitialized quiet
     if (auto e = v.type().get(t)) return check_fatal(e, events_), std::nullopt;
     if (t == od::json_type::number) {
       int64_t i;
@@ -566,7 +566,7 @@ class TraceReader {
       } else if (key == "pid") {
         ev.pid = integer(v);
       } else if (key == "tid") {
-        od::json_type t;
+        od::json_type t{};  // set by get(); {} keeps -Wmaybe-uninitialized quiet
         check(v.type().get(t), events_);
         if (t == od::json_type::string)
           ev.tid_text = text(v);
@@ -598,7 +598,7 @@ class TraceReader {
           else if (k == "block")
             dims(a, ev.block);
           else if (k == "kind") {
-            od::json_type t;
+            od::json_type t{};  // set by get(); {} keeps -Wmaybe-uninitialized quiet
             check(a.type().get(t), events_);
             if (t == od::json_type::string) ev.kind_text = text(a);
           }
@@ -618,8 +618,8 @@ class TraceReader {
 
   void count_record() {
     if (++records_ > limits_.max_events)
-      throw Failure{fmt::format("more than {} GPU operations, calls and ranges: a trace this large is not read",
-                                limits_.max_events)};
+      throw TraceFailure{fmt::format("more than {} GPU operations, calls and ranges: a trace this large is not read",
+                                     limits_.max_events)};
   }
 
   static uint32_t small(std::optional<int64_t> v) {
@@ -653,6 +653,10 @@ class TraceReader {
     }
     if (ev.ph != "X") return;
     const std::string_view cat = ev.cat;
+    if (iequals(cat, "gpu_user_annotation") && ev.name.starts_with("ProfilerStep#")) {
+      take_gpu_step(ev);
+      return;
+    }
     bool kernel = iequals(cat, "kernel"), copy = iequals(cat, "gpu_memcpy") || iequals(cat, "memcpy"),
          set = iequals(cat, "gpu_memset") || iequals(cat, "memset"),
          api = iequals(cat, "cuda_runtime") || iequals(cat, "cuda_driver") || iequals(cat, "runtime"),
@@ -701,6 +705,38 @@ class TraceReader {
     ops_.push_back(op);
   }
 
+  // The GPU side of a profiler step: kept (a few per trace) to measure the
+  // GPU's busy time inside it once every operation is known.
+  void take_gpu_step(const Event& ev) {
+    if (!ev.ts || !ev.dur || *ev.dur < 0) {
+      ++skipped_;
+      return;
+    }
+    count_record();
+    if (gpu_steps_.size() < kMaxSteps) gpu_steps_.push_back({*ev.ts, *ev.ts + *ev.dur, intern(ev.name)});
+  }
+
+  // Each step window with the time any GPU operation ran inside it: the
+  // operations' union (ops_ is in start order) cut to the window.
+  void measure_steps() {
+    std::vector<std::pair<int64_t, int64_t>> busy;  // disjoint, in order
+    for (const auto& op : ops_) {
+      if (op.end < op.start) continue;
+      if (busy.empty() || op.start > busy.back().second)
+        busy.emplace_back(op.start, op.end);
+      else
+        busy.back().second = std::max(busy.back().second, op.end);
+    }
+    std::ranges::sort(gpu_steps_, {}, &Range::start);
+    for (const auto& w : gpu_steps_) {
+      int64_t in = 0;
+      auto it = std::ranges::upper_bound(busy, w.start, {}, &std::pair<int64_t, int64_t>::second);
+      for (; it != busy.end() && it->first < w.end; ++it)
+        in += std::min(it->second, w.end) - std::max(it->first, w.start);
+      meta_.steps.push_back({names_[w.name], w.start, w.end, in});
+    }
+  }
+
   // "Memcpy HtoD (Pageable -> Device)": the direction, then where it reads
   // and writes; a HIP trace's args.kind ("DtoH") when the name lacks it.
   void read_copy_name(const Event& ev, GpuOp& op) {
@@ -740,7 +776,7 @@ class TraceReader {
     od::parser p;
     od::document doc;
     auto bad = [&](simdjson::error_code e) {
-      throw Failure{fmt::format("{}: malformed JSON ({})", key, simdjson::error_message(e))};
+      throw TraceFailure{fmt::format("{}: malformed JSON ({})", key, simdjson::error_message(e))};
     };
     if (auto e = p.iterate(padded).get(doc)) bad(e);
     if (key == "deviceProperties") {
@@ -812,6 +848,7 @@ class TraceReader {
     }
     std::ranges::sort(per_device, {}, &model::TimelineMeta::GpuRange::device);
     meta_.gpu_ranges = std::move(per_device);
+    measure_steps();
     if (kernels_ == 0) meta_.absent_tables.emplace_back("CUPTI_ACTIVITY_KIND_KERNEL");
     if (copies_ == 0) meta_.absent_tables.emplace_back("CUPTI_ACTIVITY_KIND_MEMCPY");
     if (memsets_ == 0) meta_.absent_tables.emplace_back("CUPTI_ACTIVITY_KIND_MEMSET");
@@ -901,7 +938,8 @@ class TraceReader {
   std::vector<uint32_t> short_;
   std::vector<GpuOp> ops_;
   std::vector<Call> calls_, flows_;
-  std::vector<Range> ranges_;
+  std::vector<Range> ranges_, gpu_steps_;
+  static constexpr size_t kMaxSteps = 100'000;  // step windows kept; more are counted, not measured
   std::vector<Sync> syncs_;
   std::vector<model::DurationStats> api_time_;
 };
@@ -909,7 +947,7 @@ class TraceReader {
 ReadResult<void> run(Input* in, const std::string& name, model::TimelineSink& sink, const KinetoLimits& limits) {
   try {
     TraceReader(*in, name, sink, limits).read();
-  } catch (const Failure& f) {
+  } catch (const TraceFailure& f) {
     return std::unexpected(ReadError{.file = name, .what = f.what});
   } catch (const std::bad_alloc&) {
     return std::unexpected(ReadError{.file = name, .what = "out of memory reading the trace"});
@@ -973,7 +1011,7 @@ ReadResult<void> read_kineto_trace(const std::string& path, model::TimelineSink&
   std::unique_ptr<Input> in;
   try {
     in = std::make_unique<FileInput>(path);
-  } catch (const Failure& f) {
+  } catch (const TraceFailure& f) {
     return std::unexpected(ReadError{.file = path, .what = f.what});
   }
   return run(in.get(), path, sink, limits);
@@ -984,7 +1022,7 @@ ReadResult<void> read_kineto_trace_bytes(std::string_view bytes, const std::stri
   std::unique_ptr<Input> in;
   try {
     in = std::make_unique<MemoryInput>(bytes);
-  } catch (const Failure& f) {
+  } catch (const TraceFailure& f) {
     return std::unexpected(ReadError{.file = name, .what = f.what});
   }
   return run(in.get(), name, sink, limits);

@@ -36,6 +36,17 @@ std::string geometry(const model::LaunchConfig& c) {
   return fmt::format("grid {} block {}", dim(c.grid), dim(c.block));
 }
 
+json steps_json(const std::vector<model::TimelineMeta::Step>& steps) {
+  json out = json::array();
+  for (const auto& st : steps)
+    out.push_back({{"name", st.name},
+                   {"start_ns", st.start},
+                   {"end_ns", st.end},
+                   {"busy_ns", st.busy_ns},
+                   {"idle_ns", std::max<int64_t>(0, st.end - st.start - st.busy_ns)}});
+  return out;
+}
+
 json dim_json(const model::Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
 json stats_json(const model::DurationStats& s) {
@@ -350,6 +361,26 @@ std::pair<std::string, std::string> export_origin(const model::TimelineMeta& m) 
 
 // The run in a few sentences (GPUs, span, busy time, what the export lacks):
 // the text header's lines, the HTML page's list.
+// The profiler steps' GPU side: one step's length and busy time, or, for
+// several, their spread and the GPU's busy share over them.
+std::string steps_line(const std::vector<model::TimelineMeta::Step>& steps) {
+  if (steps.empty()) return "";
+  auto length = [](const model::TimelineMeta::Step& st) { return static_cast<double>(st.end - st.start); };
+  if (steps.size() == 1) {
+    const auto& st = steps.front();
+    return fmt::format("Step {} on the GPU: {}, busy {} ({}), idle {}", st.name, human_duration(length(st)),
+                       human_duration(static_cast<double>(st.busy_ns)),
+                       pct(length(st) > 0 ? static_cast<double>(st.busy_ns) / length(st) : 0),
+                       human_duration(std::max(0.0, length(st) - static_cast<double>(st.busy_ns))));
+  }
+  auto [lo, hi] = std::ranges::minmax_element(steps, {}, length);
+  double total = 0, busy = 0;
+  for (const auto& st : steps) total += length(st), busy += static_cast<double>(st.busy_ns);
+  return fmt::format("Steps on the GPU: {} ({} to {}, mean {}), busy {} of their time", steps.size(),
+                     human_duration(length(*lo)) + " " + lo->name, human_duration(length(*hi)) + " " + hi->name,
+                     human_duration(total / static_cast<double>(steps.size())), pct(total > 0 ? busy / total : 0));
+}
+
 std::vector<std::string> run_facts(const model::TimelineSummary& t) {
   const auto& m = t.meta;
   std::vector<std::string> out;
@@ -379,6 +410,7 @@ std::vector<std::string> run_facts(const model::TimelineSummary& t) {
     out.push_back(fmt::format(
         "GPU busy {} (a kernel, copy or memset running: {} of each process's first to last GPU operation)",
         human_duration(static_cast<double>(t.gpu_busy_ns)), pct(static_cast<double>(t.gpu_busy_ns) / ranges)));
+  if (auto steps = steps_line(m.steps); !steps.empty()) out.push_back(steps);
   std::vector<std::string> absent;
   for (const auto& n : not_recorded(m)) absent.push_back(fmt::format("{} ({})", n.what, n.why));
   if (!absent.empty())
@@ -791,6 +823,7 @@ nlohmann::json timeline_json(const model::TimelineSummary& t, const TimelineStyl
                                                {"world_size", dist.world_size},
                                                {"backend", dist.backend},
                                                {"nccl_version", opt(dist.nccl_version)}}},
+          {"steps", steps_json(t.meta.steps)},
           {"nsys_version", opt(t.meta.tool_version)},
           {"export_schema", opt(t.meta.schema)},
           {"export_schema_version", opt(t.meta.schema_version)},

@@ -334,6 +334,35 @@ TEST(KinetoVerdicts, TheKernelToProfileIsNoCollectiveAndNoneOnAnAmdGpu) {
   EXPECT_EQ(hot("AMD Instinct MI300X"), "none");
 }
 
+// Each step's GPU window counts the time any operation ran inside it once:
+// overlapping kernels are one stretch, and what runs past the window's edge
+// counts only inside it.
+TEST(KinetoTrace, StepWindowsCountTheUnionOfOperationsInsideThem) {
+  KinetoWriter w;
+  auto gpu_step = [&](const std::string& name, double ts, double dur) {
+    w.events().push_back({{"ph", "X"},
+                          {"cat", "gpu_user_annotation"},
+                          {"name", name},
+                          {"pid", 0},
+                          {"tid", 7},
+                          {"ts", ts},
+                          {"dur", dur}});
+  };
+  gpu_step("ProfilerStep#2", 2000, 1000);  // written out of order
+  gpu_step("ProfilerStep#1", 1000, 1000);
+  w.kernel("a", 900, 300, 1);                                    // 1000-1200 inside step 1
+  w.kernel("b", 1100, 200, 2, 8);                                // overlaps a: 1100-1300, so 1000-1300 in all
+  w.memcpy("Memcpy HtoD (Pinned -> Device)", 1900, 200, 64, 3);  // 1900-2000 in step 1, 2000-2100 in step 2
+  w.kernel("c", 2500, 100, 4);                                   // 2500-2600 in step 2
+  auto t = summarise(w.json());
+  ASSERT_EQ(t.meta.steps.size(), 2u);
+  EXPECT_EQ(t.meta.steps[0].name, "ProfilerStep#1");
+  EXPECT_EQ(t.meta.steps[0].busy_ns, 300'000 + 100'000);
+  EXPECT_EQ(t.meta.steps[1].name, "ProfilerStep#2");
+  EXPECT_EQ(t.meta.steps[1].busy_ns, 100'000 + 100'000);
+  EXPECT_EQ(t.meta.steps[1].end - t.meta.steps[1].start, 1'000'000);
+}
+
 TEST(KinetoTrace, FunctionNameOfADemangledKernel) {
   EXPECT_EQ(readers::kernel_function_name("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::"
                                           "native::(anonymous namespace)::TensorListMetadata<2>, int>(int, float)"),
