@@ -7,6 +7,9 @@
     a = r.analyze()                           # the keet.analysis/1 document as objects
     print(a.kernels[0].bottleneck.class_)     # `class` is a keyword: class_
     a                                         # in a notebook: the HTML card
+    r.to_pandas(); k.to_pandas(); a.to_pandas()  # kernels, metrics, findings (pandas optional)
+    k["no_such.metric"]                       # keet.MetricNotFound: absent, and the section that collects it
+    keet.explain("dram__bytes"); r.source(0); keet.occupancy(cc="8.6", threads=256, regs=64)
 
 Reading happens in C++ (libkeet's readers) with the GIL released; analyze()
 and diff() run keet's own commands in this process, so their fields are the
@@ -15,13 +18,42 @@ with KEET's one-line message. load_report() gives an accessor layer shaped
 like NVIDIA's ncu_report module (docs/python.md).
 """
 import json as _json
+import keyword as _keyword
 import warnings as _warnings
 
 from . import _keet
 
 Error = _keet.Error
 
-__all__ = ["Error", "open", "diff", "timeline", "load_report", "Report", "Kernel", "Metric", "Document"]
+__all__ = ["Error", "MetricNotFound", "open", "diff", "timeline", "explain", "occupancy", "load_report", "Report",
+           "Kernel", "Metric", "Document"]
+
+
+class MetricNotFound(KeyError):
+    """A metric a kernel does not hold. metric: the name asked for; kernel:
+    the kernel's index; section and option: the ncu section that collects it
+    and the ncu option that does (None when KEET's catalogue does not say)."""
+
+    def __init__(self, metric, kernel, section=None, option=None, what=None, held=0):
+        super().__init__(metric)
+        self.metric, self.kernel, self.section, self.option = metric, kernel, section, option
+        where = f"kernel #{kernel} of this report holds no metric {metric!r} ({held} metrics were collected)"
+        if section:
+            self.message = f"{where}: ncu collects it with {option} ({what})" if what else f"{where}: ncu collects it with {option}"
+        else:
+            self.message = (f"{where}; KEET does not know which ncu section collects it "
+                            f"(keet metrics REPORT --grep PATTERN lists what the report holds)")
+
+    def __str__(self):
+        return self.message
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        raise Error("to_pandas() needs pandas (pip install pandas, or Debian's python3-pandas)") from None
+    return pandas
 
 
 def _run(args):
@@ -94,15 +126,41 @@ class Document:
     def keys(self):
         return self._data.keys()
 
+    def __dir__(self):
+        data = self.__dict__.get("_data")
+        fields = [k + "_" if _keyword.iskeyword(k) else k for k in data] if isinstance(data, dict) else []
+        return sorted(set(fields) | {"keys", "to_dict", "to_json", "to_pandas"})
+
     def to_dict(self):
         return self._data
+
+    def to_pandas(self):
+        """A table of the document: an analysis (keet.analysis/1) gives one row
+        per finding (with its kernel's index and name); a diff (keet.diff/1)
+        one row per pair; a timeline (keet.timeline/1) one row per kernel; any
+        other list of objects one row per object."""
+        pd = _pandas()
+        data = self._data
+        schema = data.get("schema", "") if isinstance(data, dict) else ""
+        if schema.startswith("keet.analysis/"):
+            return pd.DataFrame(_finding_rows(data))
+        if schema.startswith("keet.diff/"):
+            return pd.json_normalize(data.get("pairs", []))
+        if schema.startswith("keet.timeline/"):
+            return pd.json_normalize(data.get("kernels", []))
+        if isinstance(data, list):
+            return pd.json_normalize(data)
+        raise Error("to_pandas(): this document is not a table (an analysis, a diff, a timeline or a list)")
 
     def to_json(self):
         return self._text if self._text is not None else _json.dumps(self._data, indent=2)
 
     def __repr__(self):
-        text = _json.dumps(self._data)
-        return f"keet.Document({text if len(text) <= 200 else text[:197] + '...'})"
+        data = self._data
+        schema = data.get("schema") if isinstance(data, dict) else None
+        text = _json.dumps(data)
+        text = text if len(text) <= 200 else text[:197] + "..."
+        return f"keet.Document({schema}: {text})" if isinstance(schema, str) else f"keet.Document({text})"
 
     def _repr_html_(self):
         if self._html is None:
@@ -110,6 +168,19 @@ class Document:
         html = self._html() if callable(self._html) else self._html
         self._html = html
         return html
+
+
+def _finding_rows(analysis):
+    rows = []
+    for k in analysis.get("kernels", []):
+        for f in k.get("findings", []):
+            rows.append({"kernel": k.get("index"), "name": k.get("demangled") or k.get("name"),
+                         "id": f.get("id"), "severity": f.get("severity"), "title": f.get("title"),
+                         "estimated_speedup": f.get("estimated_speedup"),
+                         "evidence": {e.get("label") or e.get("metric"): e.get("value")
+                                      for e in f.get("evidence", []) if isinstance(e, dict)},
+                         "explanation": f.get("explanation"), "advice": f.get("advice")})
+    return rows
 
 
 class Metric:
@@ -170,11 +241,20 @@ class Kernel:
     def __getitem__(self, name):
         m = self.metric(name)
         if m is None:
-            raise KeyError(name)
+            found = _keet.section_of(str(name))
+            section, option, what = (found[0], found[1], found[2]) if found else (None, None, None)
+            raise MetricNotFound(name, self.index, section, option, what, len(self._k))
         return m
 
     def __contains__(self, name):
         return self._k.find(name) is not None
+
+    def to_pandas(self):
+        """The kernel's metrics as a table: name, value, unit, kind."""
+        pd = _pandas()
+        rows = [{"name": m.name, "value": m.value, "unit": m.unit, "kind": m.kind}
+                for m in (self._k.metric_at(i) for i in range(len(self._k)))]
+        return pd.DataFrame(rows, columns=["name", "value", "unit", "kind"])
 
     def __repr__(self):
         return f"keet.Kernel(#{self.index} {self.name})"
@@ -216,6 +296,33 @@ class Report:
         html = lambda: _run(["analyze", self._path, "--format", "html", *chosen])  # noqa: E731
         return Document(_json.loads(text), text, html)
 
+    def to_pandas(self, metrics=()):
+        """One row per kernel: index, name, demangled, grid, block, device,
+        duration_ns, and a column for each name in `metrics` (None where a
+        kernel does not hold it)."""
+        pd = _pandas()
+        rows = []
+        for k in self.kernels:
+            row = {"index": k.index, "name": k.name, "demangled": k.demangled, "grid": k.grid, "block": k.block,
+                   "device": k.device, "duration_ns": k.duration_ns}
+            for name in metrics:
+                m = k.metric(name)
+                row[name] = m.value if m is not None else None
+            rows.append(row)
+        return pd.DataFrame(rows, columns=["index", "name", "demangled", "grid", "block", "device", "duration_ns",
+                                           *metrics])
+
+    def source(self, kernel=None, top=20, by=None):
+        """The kernel's source lines (or SASS) by cost, as keet source
+        --format json (keet.source/1): kernel is -k's selector (an index, a
+        name or "regex:..."); None takes the kernels this report was opened with."""
+        args = ["source", self._path, "--format", "json", "--top", str(int(top))]
+        args += ["-k", str(kernel)] if kernel is not None else self._filters
+        if by is not None:
+            args += ["--by", str(by)]
+        text = _run(args)
+        return Document(_json.loads(text), text)
+
     def _repr_html_(self):
         return self.analyze()._repr_html_()
 
@@ -256,6 +363,28 @@ def timeline(path, name_base=None):
     text = _run(args + ["--format", "json"])
     html = lambda: _run(args + ["--format", "html"])  # noqa: E731
     return Document(_json.loads(text), text, html)
+
+
+def explain(term, n=None):
+    """What a metric, stall reason, finding id or topic means (keet explain
+    TERM --format json), from KEET's knowledge base: no report needed."""
+    args = ["explain", str(term), "--format", "json"]
+    if n is not None:
+        args += ["-n", str(int(n))]
+    text = _run(args)
+    return Document(_json.loads(text), text)
+
+
+def occupancy(cc, threads, regs, smem=0, carveout=None):
+    """Theoretical occupancy of a launch configuration on compute capability
+    cc ("8.6"), as keet occupancy --format json: threads per block, registers
+    per thread, shared memory per block in bytes."""
+    args = ["occupancy", "--cc", str(cc), "--threads", str(int(threads)), "--regs", str(int(regs)),
+            "--smem", str(int(smem)), "--format", "json"]
+    if carveout is not None:
+        args += ["--carveout", str(carveout)]
+    text = _run(args)
+    return Document(_json.loads(text), text)
 
 
 # ---- an accessor layer shaped like NVIDIA's ncu_report, for existing scripts

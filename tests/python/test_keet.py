@@ -124,6 +124,75 @@ def test_small_and_large_reports_read_alike(tmp_path):
         assert k.values() == one.kernels[k.index % len(one)].values()
 
 
+def test_a_missing_metric_says_it_is_absent_and_which_section_collects_it():
+    k = keet.open(REPORT).kernels[0]
+    # A metric KEET's catalogue places in a section, absent from this report.
+    absent = next(n for n in ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                              "sm__warps_active.avg.pct_of_peak_sustained_active",
+                              "smsp__inst_executed.sum", "launch__registers_per_thread")
+                  if n not in k and keet._keet.section_of(n))
+    with pytest.raises(keet.MetricNotFound) as caught:
+        k[absent]
+    e = caught.value
+    assert isinstance(e, KeyError), "code that catches KeyError still catches it"
+    assert e.kernel == 0 and e.section and e.option.startswith("--section ")
+    assert f"kernel #0 of this report holds no metric {e.metric!r}" in str(e)
+    assert f"ncu collects it with {e.option}" in str(e)
+    with pytest.raises(keet.MetricNotFound) as unknown:
+        k["no__such.metric"]
+    assert unknown.value.section is None and "does not know which ncu section" in str(unknown.value)
+
+
+def test_documents_show_their_fields_to_dir_and_help():
+    a = keet.open(REPORT).analyze()
+    kernel = a.kernels[0]
+    names = dir(kernel)
+    for field in ("bottleneck", "findings", "duration_ns", "to_pandas", "to_json"):
+        assert field in names, names
+    assert "class_" in dir(kernel.bottleneck), "a keyword field is reached with a trailing _"
+    assert "keet.analysis/1" in repr(a)
+    import pydoc
+    text = pydoc.render_doc(kernel, renderer=pydoc.plaintext)
+    assert "to_pandas" in text and "JSON contract" in text
+
+
+def test_tables_for_pandas():
+    pd = pytest.importorskip("pandas", reason="python3-pandas is not installed (scripts/bootstrap installs it)")
+    r = keet.open(REPORT)
+    kernels = r.to_pandas(metrics=["gpu__time_duration.sum", "no__such.metric"])
+    assert isinstance(kernels, pd.DataFrame) and len(kernels) == 1
+    assert kernels["duration_ns"][0] == pytest.approx(r.kernels[0].duration_ns)
+    assert kernels["gpu__time_duration.sum"][0] == pytest.approx(r.kernels[0].duration_ns)
+    assert kernels["no__such.metric"].isna().all()
+    metrics = r.kernels[0].to_pandas()
+    assert list(metrics.columns) == ["name", "value", "unit", "kind"] and len(metrics) == len(r.kernels[0].metrics)
+    a = r.analyze()
+    findings = a.to_pandas()
+    assert len(findings) == len(a.kernels[0].findings) > 0
+    assert list(findings["id"]) == [f.id for f in a.kernels[0].findings]
+    assert set(findings["kernel"]) == {0}
+    d = keet.diff(REPORT, REPORT).to_pandas()
+    assert len(d) == 1 and d["verdict"][0] == "unchanged"
+
+
+def test_explain_source_and_occupancy_are_the_commands_json():
+    e = keet.explain("long_scoreboard")
+    status, out, err = cli("explain", "long_scoreboard", "--format", "json")
+    assert status == 0, err
+    assert e.to_json() == out
+    o = keet.occupancy(cc="8.6", threads=256, regs=64)
+    status, out, err = cli("occupancy", "--cc", "8.6", "--threads", "256", "--regs", "64", "--smem", "0",
+                           "--format", "json")
+    assert status == 0, err
+    assert o.to_json() == out
+    src = keet.open(REPORT).source(kernel=0)
+    status, out, err = cli("source", REPORT, "--format", "json", "--top", "20", "-k", "0")
+    assert status == 0, err
+    assert src.to_json() == out
+    with pytest.raises(keet.Error):
+        keet.occupancy(cc="0.1", threads=256, regs=64)
+
+
 def test_diff_pairs_two_reports():
     d = keet.diff(REPORT, REPORT)
     assert d.schema == "keet.diff/1"

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/derived.h"
 #include "app/app.h"
 #include "io/file.h"
 #include "model/report.h"
@@ -35,6 +36,23 @@ using keet::model::Value;
 
 // KEET's own error, raised as keet.Error with KEET's one-line message. Never
 // destroyed: a static py::object would release it after the interpreter ends.
+// Which ncu section collects `metric`, from the quantity catalogue
+// (data/metrics/quantities.json): (section id, the ncu option, what the
+// section measures, the quantity's name), or None when the catalogue does not say.
+py::object section_of(const std::string& metric) {
+  namespace a = keet::analysis;
+  for (a::QuantityId id = 0; id < a::quantity_count(); ++id) {
+    const auto& section = a::quantity_section(id);
+    if (section.empty()) continue;
+    auto spellings = a::quantity_spellings(id);
+    if (std::find(spellings.begin(), spellings.end(), metric) == spellings.end()) continue;
+    for (const auto& def : a::section_defs())
+      if (def.id == section) return py::make_tuple(def.id, def.option, def.what, a::quantity_name(id));
+    return py::make_tuple(section, "--section " + section, "", a::quantity_name(id));
+  }
+  return py::none();
+}
+
 py::object& error_type() {
   static auto* type = new py::object();
   return *type;
@@ -449,4 +467,7 @@ PYBIND11_MODULE(_keet, m) {
   m.def("open", &open_report, py::arg("path"), py::arg("kernel") = "", py::arg("launch_skip") = 0,
         py::arg("launch_count") = -1, "Reads a whole report (the GIL is released while it reads).");
   m.def("run", &run_command, py::arg("args"), "Runs `keet ARGS...` in this process: (status, stdout, stderr).");
+  m.def("section_of", &section_of, py::arg("metric"),
+        "The ncu section that collects a metric spelling KEET's catalogue knows: (section, option, what, quantity), "
+        "or None.");
 }
