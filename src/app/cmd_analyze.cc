@@ -8,7 +8,10 @@
 // narratives follow, so a slow or dead provider never holds back the
 // deterministic answer (JSON, one document, carries each narrative inside its
 // kernel and is written once they are in).
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -70,9 +73,7 @@ std::string calibrated_text(const AnalyzeArgs& a, const model::Kernel& k, const 
 
 bool per_kernel(const AnalyzeArgs& a) { return a.summary == "per-kernel"; }
 
-// Identical launches fold into one diagnosis in the formats people read;
-// JSON keeps every launch (unless --print-summary per-kernel).
-bool folds_launches(const AnalyzeArgs& a) { return a.launches == "fold" && a.format != "json"; }
+using LaunchMap = std::map<int, analysis::LaunchSummary>;
 
 // A kernel the LLM will be asked about once the engine's answer is out: the
 // narrative needs the kernel's metrics, so they are kept only in that case.
@@ -170,36 +171,6 @@ struct Run {
   std::vector<Pending> pending;
 };
 
-// `only`, when given, names the kernels to analyse (folded launches,
-// --print-summary per-kernel); `ranked` gives each kernel's share of the GPU
-// time, which the severity of its findings follows.
-Result<Run> analyse_pass(
-    Context& ctx, const AnalyzeArgs& a, const Ranked& ranked, const std::map<int, analysis::LaunchSummary>* only,
-    bool keep_for_llm, const std::function<void(const model::Report&)>& begin,
-    const std::function<void(const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis&)>& write,
-    AppView* app_view, analysis::SassInstructions* sass) {
-  Run run;
-  model::Report head;
-  AnalysisPass pass{.options = {a.top}, .context = &ranked.head, .begin = begin};
-  pass.options.derived = keep_for_llm;  // only the LLM's prompt and verifier read it
-  pass.options.sass = sass;
-  if (only) pass.wanted = [&](const model::Kernel& k) { return only->contains(k.index); };
-  pass.per_kernel = [&](const model::Kernel& k, analysis::AnalyzeOptions& opt) {
-    auto share = ranked.shares.find(k.display_name());
-    opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
-    opt.configurations = &ranked.configurations;
-  };
-  KEET_TRY(ok, analyse_kernels(ctx, a.report, pass, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
-             if (app_view) app_view->profiled.push_back(analysis::profiled_kernel(k, d));
-             write(h, k, d);
-             if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
-             return true;
-           }));
-  run.stats = *ok;
-  run.meta = report_meta(head, a);
-  return run;
-}
-
 // Prose wraps to the terminal ($COLUMNS, else its width); text piped or
 // written to a file keeps one line per sentence, as tools that grep it expect,
 // unless $COLUMNS asks for a width.
@@ -208,37 +179,88 @@ size_t prose_width(const Context& ctx, const AnalyzeArgs& a) {
   return terminal || !ctx.getenv("COLUMNS").empty() ? output_width(ctx) : 0;
 }
 
-Result<Run> write_text(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
-  KEET_TRY(ranking, rank_pass(ctx, a));
-  render::TextStyle style{ctx.color() && a.output.empty(), a.format == "markdown", prose_width(ctx, a), a.verbose};
-  auto begin = [&](const model::Report& head) {
-    if (style.markdown) out << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
-    if (ranking->groups.size() > 1) out << render::ranking_text(ranking->groups, style);
-    out << render::report_view_text(ranking->view, style);
+// One output of analyze (a format written to one stream) as the kernels pass:
+// several outputs (-o json=a.json,html=a.html) share one reading and one
+// analysis of the report. `a` is the output's own (its format and file).
+class AnalyzeSink {
+ public:
+  struct Shared {
+    Context& ctx;
+    const Ranked& ranked;
+    bool llm;  // narratives follow the engine's answer
+    analysis::SassInstructions* sass;
   };
-  const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
-  RunSass sass(ctx);
-  auto run = analyse_pass(
-      ctx, a, *ranking, only, rt != nullptr, begin,
-      [&](const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-        out << render::kernel_text(d, style, only ? &only->at(d.index) : nullptr);
-        if (a.calibrated) out << calibrated_text(a, k, d);
-      },
-      app_view, sass.instructions());
-  if (!run || !rt) return run;
-  out.flush();
-  narratives = narrate(ctx, *rt, run->pending);
-  bool several = run->pending.size() > 1;
-  for (size_t i = 0; i < narratives.size(); ++i)
-    out << (several ? narrative_heading(run->pending[i].diagnosis, style) : "")
-        << (style.markdown ? render::narrative_markdown(narratives[i]) : llm::render_text(narratives[i])) << "\n";
-  return run;
-}
+  AnalyzeSink(const Shared& s, AnalyzeArgs a, std::ostream& out, AppView* view, const LaunchMap* only)
+      : ctx_(s.ctx),
+        ranked_(s.ranked),
+        llm_(s.llm),
+        sass_(s.sass),
+        a_(std::move(a)),
+        out_(out),
+        view_(view),
+        only_(only) {}
+  virtual ~AnalyzeSink() = default;
+  virtual void begin(const model::Report& head) = 0;
+  virtual void kernel(const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) = 0;
+  // After the pass: the narratives of `pending` (one each), then the end of the document.
+  virtual void end(const Run& run, const std::vector<llm::LlmResult>& narratives) = 0;
+
+  // The kernels this output diagnoses (folded launches, --print-summary
+  // per-kernel); null: every selected launch.
+  const LaunchMap* only() const { return only_; }
+  bool wants(int index) const { return !only_ || only_->contains(index); }
+  AppView* view() const { return view_; }
+  std::ostream& stream() const { return out_; }
+
+ protected:
+  const analysis::LaunchSummary* fold_of(int index) const { return only_ ? &only_->at(index) : nullptr; }
+  // The pending kernels this output narrates, with their narratives.
+  std::vector<std::pair<const Pending*, const llm::LlmResult*>> told(const Run& run,
+                                                                     const std::vector<llm::LlmResult>& n) const {
+    std::vector<std::pair<const Pending*, const llm::LlmResult*>> out;
+    for (size_t i = 0; i < n.size() && i < run.pending.size(); ++i)
+      if (wants(run.pending[i].diagnosis.index)) out.emplace_back(&run.pending[i], &n[i]);
+    return out;
+  }
+
+  Context& ctx_;
+  const Ranked& ranked_;
+  bool llm_;
+  analysis::SassInstructions* sass_;
+  AnalyzeArgs a_;
+  std::ostream& out_;
+  AppView* view_;
+  const LaunchMap* only_;
+};
+
+class TextSink final : public AnalyzeSink {
+ public:
+  TextSink(const Shared& s, AnalyzeArgs a, std::ostream& out, AppView* view, const LaunchMap* only)
+      : AnalyzeSink(s, std::move(a), out, view, only),
+        style_{ctx_.color() && a_.output.empty(), a_.format == "markdown", prose_width(ctx_, a_), a_.verbose} {}
+  void begin(const model::Report& head) override {
+    if (style_.markdown) out_ << "# KEET analysis of " << render::md_code(head.path) << "\n\n";
+    if (ranked_.groups.size() > 1) out_ << render::ranking_text(ranked_.groups, style_);
+    out_ << render::report_view_text(ranked_.view, style_);
+  }
+  void kernel(const model::Report&, const model::Kernel& k, const analysis::KernelDiagnosis& d) override {
+    out_ << render::kernel_text(d, style_, fold_of(d.index));
+    if (a_.calibrated) out_ << calibrated_text(a_, k, d);
+  }
+  void end(const Run& run, const std::vector<llm::LlmResult>& narratives) override {
+    auto mine = told(run, narratives);
+    for (const auto& [pending, narrative] : mine)
+      out_ << (mine.size() > 1 ? narrative_heading(pending->diagnosis, style_) : "")
+           << (style_.markdown ? render::narrative_markdown(*narrative) : llm::render_text(*narrative)) << "\n";
+  }
+
+ private:
+  render::TextStyle style_;
+};
 
 // The kernels the page diagnoses, in report order: the launches that stand
 // for folds, or every selected launch.
-std::vector<render::TocEntry> table_of_contents(const Ranked& r, const std::map<int, analysis::LaunchSummary>* only) {
+std::vector<render::TocEntry> table_of_contents(const Ranked& r, const LaunchMap* only) {
   std::vector<render::TocEntry> toc;
   if (only)
     for (const auto& [index, fold] : *only) toc.push_back({index, fold.display, fold.indices.size()});
@@ -249,100 +271,178 @@ std::vector<render::TocEntry> table_of_contents(const Ranked& r, const std::map<
   return toc;
 }
 
-Result<Run> write_html(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
-  KEET_TRY(ranking, rank_pass(ctx, a));
-  const auto* only = per_kernel(a) || folds_launches(a) ? &ranking->summaries : nullptr;
-  auto begin = [&](const model::Report&) {
-    out << render::html_report_begin(ranking->meta, ranking->groups, table_of_contents(*ranking, only))
-        << render::html_report_view(ranking->view);
-  };
-  RunSass sass(ctx);
-  auto run = analyse_pass(
-      ctx, a, *ranking, only, rt != nullptr, begin,
-      [&](const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) {
-        out << render::html_kernel(head, &k, d, only ? &only->at(d.index) : nullptr, sass.instructions());
-      },
-      app_view, sass.instructions());
-  if (!run) return run;
-  if (rt) {
-    out.flush();
-    narratives = narrate(ctx, *rt, run->pending);
-    for (size_t i = 0; i < narratives.size(); ++i)
-      out << render::html_narrative(run->pending[i].diagnosis, narratives[i]);
+class HtmlSink final : public AnalyzeSink {
+ public:
+  using AnalyzeSink::AnalyzeSink;
+  void begin(const model::Report&) override {
+    out_ << render::html_report_begin(ranked_.meta, ranked_.groups, table_of_contents(ranked_, only_))
+         << render::html_report_view(ranked_.view);
   }
-  if (app_view)
-    out << render::join_html(app_view->join())
-        << render::timeline_html_section(app_view->timeline, render::TimelineStyle{});
-  out << render::html_report_end();
-  return run;
-}
+  void kernel(const model::Report& head, const model::Kernel& k, const analysis::KernelDiagnosis& d) override {
+    out_ << render::html_kernel(head, &k, d, fold_of(d.index), sass_);
+  }
+  void end(const Run& run, const std::vector<llm::LlmResult>& narratives) override {
+    for (const auto& [pending, narrative] : told(run, narratives))
+      out_ << render::html_narrative(pending->diagnosis, *narrative);
+    if (view_)
+      out_ << render::join_html(view_->join())
+           << render::timeline_html_section(view_->timeline, render::TimelineStyle{});
+    out_ << render::html_report_end();
+  }
+};
 
 // keet.analysis/1, member by member in the order json_text() sorts them, so
 // the bytes are those of the whole document dumped at once.
-Result<Run> write_json(Context& ctx, const AnalyzeArgs& a, std::ostream& out, LlmRuntime* rt,
-                       std::vector<llm::LlmResult>& narratives, AppView* app_view) {
-  // Every launch's duration first (the ranking pass): the severity of a
-  // finding follows its kernel's share of the GPU time, in every format.
-  KEET_TRY(ranked, rank_pass(ctx, a));
-  const auto* only = per_kernel(a) ? &ranked->summaries : nullptr;
-  auto kernel_json = [&](const analysis::KernelDiagnosis& d, const nlohmann::json* llm) {
-    return [&d, llm, only](JsonWriter& w) {
+class JsonSink final : public AnalyzeSink {
+ public:
+  JsonSink(const Shared& s, AnalyzeArgs a, std::ostream& out, AppView* view, const LaunchMap* only)
+      : AnalyzeSink(s, std::move(a), out, view, only), doc_(out_, 2) {}
+  void begin(const model::Report&) override { kernels_.emplace(doc_.array_member("kernels")); }
+  void kernel(const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) override {
+    if (!llm_) kernels_->add(kernel_json(d, nullptr));
+  }
+  void end(const Run& run, const std::vector<llm::LlmResult>& narratives) override {
+    for (const auto& [pending, narrative] : told(run, narratives)) {
+      auto llm = llm::to_json(*narrative);
+      kernels_->add(kernel_json(pending->diagnosis, &llm));
+    }
+    kernels_->close();
+    auto rest = render::analysis_json(run.meta);  // everything but the kernels
+    rest["launch_folds"] = nlohmann::json::array();
+    for (const auto& f : ranked_.folds) rest["launch_folds"].push_back(fold_json(f));
+    if (view_) rest["timeline"] = render::join_json(view_->join());
+    rest["whole_report"] = render::report_view_json(ranked_.view);
+    for (const auto& [key, value] : rest.items())
+      if (key != "kernels") doc_.member(key, value);
+    doc_.close();
+  }
+
+ private:
+  std::function<void(JsonWriter&)> kernel_json(const analysis::KernelDiagnosis& d, const nlohmann::json* llm) const {
+    return [&d, llm, only = only_](JsonWriter& w) {
       std::optional<nlohmann::json> launches;
       if (only) launches = fold_json(only->at(d.index));
       render::write_kernel_diagnosis(w, d, {launches ? &*launches : nullptr, llm});
     };
-  };
-  JsonObjectStream doc(out, 2);
-  std::optional<JsonArrayStream> kernels;
-  auto begin = [&](const model::Report&) { kernels.emplace(doc.array_member("kernels")); };
-  RunSass sass(ctx);
-  auto run = analyse_pass(
-      ctx, a, *ranked, only, rt != nullptr, begin,
-      [&](const model::Report&, const model::Kernel&, const analysis::KernelDiagnosis& d) {
-        if (!rt) kernels->add(kernel_json(d, nullptr));
-      },
-      app_view, sass.instructions());
-  if (!run) return run;
-  if (rt) {
-    narratives = narrate(ctx, *rt, run->pending);
-    for (size_t i = 0; i < narratives.size(); ++i) {
-      auto llm = llm::to_json(narratives[i]);
-      kernels->add(kernel_json(run->pending[i].diagnosis, &llm));
-    }
   }
-  kernels->close();
-  auto rest = render::analysis_json(run->meta);  // everything but the kernels
-  rest["launch_folds"] = nlohmann::json::array();
-  for (const auto& f : ranked->folds) rest["launch_folds"].push_back(fold_json(f));
-  if (app_view) rest["timeline"] = render::join_json(app_view->join());
-  rest["whole_report"] = render::report_view_json(ranked->view);
-  for (const auto& [key, value] : rest.items())
-    if (key != "kernels") doc.member(key, value);
-  doc.close();
+  JsonObjectStream doc_;
+  std::optional<JsonArrayStream> kernels_;
+};
+
+// The one analysis pass: each kernel that some output diagnoses goes through
+// the engine once and to every output that wants it. A kernel's findings
+// follow its share of the GPU time (`ranked`), in every format.
+Result<Run> analyse_pass(Context& ctx, const AnalyzeArgs& a, const Ranked& ranked,
+                         const std::vector<std::unique_ptr<AnalyzeSink>>& sinks, analysis::SassInstructions* sass,
+                         bool keep_for_llm) {
+  Run run;
+  model::Report head;
+  AnalysisPass pass{.options = {a.top}, .context = &ranked.head, .begin = [&](const model::Report& h) {
+                      for (const auto& s : sinks) s->begin(h);
+                    }};
+  pass.options.derived = keep_for_llm;  // only the LLM's prompt and verifier read it
+  pass.options.sass = sass;
+  if (std::ranges::none_of(sinks, [](const auto& s) { return s->only() == nullptr; }))
+    pass.wanted = [&](const model::Kernel& k) {
+      return std::ranges::any_of(sinks, [&](const auto& s) { return s->wants(k.index); });
+    };
+  pass.per_kernel = [&](const model::Kernel& k, analysis::AnalyzeOptions& opt) {
+    auto share = ranked.shares.find(k.display_name());
+    opt.time_share = share == ranked.shares.end() ? std::nullopt : std::optional(share->second);
+    opt.configurations = &ranked.configurations;
+  };
+  KEET_TRY(ok, analyse_kernels(ctx, a.report, pass, head, [&](model::Kernel&& k, const model::Report& h, auto&& d) {
+             for (const auto& s : sinks) {
+               if (!s->wants(d.index)) continue;
+               if (s->view()) s->view()->profiled.push_back(analysis::profiled_kernel(k, d));
+               s->kernel(h, k, d);
+             }
+             if (keep_for_llm) run.pending.push_back({std::move(d), std::move(k)});
+             return true;
+           }));
+  run.stats = *ok;
+  run.meta = report_meta(head, a);
   return run;
 }
 
-// analyze's formats: the writer each --format name selects (the first is the
+template <class Sink>
+std::unique_ptr<AnalyzeSink> make_sink(const AnalyzeSink::Shared& s, AnalyzeArgs a, std::ostream& out, AppView* view,
+                                       const LaunchMap* only) {
+  return std::make_unique<Sink>(s, std::move(a), out, view, only);
+}
+
+// analyze's formats: the output each --format name selects (the first is the
 // default), and whether it is prose (text, markdown: several reports in one
 // output, the joined timeline view after them, --calibrated) or a document of
 // one report (json, html).
 struct AnalyzeFormat {
   std::string_view name;
-  Result<Run> (*write)(Context&, const AnalyzeArgs&, std::ostream&, LlmRuntime*, std::vector<llm::LlmResult>&,
-                       AppView*);
+  std::unique_ptr<AnalyzeSink> (*make)(const AnalyzeSink::Shared&, AnalyzeArgs, std::ostream&, AppView*,
+                                       const LaunchMap*);
   bool prose;
 };
-constexpr AnalyzeFormat kAnalyzeFormats[] = {{"text", write_text, true},
-                                             {"markdown", write_text, true},
-                                             {"json", write_json, false},
-                                             {"html", write_html, false}};
+constexpr AnalyzeFormat kAnalyzeFormats[] = {{"text", make_sink<TextSink>, true},
+                                             {"markdown", make_sink<TextSink>, true},
+                                             {"json", make_sink<JsonSink>, false},
+                                             {"html", make_sink<HtmlSink>, false}};
 
-Result<std::vector<compare::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a) {
-  if (!find_format(kAnalyzeFormats, a.format).prose)
+// The kernels an output in `format` diagnoses: identical launches fold in the
+// formats people read; JSON keeps every launch (unless --print-summary per-kernel).
+const LaunchMap* wanted_launches(const AnalyzeArgs& a, std::string_view format, const Ranked& ranked) {
+  bool folds = a.launches == "fold" && format != "json";
+  return per_kernel(a) || folds ? &ranked.summaries : nullptr;
+}
+
+// One output of the command: its format, its stream and its share of the
+// --timeline view (what it diagnosed, joined to the run).
+struct Output {
+  std::string format;
+  std::ostream* stream;
+  AppView* view;
+};
+
+// One report through every output: one ranking pass, one analysis pass (the
+// union of the kernels the outputs diagnose), one round of narratives.
+Result<Run> analyse_into(Context& ctx, const AnalyzeArgs& a, const std::vector<Output>& outputs, LlmRuntime* rt,
+                         std::vector<llm::LlmResult>& narratives) {
+  KEET_TRY(ranked, rank_pass(ctx, a));
+  RunSass sass(ctx);
+  AnalyzeSink::Shared shared{ctx, *ranked, rt != nullptr, sass.instructions()};
+  std::vector<std::unique_ptr<AnalyzeSink>> sinks;
+  for (const auto& o : outputs) {
+    AnalyzeArgs own = a;
+    own.format = o.format;
+    const auto& format = find_format(kAnalyzeFormats, o.format);
+    sinks.push_back(format.make(shared, std::move(own), *o.stream, o.view, wanted_launches(a, o.format, *ranked)));
+  }
+  KEET_TRY(run, analyse_pass(ctx, a, *ranked, sinks, sass.instructions(), rt != nullptr));
+  if (rt) {
+    for (const auto& s : sinks) s->stream().flush();  // the engine's answer is out before the LLM is asked
+    narratives = narrate(ctx, *rt, run->pending);
+  }
+  for (const auto& s : sinks) s->end(*run, narratives);
+  return run;
+}
+
+Result<std::vector<compare::CalibrationPoint>> load_calibration(Context& ctx, const AnalyzeArgs& a,
+                                                                const std::vector<OutputSpec>& outputs) {
+  if (std::ranges::none_of(outputs, [](const auto& o) { return find_format(kAnalyzeFormats, o.format).prose; }))
     return fail(ExitCode::BadInput, "--calibrated: shown in text and markdown output only");
   KEET_TRY(db, open_history(ctx, a.db));
   return (*db)->calibration_points();
+}
+
+// What run_analyze checks before anything is read: one report per document
+// (json, html) and per list of outputs.
+Result<void> check_outputs(const AnalyzeArgs& a, const std::vector<OutputSpec>& outputs,
+                           const std::vector<ReportArgs>& reports) {
+  if (reports.size() <= 1) return {};
+  if (outputs.size() > 1)
+    return fail(ExitCode::BadInput, "analyze -o FORMAT=FILE,...: writes one report's outputs: give one report");
+  if (find_format(kAnalyzeFormats, outputs.front().format).prose) return {};
+  return fail(ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give one report per call "
+                                              "(text and markdown take several)",
+                                              a.format));
 }
 
 }  // namespace
@@ -351,8 +451,12 @@ std::vector<std::string> analyze_format_names() { return format_names(kAnalyzeFo
 
 ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
   AnalyzeArgs a = given;
+  auto outputs = output_list(a.output, a.format, analyze_format_names());
+  if (!outputs) return report_error(ctx, outputs.error());
+  auto reports = each_report(a.report);
+  if (auto ok = check_outputs(a, *outputs, reports); !ok) return report_error(ctx, ok.error());
   if (a.calibrated) {
-    auto points = load_calibration(ctx, a);
+    auto points = load_calibration(ctx, a, *outputs);
     if (!points) return report_error(ctx, points.error());
     a.calibration = std::move(*points);
   }
@@ -362,42 +466,42 @@ ExitCode run_analyze(Context& ctx, const AnalyzeArgs& given) {
     if (!created) return report_error(ctx, created.error());
     rt = std::move(*created);
   }
-  const AnalyzeFormat& format = find_format(kAnalyzeFormats, a.format);
-  auto reports = each_report(a.report);
-  if (reports.size() > 1 && !format.prose)
-    return report_error(ctx,
-                        Error{ExitCode::BadInput, fmt::format("analyze --format {} describes one report: give "
-                                                              "one report per call (text and markdown take several)",
-                                                              a.format)});
-  std::optional<AppView> app_view;
+  // One view of the run per output (what each diagnosed, joined to it).
+  std::vector<AppView> views;
   if (!a.timeline.path.empty()) {  // read first: an unreadable timeline fails before any output
     auto t = load_timeline(ctx, a.timeline, system_runner());
     if (!t) return report_error(ctx, t.error());
-    app_view = AppView{std::move(*t), a.coverage_threshold, {}};
+    views.assign(outputs->size(), AppView{std::move(*t), a.coverage_threshold, {}});
   }
-  auto* view = app_view ? &*app_view : nullptr;
-  auto target = OutputTarget::open(ctx, a.output);
-  if (!target) return report_error(ctx, target.error());
+  auto targets = open_outputs(ctx, *outputs);
+  if (!targets) return report_error(ctx, targets.error());
+  std::vector<Output> each_output;
+  for (size_t i = 0; i < outputs->size(); ++i)
+    each_output.push_back({(*outputs)[i].format, &(*targets)[i].stream(), views.empty() ? nullptr : &views[i]});
   std::vector<llm::LlmResult> narratives;
   ExitCode partial = ExitCode::Ok;
   for (const auto& one : reports) {
     AnalyzeArgs each = a;
     each.report = one;
     // Text names each report before its kernels (markdown's heading already does).
-    if (reports.size() > 1 && a.format == "text") target->stream() << "Report: " << one.path << "\n\n";
+    if (reports.size() > 1 && each_output.front().format == "text")
+      *each_output.front().stream << "Report: " << one.path << "\n\n";
     std::vector<llm::LlmResult> told;
-    Result<Run> run = format.write(ctx, each, target->stream(), rt.get(), told, view);
+    Result<Run> run = analyse_into(ctx, each, each_output, rt.get(), told);
     if (!run) return report_error(ctx, run.error());
     if (run->stats.partial_exit != ExitCode::Ok) partial = run->stats.partial_exit;
     narratives.insert(narratives.end(), told.begin(), told.end());
   }
-  if (view) {  // text and markdown: the joined view once, after every report's kernels
-    auto join = view->join();
-    if (format.prose)
-      target->stream() << "\n" << render::join_text(join, {ctx.color() && a.output.empty(), a.format == "markdown"});
-    if (auto w = analysis::coverage_warning(join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+  for (size_t i = 0; i < views.size(); ++i) {
+    // text and markdown: the joined view once, after every report's kernels
+    auto join = views[i].join();
+    const auto& format = (*outputs)[i].format;
+    if (find_format(kAnalyzeFormats, format).prose)
+      *each_output[i].stream << "\n"
+                             << render::join_text(join, {ctx.color() && a.output.empty(), format == "markdown"});
+    if (auto w = analysis::coverage_warning(join); !w.empty() && i == 0) ctx.err << "keet: warning: " << w << "\n";
   }
-  if (auto w = target->commit(); !w) return report_error(ctx, w.error());
+  if (auto w = commit_outputs(*targets); !w) return report_error(ctx, w.error());
   if (partial != ExitCode::Ok) return partial;
   return rt ? llm_exit(a.llm, narratives) : ExitCode::Ok;
 }
@@ -411,7 +515,7 @@ Command analyze_command() {
             sub.add_option("--top", a->top, "findings shown per kernel (0 = all)")->capture_default_str();
             add_format(sub, a->format, analyze_format_names());
             add_llm_args(sub, a->llm);
-            sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+            add_output_option(sub, a->output);
             sub.add_option("--print-summary", a->summary,
                            "per-kernel: one diagnosis per kernel and launch configuration, with the launches' "
                            "count and duration spread (as ncu's --print-summary)")

@@ -1,4 +1,6 @@
 // keet diff BEFORE AFTER: did the change make the kernels faster, and why.
+#include <utility>
+
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -51,6 +53,8 @@ constexpr FormatWriter<compare::DiffResult> kDiffFormats[] = {
 ExitCode run_diff(Context& ctx, const DiffArgs& a) {
   auto opt = diff_options(a);
   if (!opt) return report_error(ctx, opt.error());
+  auto outputs = output_list(a.output, a.format, format_names(kDiffFormats));
+  if (!outputs) return report_error(ctx, outputs.error());
   auto timeline = load_optional_timeline(ctx, a.timeline);
   if (!timeline) return report_error(ctx, timeline.error());
   auto before = load_and_analyse(ctx, a.before);
@@ -66,13 +70,16 @@ ExitCode run_diff(Context& ctx, const DiffArgs& a) {
     if (auto r = (*db)->add_calibration(compare::calibration_points(result, "diff", ctx.clock() / 1000)); !r)
       return report_error(ctx, r.error());
   }
-  std::string app_view = *timeline ? change_view(ctx, **timeline, result, a.coverage_threshold, a.format) : "";
-  if (a.format != "json") return emit(ctx, a.output, write_format(kDiffFormats, a.format, result) + app_view);
-  auto target = OutputTarget::open(ctx, a.output);  // a 20,000-pair document is written pair by pair
-  if (!target) return report_error(ctx, target.error());
-  compare::write_diff_json(target->stream(), result);
-  if (auto w = target->commit(); !w) return report_error(ctx, w.error());
-  return ExitCode::Ok;
+  bool warned = false;  // the timeline's coverage, once however many outputs
+  return write_outputs(ctx, *outputs, [&](const std::string& format, std::ostream& out) {
+    std::string app_view =
+        *timeline ? change_view(ctx, **timeline, result, a.coverage_threshold, format, !std::exchange(warned, true))
+                  : "";
+    if (format == "json")
+      compare::write_diff_json(out, result);  // a 20,000-pair document is written pair by pair
+    else
+      out << write_format(kDiffFormats, format, result) << app_view;
+  });
 }
 
 }  // namespace
@@ -92,7 +99,7 @@ Command diff_command() {
         sub.add_option("--min-delta", a->min_delta,
                        "absolute duration change below which a pair is unchanged (e.g. 2us)")
             ->capture_default_str();
-        sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+        add_output_option(sub, a->output);
         sub.add_flag("--allow-partial", a->before.allow_partial, "accept truncated reports");
         add_name_base(sub, a->before.name_shown);
         add_app_view_flags(sub, a->timeline, a->coverage_threshold);

@@ -56,6 +56,8 @@ Result<store::Run> find_baseline(Context& ctx, const GateArgs& a, const std::str
 }
 
 ExitCode run_gate(Context& ctx, const GateArgs& a) {
+  auto outputs = output_list(a.output, a.format, format_names(kGateFormats));
+  if (!outputs) return report_error(ctx, outputs.error());
   auto limit = fraction_flag("--max-slowdown", a.max_slowdown);
   if (!limit) return report_error(ctx, limit.error());
   auto min_delta = duration_flag("--min-delta", a.min_delta);
@@ -78,15 +80,23 @@ ExitCode run_gate(Context& ctx, const GateArgs& a) {
   // missing + new; the text report suggests the --pair that compares it.
   auto d = compare::diff(std::move(base->kernels), std::move(current->kernels),
                          {*limit, *forced, *min_delta, compare::Matching::NameOnly});
-  std::string app_view = *timeline ? change_view(ctx, **timeline, d, a.coverage_threshold, a.format) : "";
+  std::vector<std::string> app_views;  // each output's, the timeline's coverage warned once
+  for (const auto& o : *outputs)
+    app_views.push_back(*timeline ? change_view(ctx, **timeline, d, a.coverage_threshold, o.format, app_views.empty())
+                                  : "");
   auto g = compare::gate(std::move(d), *limit, *min_delta);
   g.report = a.report.path;
   g.baseline = describe(a, *base);
   g.source_root = a.source_root.empty() ? ctx.getenv("GITHUB_WORKSPACE") : a.source_root;  // Actions' checkout
   g.timestamp = io::utc_timestamp(ctx.clock());  // the form the Ant JUnit schema allows
   g.hostname = host_name();
-  return emit(ctx, a.output, write_format(kGateFormats, a.format, g) + app_view,
-              g.failed() ? ExitCode::Failed : ExitCode::Ok);
+  size_t written = 0;
+  return write_outputs(
+      ctx, *outputs,
+      [&](const std::string& format, std::ostream& out) {
+        out << write_format(kGateFormats, format, g) << app_views[written++];
+      },
+      g.failed() ? ExitCode::Failed : ExitCode::Ok);
 }
 
 }  // namespace
@@ -107,7 +117,7 @@ Command gate_command() {
         add_format(sub, a->format, format_names(kGateFormats));
         sub.add_option("--source-root", a->source_root,
                        "SARIF and GitHub paths are relative to this folder (default $GITHUB_WORKSPACE)");
-        sub.add_option("-o,--output", a->output, "write the report to this file instead of stdout");
+        add_output_option(sub, a->output);
         add_db_option(sub, a->db);
         add_app_view_flags(sub, a->timeline, a->coverage_threshold);
         sub.callback([a, &action] { action = [a](Context& ctx) { return run_gate(ctx, *a); }; });

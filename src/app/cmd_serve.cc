@@ -34,7 +34,7 @@ struct ServeArgs {
   std::string data_dir, store, db, token, llm, nsys, max_upload = "256M";
   std::vector<std::string> origins, mcp_roots;
   int workers = 2, max_queue = 64;
-  int max_connections = 512, max_connections_per_client = 256, idle_timeout_s = 30;
+  int max_connections = 512, max_connections_per_client = 256, idle_timeout_s = 30, request_timeout_s = 30;
   int job_timeout_s = 300, lease_s = 30;
 };
 
@@ -244,6 +244,7 @@ ExitCode run_serve(Context& ctx, const ServeArgs& a) {
   config.max_connections = a.max_connections;
   config.max_connections_per_client = a.max_connections_per_client;
   config.idle_timeout_s = a.idle_timeout_s;
+  config.request_timeout_s = a.request_timeout_s;
   config.log = [log = opt->log](std::string_view line) {
     service::log_event(log, io::system_unix_ms(), "http.transport", {{"message", std::string(line)}});
   };
@@ -333,6 +334,11 @@ Command serve_command() {
                 ->capture_default_str()
                 ->check(CLI::Range(1, 4096));
             sub.add_option("--idle-timeout", a->idle_timeout_s, "seconds a silent connection is kept")
+                ->capture_default_str()
+                ->check(CLI::Range(1, 3600));
+            sub.add_option("--request-timeout", a->request_timeout_s,
+                           "seconds a client has to send a request's line and headers; after as long, its body "
+                           "must average 16 KiB/s (a trickling client is closed)")
                 ->capture_default_str()
                 ->check(CLI::Range(1, 3600));
             sub.add_option("--mcp-root", a->mcp_roots,

@@ -29,17 +29,17 @@ constexpr FormatWriter<model::TimelineSummary, render::TimelineStyle> kTimelineF
 };
 
 ExitCode run_timeline(Context& ctx, const TimelineCmdArgs& a, ProcessRunner& runner) {
+  auto outputs = output_list(a.output, a.format, format_names(kTimelineFormats));
+  if (!outputs) return report_error(ctx, outputs.error());
   auto t = load_timeline(ctx, a.input, runner);
   if (!t) return report_error(ctx, t.error());
   for (const auto& w : t->warnings) ctx.err << "keet: warning: " << w << "\n";
-  auto target = OutputTarget::open(ctx, a.output);
-  if (!target) return report_error(ctx, target.error());
   render::TimelineStyle style{a.top, a.drift, ctx.color() && a.output.empty(),
                               a.output.empty() ? cell_width(ctx, 160) : 0};
   style.names = model::parse_name_base(a.names).value_or(model::NameBase::Demangled);
-  target->stream() << write_format(kTimelineFormats, a.format, *t, style);
-  if (auto w = target->commit(); !w) return report_error(ctx, w.error());
-  return ExitCode::Ok;
+  return write_outputs(ctx, *outputs, [&](const std::string& format, std::ostream& out) {
+    out << write_format(kTimelineFormats, format, *t, style);
+  });
 }
 
 }  // namespace
@@ -51,7 +51,7 @@ Command timeline_command() {
         auto a = std::make_shared<TimelineCmdArgs>();
         add_timeline_flags(sub, a->input, true);
         add_format(sub, a->format, format_names(kTimelineFormats));
-        sub.add_option("-o,--output", a->output, "write to this file instead of stdout");
+        add_output_option(sub, a->output);
         add_name_base(sub, a->names);
         sub.add_option("--top", a->top, "kernels and NVTX ranges listed (0 = all; JSON lists all)")
             ->capture_default_str();

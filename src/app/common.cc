@@ -4,12 +4,15 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <ranges>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 
@@ -224,6 +227,65 @@ Result<void> OutputTarget::commit() {
   return {};
 }
 
+namespace {
+
+// "json=a.json" -> {json, a.json} when json is one of `formats`.
+std::optional<OutputSpec> output_part(std::string_view part, const std::vector<std::string>& formats) {
+  auto eq = part.find('=');
+  if (eq == std::string_view::npos || eq + 1 == part.size()) return std::nullopt;
+  auto name = part.substr(0, eq);
+  if (std::ranges::find(formats, name) == formats.end()) return std::nullopt;
+  return OutputSpec{std::string(name), std::string(part.substr(eq + 1))};
+}
+
+}  // namespace
+
+Result<std::vector<OutputSpec>> output_list(const std::string& value, const std::string& format,
+                                            const std::vector<std::string>& formats) {
+  std::vector<OutputSpec> list;
+  for (auto part : std::views::split(std::string_view(value), ',')) {
+    auto spec = output_part(std::string_view(part.begin(), part.end()), formats);
+    if (!spec) break;
+    list.push_back(std::move(*spec));
+  }
+  if (list.empty() || value.empty()) return std::vector<OutputSpec>{{format.empty() ? formats.front() : format, value}};
+  if (static_cast<size_t>(std::ranges::count(value, ',')) + 1 != list.size())
+    return fail(ExitCode::BadInput, fmt::format("-o {}: a list of outputs is FORMAT=FILE,... with FORMAT one of {}",
+                                                value, fmt::join(formats, ", ")));
+  for (size_t i = 0; i < list.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      if (list[i].format == list[j].format)
+        return fail(ExitCode::BadInput, fmt::format("-o: {} is given twice", list[i].format));
+      if (list[i].path == list[j].path)
+        return fail(ExitCode::BadInput, fmt::format("-o: {} is named twice", list[i].path));
+    }
+  return list;
+}
+
+Result<std::vector<OutputTarget>> open_outputs(Context& ctx, const std::vector<OutputSpec>& outputs) {
+  std::vector<OutputTarget> targets;
+  for (const auto& o : outputs) {
+    KEET_TRY(t, OutputTarget::open(ctx, o.path));
+    targets.push_back(std::move(*t));
+  }
+  return targets;
+}
+
+Result<void> commit_outputs(std::vector<OutputTarget>& targets) {
+  for (auto& t : targets)
+    if (auto w = t.commit(); !w) return w;
+  return {};
+}
+
+ExitCode write_outputs(Context& ctx, const std::vector<OutputSpec>& outputs,
+                       const std::function<void(const std::string& format, std::ostream& out)>& write, ExitCode ok) {
+  auto targets = open_outputs(ctx, outputs);
+  if (!targets) return report_error(ctx, targets.error());
+  for (size_t i = 0; i < outputs.size(); ++i) write(outputs[i].format, (*targets)[i].stream());
+  if (auto w = commit_outputs(*targets); !w) return report_error(ctx, w.error());
+  return ok;
+}
+
 readers::ReadOptions kernel_pass_options() {
   readers::ReadOptions o;
   o.modules = false;
@@ -239,6 +301,12 @@ readers::ReadOptions light_options() {
   };
   o.metric_filter_by_name = true;
   return o;
+}
+
+CLI::Option* add_output_option(CLI::App& sub, std::string& value) {
+  return sub.add_option("-o,--output", value,
+                        "write to this file instead of stdout; FORMAT=FILE,... writes each format to its file from "
+                        "one reading (e.g. json=a.json,html=a.html)");
 }
 
 CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::string> allowed) {

@@ -123,6 +123,26 @@ class OutputTarget {
   std::string path_, temp_;
 };
 
+// -o as a list of outputs, FORMAT=FILE[,FORMAT=FILE...] (e.g.
+// "json=a.json,html=a.html"): the command reads and analyses once and writes
+// each format to its file (keet serve's one child per job). A value that is
+// not such a list (no part names one of `formats`) is one file in `format`,
+// or stdout when empty.
+struct OutputSpec {
+  std::string format, path;
+};
+Result<std::vector<OutputSpec>> output_list(const std::string& value, const std::string& format,
+                                            const std::vector<std::string>& formats);
+// Every output opened (stdout for an empty path), and committed together.
+Result<std::vector<OutputTarget>> open_outputs(Context& ctx, const std::vector<OutputSpec>& outputs);
+Result<void> commit_outputs(std::vector<OutputTarget>& targets);
+// Writes each output with `write(format, stream)` and commits them all.
+ExitCode write_outputs(Context& ctx, const std::vector<OutputSpec>& outputs,
+                       const std::function<void(const std::string& format, std::ostream& out)>& write,
+                       ExitCode ok = ExitCode::Ok);
+
+// -o,--output: a file instead of stdout, or a list of outputs (output_list).
+CLI::Option* add_output_option(CLI::App& sub, std::string& value);
 // Validates --format against the allowed names (first is the default).
 CLI::Option* add_format(CLI::App& sub, std::string& value, std::vector<std::string> allowed);
 

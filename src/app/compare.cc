@@ -41,13 +41,4 @@ Result<double> fraction_flag(const std::string& flag, const std::string& text) {
   return *v;
 }
 
-ExitCode emit(Context& ctx, const std::string& path, const std::string& text, ExitCode ok) {
-  if (path.empty()) {
-    ctx.out << text;
-    return ok;
-  }
-  if (auto w = io::write_text_file(path, text); !w) return report_error(ctx, w.error());
-  return ok;
-}
-
 }  // namespace keet::app

@@ -26,7 +26,5 @@ Result<std::unique_ptr<store::HistoryStore>> open_history(Context& ctx, const st
 
 // Parses a percentage flag ("5%", "0.05") or fails naming the flag.
 Result<double> fraction_flag(const std::string& flag, const std::string& text);
-// Writes to `path`, or to ctx.out when path is empty.
-ExitCode emit(Context& ctx, const std::string& path, const std::string& text, ExitCode ok = ExitCode::Ok);
 
 }  // namespace keet::app

@@ -265,9 +265,9 @@ std::vector<std::pair<std::string, std::optional<double>>> changes_of(const comp
 }
 
 std::string change_view(Context& ctx, const model::TimelineSummary& timeline, const compare::DiffResult& d,
-                        double coverage_threshold, std::string_view format) {
+                        double coverage_threshold, std::string_view format, bool warn) {
   auto v = analysis::weigh_changes(timeline, changes_of(d), coverage_threshold);
-  if (auto w = analysis::coverage_warning(v.join); !w.empty()) ctx.err << "keet: warning: " << w << "\n";
+  if (auto w = analysis::coverage_warning(v.join); !w.empty() && warn) ctx.err << "keet: warning: " << w << "\n";
   if (format != "text" && format != "markdown") return "";
   return render::change_view_text(v, format == "markdown");
 }

@@ -50,7 +50,7 @@ std::vector<std::pair<std::string, std::optional<double>>> changes_of(const comp
 // run (a coverage warning on ctx.err), as prose to follow the text or markdown
 // report; "" for the other formats, whose documents do not carry it.
 std::string change_view(Context& ctx, const model::TimelineSummary& timeline, const compare::DiffResult& d,
-                        double coverage_threshold, std::string_view format);
+                        double coverage_threshold, std::string_view format, bool warn = true);
 
 // Flags shared by the commands that read a timeline.
 void add_timeline_flags(CLI::App& sub, TimelineArgs& a, bool positional);

@@ -140,6 +140,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const ServerConfig& config
   c.max_connections = config.max_connections;
   c.max_connections_per_client = config.max_connections_per_client;
   c.idle_timeout_s = config.idle_timeout_s;
+  c.request_timeout_s = config.request_timeout_s;
+  c.min_body_bytes_per_s = config.min_body_bytes_per_s;
   c.header_memory_bytes = config.header_memory_bytes;
   c.handler = dispatch;
   c.handler_context = &s->handler_;

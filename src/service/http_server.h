@@ -63,11 +63,16 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
   size_t max_body_bytes = 256u << 20;
-  size_t memory_body_bytes = 256u << 10;      // a request's body bytes kept in memory; the rest is spooled
-  std::string spool_dir = "/tmp";             // on the upload store's file system, so that adopt() renames
-  int max_connections = 512;                  // open at once, a thread each (an event stream holds one)
-  int max_connections_per_client = 256;       // open at once from one address
-  int idle_timeout_s = 30;                    // a silent connection is closed
+  size_t memory_body_bytes = 256u << 10;  // a request's body bytes kept in memory; the rest is spooled
+  std::string spool_dir = "/tmp";         // on the upload store's file system, so that adopt() renames
+  int max_connections = 512;              // open at once, a thread each (an event stream holds one)
+  int max_connections_per_client = 256;   // open at once from one address
+  int idle_timeout_s = 30;                // a silent connection is closed
+  // A request's line and headers arrive within this many seconds, and its
+  // body, once this long has passed, at 16 KiB/s on average: a client that
+  // trickles bytes is closed (keet_httpd_config).
+  int request_timeout_s = 30;
+  size_t min_body_bytes_per_s = 16u << 10;
   size_t header_memory_bytes = 64u << 10;     // request line and headers must fit (else 431/414)
   std::function<void(std::string_view)> log;  // transport lines (limits reached); may be empty
 };

@@ -2,15 +2,15 @@
 // (src/plugins/http/httpd_plugin.cc, GNU libmicrohttpd). keet links the C++
 // runtime statically, so no C++ object may cross into the plugin, and only C
 // types pass here. The plugin moves bytes and enforces the transport's
-// bounds (connections, per-client connections, idle time, header memory, body
-// size); routing, authentication and every answer are decided in libkeet
+// bounds (connections, per-client connections, idle time, a request's time,
+// header memory, body size); routing, authentication and every answer are decided in libkeet
 // (service/http_server.h), where tests reach them.
 #pragma once
 #include <stddef.h>
 
 extern "C" {
 
-#define KEET_HTTPD_ABI_VERSION 3
+#define KEET_HTTPD_ABI_VERSION 4
 
 struct keet_httpd_header {
   const char* name;  // as received (keet lower-cases it)
@@ -90,7 +90,14 @@ struct keet_httpd_config {
   int max_connections;             // open at once; each has its own thread
   int max_connections_per_client;  // open at once from one address
   int idle_timeout_s;              // a connection silent this long is closed
-  size_t header_memory_bytes;      // request line and headers of one request must fit
+  // A request's line and headers must have arrived this long after the
+  // connection opened or its previous answer went out, and its body then
+  // arrives at min_body_bytes_per_s on average once this long has passed;
+  // else the connection is closed: a client trickling bytes holds a
+  // connection (and its address's share) this long, not for ever.
+  int request_timeout_s;
+  size_t min_body_bytes_per_s;
+  size_t header_memory_bytes;  // request line and headers of one request must fit
   keet_httpd_handler handler;
   void* handler_context;
   keet_httpd_admit admit;  // NULL: every body is read

@@ -67,6 +67,8 @@ std::unique_ptr<KeetRunner> make_process_runner(std::string executable, std::str
   return std::make_unique<KeetProcessRunner>(std::move(executable), std::move(scratch_dir));
 }
 
+std::string read_output(const std::string& path) { return read_bounded(path, kMaxOutput); }
+
 std::string self_executable() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -1,6 +1,7 @@
-// How keet serve computes a job: it runs the keet executable itself
-// (`keet analyze R --format json -o FILE`, `keet diff`, `keet gate`...), one
-// process per step. A crashing or runaway analysis cannot take the server
+// How keet serve computes a job: it runs the keet executable itself, one
+// process per job (`keet analyze report -o json=result.json,html=result.html,...`
+// reads and analyses the report once and writes every format; a gate is a
+// second process). A crashing or runaway analysis cannot take the server
 // down, the per-job time limit and cancelling are a kill, and every result is
 // byte for byte what the command line gives.
 #pragma once
@@ -35,6 +36,9 @@ class KeetRunner {
 // Spawns `executable` (the running keet) in a process group of its own; its
 // output goes to files in `scratch_dir`, read back bounded.
 std::unique_ptr<KeetRunner> make_process_runner(std::string executable, std::string scratch_dir);
+// What a child wrote to `path` (a result file), bounded as its standard
+// output is; "" when there is no such file.
+std::string read_output(const std::string& path);
 // The running executable (/proc/self/exe).
 std::string self_executable();
 

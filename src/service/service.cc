@@ -266,12 +266,29 @@ void Workers::loop(int index) {
 
 namespace {
 
+// One keet child of a job: it reads and analyses the job's reports once and
+// writes each of its results to a file of the job's folder (-o FORMAT=FILE,...).
 struct Step {
-  std::string format;  // the result's name
+  std::string stage;  // what the job's status calls it while it runs
   std::vector<std::string> args;
-  bool gate = false;     // exit 1 is a finding (a regression), not a failure
+  std::vector<std::pair<std::string, std::string>> results;  // result name, the file keet writes it to
+  bool gate = false;                                         // exit 1 is a finding (a regression), not a failure
   bool exports = false;  // nsys exports the report first: exit 3 is nsys missing or refusing it
 };
+
+// A step whose `formats` (result name, keet's --format name) go to files of
+// the job's folder named after the results: one child writes them all.
+Step step_writing(std::string stage, std::vector<std::string> args,
+                  const std::vector<std::pair<std::string, std::string>>& formats) {
+  Step step{std::move(stage), std::move(args), {}};
+  std::string list;
+  for (const auto& [result, format] : formats) {
+    step.results.emplace_back(result, "result." + result);
+    list += (list.empty() ? "" : ",") + format + "=result." + result;
+  }
+  step.args.insert(step.args.end(), {"-o", list});
+  return step;
+}
 
 // What an upload is, told by its first bytes: an Nsight Systems report or
 // its SQLite export is a whole run, not kernel profiles.
@@ -361,43 +378,34 @@ StepFailure step_failure(const Job& job, const Step& step, const RunOutcome& o, 
 // never a flag (and never a path: it is only text in the output).
 std::string report_name_arg(const Job& job) { return "--report-name=" + job.name; }
 
-std::vector<Step> timeline_steps(const Job& job, const ServiceOptions& opt, readers::TimelineFile kind) {
-  std::vector<Step> steps;
-  for (std::string f : {"json", "html"}) {
-    steps.push_back({f, {"timeline", "report", report_name_arg(job), "--format", f}});
-    // The nsys found at start, and the export kept by the upload's address:
-    // the html step reads the export the json step made.
-    if (kind == readers::TimelineFile::NsysReport) {
-      steps.back().args.insert(steps.back().args.end(),
-                               {"--nsys", opt.nsys, "--export-dir", nsys_export_dir(opt.data_dir)});
-      steps.back().exports = true;
-    }
+Step timeline_step(const Job& job, const ServiceOptions& opt, readers::TimelineFile kind) {
+  auto step =
+      step_writing("timeline", {"timeline", "report", report_name_arg(job)}, {{"json", "json"}, {"html", "html"}});
+  // The nsys found at start, and the export kept by the upload's address.
+  if (kind == readers::TimelineFile::NsysReport) {
+    step.args.insert(step.args.end(), {"--nsys", opt.nsys, "--export-dir", nsys_export_dir(opt.data_dir)});
+    step.exports = true;
   }
-  return steps;
+  return step;
 }
 
+// One child per job: the analysis (or the diff, or the timeline) writes every
+// format from one reading; a gate against a baseline is a second child, whose
+// comparison is keet gate's own.
 std::vector<Step> steps_for(const Job& job, const ServiceOptions& opt, readers::TimelineFile kind) {
-  std::vector<Step> steps;
   if (job.kind == JobKind::Diff) {
     std::vector<std::string> diff{"diff", "before", "after"};
     for (auto [i, j] : job.pairs) diff.insert(diff.end(), {"--pair", fmt::format("{}:{}", i, j)});
-    for (std::string f : {"json", "markdown", "html"}) {
-      steps.push_back({f, diff});
-      steps.back().args.insert(steps.back().args.end(), {"--format", f});
-    }
-    return steps;
+    return {step_writing("diff", diff, {{"json", "json"}, {"markdown", "markdown"}, {"html", "html"}})};
   }
-  if (kind != readers::TimelineFile::Other) return timeline_steps(job, opt, kind);
-  for (std::string f : {"json", "html", "markdown"})
-    steps.push_back({f, {"analyze", "report", report_name_arg(job), "--format", f}});
+  if (kind != readers::TimelineFile::Other) return {timeline_step(job, opt, kind)};
+  std::vector<Step> steps{step_writing("analysis", {"analyze", "report", report_name_arg(job)},
+                                       {{"json", "json"}, {"html", "html"}, {"markdown", "markdown"}})};
   if (!job.baseline.empty()) {
     std::vector<std::string> gate{"gate", "report", "--baseline", job.baseline};
     if (!opt.history_db.empty()) gate.insert(gate.end(), {"--db", opt.history_db});
-    auto sarif = gate;
-    sarif.insert(sarif.end(), {"--format", "sarif"});
-    gate.insert(gate.end(), {"--format", "json"});
-    steps.push_back({"gate", gate, true});
-    steps.push_back({"sarif", sarif, true});
+    steps.push_back(step_writing("gate", gate, {{"gate", "json"}, {"sarif", "sarif"}}));
+    steps.back().gate = true;
   }
   return steps;
 }
@@ -467,7 +475,7 @@ void Workers::run_job(Job job) {
   auto last_beat = std::chrono::steady_clock::now();
   for (size_t i = 0; i < steps.size(); ++i) {
     job.progress = static_cast<double>(i) / static_cast<double>(steps.size());
-    auto beat = jobs_.beat(job, clock_(), job.progress, steps[i].format);
+    auto beat = jobs_.beat(job, clock_(), job.progress, steps[i].stage);
     note_store(beat);
     // No answer from the store is not a lost claim: the job goes on, and the
     // claim ages only if the store stays away for a whole lease.
@@ -477,7 +485,7 @@ void Workers::run_job(Job job) {
       if (stopping_) return false;
       if (std::chrono::steady_clock::now() - last_beat < opt_.lease / 4) return true;
       last_beat = std::chrono::steady_clock::now();
-      auto b = jobs_.beat(job, clock_(), job.progress, steps[i].format);
+      auto b = jobs_.beat(job, clock_(), job.progress, steps[i].stage);
       note_store(b);
       if (!b) return true;  // the store is away; the claim holds for the lease
       lost = !*b;
@@ -499,7 +507,7 @@ void Workers::run_job(Job job) {
     bool ok = o->exit_code == 0 || (steps[i].gate && o->exit_code == 1);
     // No baseline to gate against is an answer about the gate, not a failed analysis.
     if (!ok && steps[i].gate) {
-      results[steps[i].format + ".error"] = first_error_line(o->err);
+      for (const auto& [result, file] : steps[i].results) results[result + ".error"] = first_error_line(o->err);
       continue;
     }
     if (!ok) {
@@ -507,7 +515,7 @@ void Workers::run_job(Job job) {
       if (!why.logged.empty()) log("job.export_failed", {{"job", job.id}, {"error", why.logged}});
       return end(JobState::Failed, why.error, {});
     }
-    results[steps[i].format] = valid_utf8(o->out);
+    for (const auto& [result, file] : steps[i].results) results[result] = valid_utf8(read_output(work + "/" + file));
   }
   end(JobState::Done, "", results);
 }

@@ -2,6 +2,9 @@
 // by cpp-httplib's client. Reports come from tests/support/report_writer, so
 // nothing here needs ../shared.
 #include <httplib.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/fake_llm_server.h"
+#include "support/load_fault.h"
 #include "support/report_writer.h"
 #include "support/serve_process.h"
 #include "support/testing.h"
@@ -616,6 +620,67 @@ TEST(ServeSecurity, PythonReadsTheStatusOfARefusedUpload) {
   EXPECT_EQ(post("tok-12", 1200 * 1000).out, "401\n") << "a wrong token, 1.2 MB";
   EXPECT_EQ(post("tok-123", 2 << 20).out, "413\n") << "the right token, over --max-upload";
   EXPECT_EQ(server.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Whether the server has closed `fd` within `ms` (a read meets its end).
+bool closed_within(int fd, int ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[256];
+    if (recv(fd, buf, sizeof buf, 0) <= 0) return true;
+  }
+  return false;
+}
+
+// Clients that trickle a byte a second of their headers or of their body
+// hold all of their address's connections only until the request timeout:
+// then they are closed and a prompt client is served again. An event
+// stream, a request already received, is never timed.
+TEST(ServeSecurity, TricklingClientsAreClosedAtTheRequestTimeout) {
+  std::string dir = fresh_dir("request_timeout");
+  KeetProcess server("serve", {"--port", "0", "--data-dir", dir, "--request-timeout", "2",
+                               "--max-connections-per-client", "3", "--workers", "0"});
+  ASSERT_TRUE(server.ok()) << server.log();
+  httplib::Client client(server.url());
+  auto queued = client.Post("/api/v1/jobs?name=k.ncu-rep", "bytes", "application/octet-stream");
+  ASSERT_TRUE(queued && queued->status == 202);
+  std::string job = nlohmann::json::parse(queued->body)["id"];
+  int stream = connect_loopback(server.port());
+  ASSERT_TRUE(send_all(stream, "GET /api/v1/jobs/" + job + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  int headers = connect_loopback(server.port()), body = connect_loopback(server.port());
+  ASSERT_TRUE(send_all(headers, "GET /api/v1/info HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "));
+  ASSERT_TRUE(send_all(body,
+                       "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                       "Content-Length: 100000\r\n\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto full = client.Get("/api/v1/info");
+  EXPECT_FALSE(full && full->status == 200) << "the address's 3 connections are all open";
+  auto started = std::chrono::steady_clock::now();
+  bool headers_closed = false, body_closed = false;
+  while (std::chrono::steady_clock::now() - started < std::chrono::seconds(8) && !(headers_closed && body_closed)) {
+    if (!headers_closed) headers_closed = !send_all(headers, "a") || closed_within(headers, 1000);
+    if (!body_closed) body_closed = !send_all(body, "a") || closed_within(body, 100);
+  }
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(headers_closed && body_closed) << "after " << waited << " s";
+  EXPECT_LT(waited, 6.0);
+  // libmicrohttpd frees a closed connection's place within moments.
+  auto served = client.Get("/api/v1/info");
+  for (int i = 0; i < 30 && !(served && served->status == 200); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    served = client.Get("/api/v1/info");
+  }
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->status, 200);
+  EXPECT_FALSE(closed_within(stream, 200)) << "an event stream is an answer, not a request";
+  for (int fd : {stream, headers, body}) close(fd);
+  EXPECT_EQ(server.stop(), 0);
+  EXPECT_NE(server.log().find("had not sent its line and headers within the request timeout"), std::string::npos)
+      << server.log();
+  EXPECT_NE(server.log().find("sent its body slower than"), std::string::npos) << server.log();
   std::filesystem::remove_all(dir);
 }
 

@@ -15,6 +15,11 @@
 
 namespace keet::testing {
 
+// A TCP connection to 127.0.0.1:port (-1 when refused).
+int connect_loopback(int port);
+// Sends all of `bytes` (false once the server has closed the connection).
+bool send_all(int fd, std::string_view bytes);
+
 struct LoadFaultPlan {
   // A burst: `clients` at once upload `reports` between them, a new
   // connection each, never retrying: every upload must be accepted and every

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -19,12 +20,15 @@
 #include "store/history.h"
 #include "store/libpq.h"
 #include "store/sql.h"
+#include "support/kineto_writer.h"
 #include "support/pg_server.h"
+#include "support/report_writer.h"
 #include "support/testing.h"
 
 namespace keet::service {
 namespace {
 
+using keet::testing::one_kernel_report;
 using keet::testing::source_dir;
 using keet::testing::temp_path;
 using keet::testing::write_file;
@@ -134,6 +138,81 @@ TEST_F(ApiTest, AnUploadIsQueuedAndItsStatusReadBack) {
   EXPECT_EQ(result.status, 409) << "no result before the job has run";
   auto list = a.handle(get("/api/v1/jobs"));
   EXPECT_EQ(json::parse(list.body)["jobs"].size(), 1u);
+}
+
+// Counts the keet processes the workers start; each is the real keet, run
+// by the real process runner.
+class CountingRunner final : public KeetRunner {
+ public:
+  explicit CountingRunner(KeetRunner& real) : real_(real) {}
+  Result<RunOutcome> run(const std::vector<std::string>& args, const std::string& cwd, std::chrono::milliseconds limit,
+                         const std::function<bool()>& keep_going) override {
+    {
+      std::lock_guard lock(mu_);
+      commands_.push_back(args.empty() ? "" : args.front());
+    }
+    return real_.run(args, cwd, limit, keep_going);
+  }
+  std::multiset<std::string> commands() {
+    std::lock_guard lock(mu_);
+    return {commands_.begin(), commands_.end()};
+  }
+
+ private:
+  KeetRunner& real_;
+  std::mutex mu_;
+  std::vector<std::string> commands_;
+};
+
+// Each job is one keet process that reads its report once and writes every
+// result (an analysis, a diff, a timeline); a gate against a baseline is one
+// more, whatever formats it gives.
+TEST_F(ApiTest, EachJobIsOneKeetProcessThatWritesEveryResult) {
+  CountingRunner counting(*runner_);
+  opt_.max_queue = 10;
+  opt_.workers = 1;
+  opt_.history_db = dir_ + "/history.sqlite";  // empty: the gate has no baseline to compare with
+  Workers workers(*jobs_, *blobs_, counting, opt_);
+  Api a(*jobs_, *blobs_, counting, &workers, opt_, [] { return int64_t{1000}; });
+  workers.start();
+  auto id = [&](const Request& r) { return json::parse(a.handle(r).body)["id"].get<std::string>(); };
+  std::string before = id(upload(one_kernel_report("k", 4096, 256, keet::testing::scenario_metrics(100000))));
+  std::string after = id(upload(one_kernel_report("k", 4096, 256, keet::testing::scenario_metrics(130000))));
+  auto gated = upload(one_kernel_report("g", 4096, 256, keet::testing::scenario_metrics(90000)));
+  gated.query["baseline"] = "latest";
+  std::string gate = id(gated);
+  std::string diff = id(diff_request({{"before", before}, {"after", after}}));
+  keet::testing::KinetoWriter trace;
+  for (int i = 0; i < 4; ++i) trace.launch("void k<float>(float*)", i * 100.0, i * 100.0 + 8, 60);
+  std::string timeline = id(upload(trace.json(), "trace.json"));
+  for (int i = 0; i < 1200 && workers.completed() < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  workers.stop();
+  EXPECT_EQ(counting.commands(),
+            (std::multiset<std::string>{"analyze", "analyze", "analyze", "gate", "diff", "timeline"}));
+  auto results = [&](const std::string& job) {
+    auto status = json::parse(a.handle(get("/api/v1/jobs/" + job)).body);
+    EXPECT_EQ(status["state"], "done") << status.dump();
+    return status["results"];
+  };
+  auto result = [&](const std::string& job, const std::string& format) {
+    Request r = get("/api/v1/jobs/" + job + "/result");
+    r.query["format"] = format;
+    return a.handle(r);
+  };
+  EXPECT_EQ(results(before), json::parse(R"(["html", "json", "markdown"])"));
+  EXPECT_EQ(results(gate), json::parse(R"(["html", "json", "markdown"])"));
+  for (std::string format : {"gate", "sarif"}) {
+    auto answer = result(gate, format);
+    EXPECT_EQ(answer.status, 404);
+    EXPECT_NE(answer.body.find("no baseline 'latest' recorded"), std::string::npos) << format << ": " << answer.body;
+  }
+  EXPECT_EQ(results(diff), json::parse(R"(["html", "json", "markdown"])"));
+  EXPECT_EQ(results(timeline), json::parse(R"(["html", "json"])"));
+  auto analysis = json::parse(result(before, "json").body);
+  EXPECT_EQ(analysis["report"]["path"], "k.ncu-rep");
+  auto compared = json::parse(result(diff, "json").body);
+  EXPECT_FALSE(compared["pairs"].empty()) << compared.dump();
+  EXPECT_NE(result(timeline, "html").body.find("<html"), std::string::npos);
 }
 
 // The job JSON has the members docs/openapi.json's Job schema names: all the

@@ -9,7 +9,8 @@
 // request line or header to the next '\n' without limit, counts no headers,
 // and cannot bound connections per client. libmicrohttpd bounds the request
 // line and headers by a per-connection memory pool, limits connections in
-// total and per address, closes idle connections, hands the body over in
+// total and per address, closes idle connections (and, with a watchdog of
+// ours, requests that trickle in past the request timeout), hands the body over in
 // pieces as it arrives (so it can go to disk), and lets the application
 // answer before the body is read.
 #include <microhttpd.h>
@@ -26,14 +27,31 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "service/httpd_plugin.h"
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A connection while it receives a request: the request's line and headers
+// are due by `due` (counted from the connection's opening or its last
+// answer); its body, past `due`, must keep up with the configured rate. A
+// connection sending its answer (an event stream) is not timed.
+struct Watch {
+  int fd = -1;
+  std::string remote;
+  Clock::time_point started, due;
+  bool receiving = true;  // the request has not all arrived
+  bool body = false;      // its headers have; its body is arriving
+  size_t received = 0;    // body bytes so far
+};
 
 struct Server {
   MHD_Daemon* daemon = nullptr;
@@ -45,6 +63,14 @@ struct Server {
   bool stopping = false;
   std::chrono::steady_clock::time_point last_log{};
   int unlogged = 0;  // transport messages dropped since the last one logged
+  // The request deadline (watch_requests): every open connection, by MHD's
+  // pointer. A connection leaves before MHD closes its socket (its
+  // notify-closed callback comes first), so an fd here is never another's.
+  std::mutex watch_mu;
+  std::condition_variable watch_cv;
+  std::map<MHD_Connection*, Watch> watched;
+  bool watch_stopping = false;
+  std::thread watchdog;
 };
 
 // ------------------------------------------------------------------ bodies
@@ -145,8 +171,11 @@ struct Exchange {
 
 // At most one line a second reaches keet's log, with a count of those
 // dropped: a flood of refused connections must not become a flood of lines.
-void log_line(Server& s, const std::string& line) {
+// `always`: a line that is bounded already (the request watchdog's, at most
+// two a second) is written whatever came just before it.
+void log_line(Server& s, const std::string& line, bool always = false) {
   if (!s.config.log) return;
+  if (always) return s.config.log(s.config.log_context, line.c_str());
   std::string out;
   {
     std::lock_guard lock(s.mu);
@@ -169,6 +198,71 @@ void mhd_log(void* cls, const char* format, va_list ap) {
   std::string line = buf;
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
   log_line(*static_cast<Server*>(cls), line);
+}
+
+// -------------------------------------------------------- request deadline
+
+std::string client_address(MHD_Connection* c);
+
+Clock::duration request_timeout(const Server& s) {
+  return std::chrono::seconds(s.config.request_timeout_s > 0 ? s.config.request_timeout_s : 30);
+}
+
+void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
+  auto& s = *static_cast<Server*>(cls);
+  std::lock_guard lock(s.watch_mu);
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    s.watched.erase(c);
+    return;
+  }
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!info) return;
+  auto now = Clock::now();
+  s.watched[c] = Watch{info->connect_fd, client_address(c), now, now + request_timeout(s)};
+}
+
+// What the request's handling tells its connection's watch.
+template <class F>
+void update_watch(Server& s, MHD_Connection* c, F&& update) {
+  std::lock_guard lock(s.watch_mu);
+  if (auto it = s.watched.find(c); it != s.watched.end()) update(it->second);
+}
+
+// Past its due time, a request whose headers have not all come, or whose
+// body is behind the rate (counted from the due time), is late.
+bool late(const Server& s, const Watch& w, Clock::time_point now) {
+  if (!w.receiving || w.fd < 0 || now < w.due) return false;
+  if (!w.body) return true;
+  double owed = std::chrono::duration<double>(now - w.due).count() * static_cast<double>(s.config.min_body_bytes_per_s);
+  return static_cast<double>(w.received) < owed;
+}
+
+// Twice a second: a late request's socket is shut down, and libmicrohttpd,
+// reading its end, closes the connection in its own thread. One log line
+// says what each closed connection had not sent.
+void watch_requests(Server& s) {
+  std::unique_lock lock(s.watch_mu);
+  while (!s.watch_stopping) {
+    s.watch_cv.wait_for(lock, std::chrono::milliseconds(500));
+    auto now = Clock::now();
+    std::string closed;
+    int count = 0;
+    for (auto& [c, w] : s.watched) {
+      if (!late(s, w, now)) continue;
+      ::shutdown(w.fd, SHUT_RDWR);
+      w.fd = -1;
+      if (++count > 4) continue;  // the line names four; the count says the rest
+      closed += (closed.empty() ? "" : "; ") + std::string("a request from ") + w.remote +
+                (w.body ? " sent its body slower than " + std::to_string(s.config.min_body_bytes_per_s) +
+                              " bytes/s after the request timeout"
+                        : " had not sent its line and headers within the request timeout");
+    }
+    if (closed.empty()) continue;
+    lock.unlock();
+    if (count > 4) closed += "; and " + std::to_string(count - 4) + " more";
+    log_line(s, "connections closed: " + closed, true);
+    lock.lock();
+  }
 }
 
 // ---------------------------------------------------------------- replies
@@ -391,6 +485,10 @@ MHD_Result begin(Server& s, MHD_Connection* c, const char* url, const char* meth
   MHD_get_connection_values(c, MHD_HEADER_KIND, collect_pair, &x.headers);
   MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_pair, &x.params);
   bool body = has_body(c);
+  update_watch(s, c, [&](Watch& w) {
+    w.body = body;
+    w.receiving = body;
+  });
   if (s.config.admit) {
     CRequest cr;
     fill(x, cr);
@@ -416,8 +514,9 @@ MHD_Result begin(Server& s, MHD_Connection* c, const char* url, const char* meth
 // 413 goes out when the body has ended (libmicrohttpd 0.9.75 cannot answer
 // while a body is still arriving); past the limit and kDrainBytes more, the
 // connection is closed.
-MHD_Result take(Server& s, Exchange& x, const char* data, size_t size) {
+MHD_Result take(Server& s, MHD_Connection* c, Exchange& x, const char* data, size_t size) {
   x.received += size;
+  update_watch(s, c, [&](Watch& w) { w.received = x.received; });
   if (x.refusal) return drop(s, x, kDrainBytes, "that was refused");
   if (x.received > s.config.max_body_bytes && !x.over_limit && !x.no_room) {
     x.over_limit = true;
@@ -471,19 +570,30 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
       return MHD_YES;
     }
     if (*size > 0) {
-      MHD_Result r = take(s, *x, data, *size);
+      MHD_Result r = take(s, c, *x, data, *size);
       *size = 0;
       return r;
     }
+    update_watch(s, c, [](Watch& w) { w.receiving = false; });
     return answer(s, c, *x);
   } catch (...) {  // no exception may cross into C
     return MHD_NO;
   }
 }
 
-void on_completed(void*, MHD_Connection*, void** context, MHD_RequestTerminationCode) {
+// A request is over (answered, or its connection closed): the next one on
+// the connection has the request timeout from now.
+void on_completed(void* cls, MHD_Connection* c, void** context, MHD_RequestTerminationCode) {
   delete static_cast<Exchange*>(*context);
   *context = nullptr;
+  auto& s = *static_cast<Server*>(cls);
+  update_watch(s, c, [&](Watch& w) {
+    w.started = Clock::now();
+    w.due = w.started + request_timeout(s);
+    w.receiving = true;
+    w.body = false;
+    w.received = 0;
+  });
 }
 
 // ---------------------------------------------------------------- sockets
@@ -543,20 +653,22 @@ void* start(const keet_httpd_config& config, std::string& error) {
   // A thread per connection: keet's handlers block (the job store, an LLM
   // question), and a slow client then holds only its own thread.
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-  s->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),     //
-                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s.get(),        // first, or it misses some  //
-                               MHD_OPTION_LISTEN_SOCKET, fd,                        //
-                               MHD_OPTION_CONNECTION_LIMIT, connections,            //
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,      //
-                               MHD_OPTION_CONNECTION_TIMEOUT, idle,                 //
-                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, header_memory,   //
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr,  //
+  s->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, on_request, s.get(),       //
+                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s.get(),          // first, or it misses some  //
+                               MHD_OPTION_LISTEN_SOCKET, fd,                          //
+                               MHD_OPTION_CONNECTION_LIMIT, connections,              //
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,        //
+                               MHD_OPTION_CONNECTION_TIMEOUT, idle,                   //
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, header_memory,     //
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, s.get(),    //
+                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, s.get(),  //
                                MHD_OPTION_END);
   if (!s->daemon) {
     ::close(fd);
     error = "the HTTP server (libmicrohttpd) could not start on " + s->host + ":" + std::to_string(s->port);
     return nullptr;
   }
+  s->watchdog = std::thread([server = s.get()] { watch_requests(*server); });
   return s.release();
 }
 
@@ -601,6 +713,12 @@ KEET_EXPORT void keet_httpd_stop(void* server) {
 
 KEET_EXPORT void keet_httpd_free(void* server) {
   auto* s = static_cast<Server*>(server);
+  {
+    std::lock_guard lock(s->watch_mu);
+    s->watch_stopping = true;
+  }
+  s->watch_cv.notify_all();
+  if (s->watchdog.joinable()) s->watchdog.join();
   MHD_stop_daemon(s->daemon);
   delete s;
 }
