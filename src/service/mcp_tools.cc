@@ -2,11 +2,15 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "readers/nsys_export.h"
+#include "readers/reader.h"
 #include "render/diff_format.h"
 #include "service/mcp_page.h"
 #include "service/projection.h"
@@ -135,6 +139,12 @@ struct Call {
     auto v = arg(key);
     return v.is_number() ? v.get<int64_t>() : 0;
   }
+  // A report path as the answer shows it: relative to its root; a chat's own
+  // report as the chat gave it (its prompt scrubs that path).
+  std::string shown(const std::string& path) const {
+    bool own = std::ranges::find(options.own_reports, path) != options.own_reports.end();
+    return own ? path : roots.shown(path);
+  }
 };
 
 // A tool failure to hand back to the client as an isError result.
@@ -176,7 +186,11 @@ Outcome<json> run_json(const Call& c, std::vector<std::string> args, int also_ok
       std::ranges::find(c.options.own_reports, args[1]) != c.options.own_reports.end())
     args.push_back("--allow-partial");
   auto r = c.options.run(args);
-  if (r.exit_code != 0 && r.exit_code != also_ok) return std::unexpected(Failure{error_line(r)});
+  // keet's line names the report by the path it was given: a client sees it
+  // relative to its root (a chat's own report keeps its path, which its
+  // prompt scrubs).
+  if (r.exit_code != 0 && r.exit_code != also_ok)
+    return std::unexpected(Failure{c.options.own_reports.empty() ? c.roots.shown_in(error_line(r)) : error_line(r)});
   json doc = json::parse(r.out, nullptr, false);
   if (!doc.is_object()) return std::unexpected(Failure{fmt::format("keet {} did not answer with JSON", args.front())});
   if (r.exit_code != 0) doc["exit_code"] = r.exit_code;
@@ -247,10 +261,11 @@ Outcome<Answer> list_kernels(const Call& c) {
   int64_t launch_count = 0;
   for (const auto& row : rows) launch_count += at(row, "launches").get<int64_t>();
   auto page = page_args(c, "limit");
-  json out = {{"report", *path}, {"launches", launch_count}, {"kernels", slice(rows, page.offset, page.limit)}};
+  json out = {
+      {"report", c.shown(*path)}, {"launches", launch_count}, {"kernels", slice(rows, page.offset, page.limit)}};
   set_page(out, at(out, "kernels").size(), page.offset, static_cast<int64_t>(rows.size()));
   std::string text = fmt::format("{} kernel(s){} from {} launch(es) in {}", rows.size(),
-                                 fold ? " (launches folded)" : "", launch_count, *path);
+                                 fold ? " (launches folded)" : "", launch_count, c.shown(*path));
   auto longest = std::ranges::max_element(rows, {}, row_time);
   if (longest != rows.end() && row_time(*longest) >= 0)
     text += fmt::format("; most time: #{} {} x{} ({})", at(*longest, "index").get<int64_t>(),
@@ -281,7 +296,7 @@ Outcome<Answer> analyze_kernel(const Call& c) {
   std::vector<std::string> args = {"analyze", *path, "--format=json", "--launch-count=1", "--top=0"};
   add_kernel_selector(c, args);
   KEET_TRY(doc, run_json(c, args));
-  KEET_TRY(k, first_kernel(*doc, *path));
+  KEET_TRY(k, first_kernel(*doc, c.shown(*path)));
   ProjectionScope scope{.vars = {{"mangled", c.arg("mangled") == true}}};
   json kernel = answer_shapes().apply("analysed_kernel", *k, scope);
   std::string text = analysis_text(kernel);
@@ -290,7 +305,7 @@ Outcome<Answer> analyze_kernel(const Call& c) {
   auto page = PageArgs{c.number("offset"), top == 0 ? static_cast<int64_t>(all.size()) : top};
   kernel["findings"] = slice(all, page.offset, page.limit);
   json out = answer_shapes().apply("analysis_answer", *doc, scope);
-  out.update({{"report", *path}, {"kernel", std::move(kernel)}});
+  out.update({{"report", c.shown(*path)}, {"kernel", std::move(kernel)}});
   set_page(out, at(at(out, "kernel"), "findings").size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
 }
@@ -309,7 +324,7 @@ Outcome<Answer> get_metrics(const Call& c) {
     args.push_back("--grep=" + p);
   }
   KEET_TRY(doc, run_json(c, args));
-  KEET_TRY(k, first_kernel(*doc, *path));
+  KEET_TRY(k, first_kernel(*doc, c.shown(*path)));
   std::set<std::string> names;
   for (const auto& n : c.arg("names").is_array() ? c.arg("names") : json::array()) names.insert(n.get<std::string>());
   // A metric asked for by name is an answer even when 0; in a listing, zeros
@@ -333,7 +348,7 @@ Outcome<Answer> get_metrics(const Call& c) {
     if (!at((*k), "metrics").contains(n)) missing.push_back(n);
   json kernel = answer_shapes().apply("kernel_ref", *k, scope);
   auto page = page_args(c, "limit");
-  json out = {{"report", *path}, {"kernel", kernel}, {"metrics", slice(matched, page.offset, page.limit)}};
+  json out = {{"report", c.shown(*path)}, {"kernel", kernel}, {"metrics", slice(matched, page.offset, page.limit)}};
   set_page(out, at(out, "metrics").size(), page.offset, static_cast<int64_t>(matched.size()));
   out["zeros_omitted"] = zeros;
   out["missing"] = missing;
@@ -357,7 +372,7 @@ Outcome<Answer> source_hotspots(const Call& c) {
   add_kernel_selector(c, args);
   if (auto by = c.text("by"); !by.empty()) args.push_back("--by=" + by);
   KEET_TRY(doc, run_json(c, args));
-  KEET_TRY(k, first_kernel(*doc, *path));
+  KEET_TRY(k, first_kernel(*doc, c.shown(*path)));
   std::string sorted_by = str(*k, "sorted_by");
   ProjectionScope scope{.vars = {{"sorted_by", sorted_by}}};
   json lines = answer_shapes().apply_each("hotspot_line", slice(at((*k), "lines"), page.offset, page.limit), scope);
@@ -376,7 +391,7 @@ Outcome<Answer> source_hotspots(const Call& c) {
     text += fmt::format("; hottest {} ({:.1f}%)", where, 100 * at(at(top, "share"), "value").get<double>());
   }
   for (const auto& n : strings(*k, "notes")) text += "; " + n.get<std::string>();
-  json out = {{"report", *path},
+  json out = {{"report", c.shown(*path)},
               {"kernel", kernel},
               {"level", str(*k, "level")},
               {"sorted_by", sorted_by},
@@ -443,8 +458,8 @@ Outcome<Answer> diff_reports(const Call& c) {
                                  at(summary, "new").get<int64_t>());
   if (not_by_name > 0) text += fmt::format("; {} pair(s) not made by name (see paired_by)", not_by_name);
   if (!suggested.empty()) text += "; to pair unpaired kernels, try pairs " + suggested.dump();
-  out.update({{"before", *before},
-              {"after", *after},
+  out.update({{"before", c.shown(*before)},
+              {"after", c.shown(*after)},
               {"pairs", pairs},
               {"missing", answer_shapes().apply("unpaired", at(*doc, "unmatched_before"), scope)},
               {"new", answer_shapes().apply("unpaired", at(*doc, "unmatched_after"), scope)},
@@ -503,18 +518,146 @@ Outcome<Answer> gate(const Call& c) {
   std::string text = fmt::format("{} against {}: {} regression(s), {} missing, {} new", passed ? "PASSED" : "FAILED",
                                  at(out, "baseline").get<std::string>(), at(out, "regressions").get<int64_t>(),
                                  at(out, "missing").get<int64_t>(), at(out, "new").get<int64_t>());
-  out.update({{"report", *path}, {"passed", passed}, {"kernels", kernels}});
+  out.update({{"report", c.shown(*path)}, {"passed", passed}, {"kernels", kernels}});
   set_page(out, kernels.size(), page.offset, static_cast<int64_t>(all.size()));
   return Answer{std::move(out), text};
 }
 
+// ----------------------------------------------------------- list_reports
+
+// What a file is, by its first bytes (as keet reads it, never by its name):
+// {kind, format}, or nullopt for a file KEET does not read.
+std::optional<std::pair<std::string, std::string>> report_kind(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.empty()) return std::nullopt;
+  // JSON or gzip may be a Kineto trace whose events come after a long
+  // header: those alone are read as far as the sniff wants.
+  bool json_or_gzip = head.front() == '{' || (head.size() > 1 && head[0] == '\x1f' && head[1] == '\x8b');
+  if (json_or_gzip && head.size() == 4096) {
+    head.resize(readers::kTimelineHead);
+    in.read(head.data() + 4096, static_cast<std::streamsize>(head.size() - 4096));
+    head.resize(4096 + static_cast<size_t>(in.gcount()));
+  }
+  switch (readers::sniff_timeline(head)) {
+    case readers::TimelineFile::NsysExport:
+      return std::pair{"nsys", "nsys-sqlite"};
+    case readers::TimelineFile::NsysReport:
+      return std::pair{"nsys", "nsys-rep"};
+    case readers::TimelineFile::Kineto:
+      return std::pair{"kineto", "kineto"};
+    case readers::TimelineFile::Other:
+      break;
+  }
+  if (const auto* reader = readers::find_reader(head)) return std::pair{"ncu", std::string(reader->name)};
+  return std::nullopt;
+}
+
+constexpr size_t kMaxWalked = 20000;  // files looked at per call, over every root
+
+// One root's readable files, relative to it; `walked` counts files over all roots.
+void walk_root(const std::string& root, size_t index, const std::optional<Pattern>& pattern, const std::string& kind,
+               json& rows, size_t& walked) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end && walked < kMaxWalked; it.increment(ec)) {
+    const auto& entry = *it;
+    std::string name = entry.path().filename().string();
+    if (name.starts_with(".")) {  // hidden files and folders (.git, caches)
+      if (entry.is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (entry.is_symlink(ec) || !entry.is_regular_file(ec)) continue;
+    ++walked;
+    std::string relative = entry.path().lexically_relative(root).string();
+    if (pattern && !pattern->search(relative)) continue;
+    auto what = report_kind(entry.path());
+    if (!what || (!kind.empty() && what->first != kind)) continue;
+    auto size = entry.file_size(ec);
+    rows.push_back({{"path", relative},
+                    {"root", index},
+                    {"kind", what->first},
+                    {"format", what->second},
+                    {"size", {{"metric", "file_size"}, {"value", ec ? 0 : size}, {"unit", "bytes"}}}});
+  }
+}
+
+Outcome<Answer> list_reports_tool(const Call& c) {
+  std::optional<Pattern> pattern;
+  if (auto p = c.text("pattern"); !p.empty()) {
+    auto re = Pattern::compile(p, {.case_insensitive = true});
+    if (!re) return std::unexpected(Failure{fmt::format("pattern {}: invalid regular expression: {}", p, re.error())});
+    pattern = std::move(*re);
+  }
+  json rows = json::array();
+  size_t walked = 0;
+  for (size_t i = 0; i < c.roots.roots().size(); ++i)
+    walk_root(c.roots.roots()[i], i, pattern, c.text("kind"), rows, walked);
+  std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    return std::tie(a["root"], a["path"]) < std::tie(b["root"], b["path"]);
+  });
+  std::map<std::string, int> by_format;
+  for (const auto& r : rows) ++by_format[r["format"].get<std::string>()];
+  auto page = page_args(c, "limit");
+  json out = {{"roots", c.roots.roots().size()}, {"reports", slice(rows, page.offset, page.limit)}};
+  set_page(out, at(out, "reports").size(), page.offset, static_cast<int64_t>(rows.size()));
+  out["walk_cut"] = walked >= kMaxWalked;
+  std::string text = fmt::format("{} report(s) under {} root(s)", rows.size(), c.roots.roots().size());
+  std::string counts;
+  for (const auto& [format, n] : by_format) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, format);
+  if (!counts.empty()) text += ": " + counts;
+  if (walked >= kMaxWalked) text += fmt::format("; the walk stopped after {} files (narrow it with pattern)", walked);
+  return Answer{std::move(out), text};
+}
+
+// --------------------------------------------------------------- timeline
+
+// "GPU busy 52.6% of 1.078 s; 3 verdict(s)", then each verdict's title on a
+// line, then the kernel with the most GPU time: the answer, read as text.
+std::string timeline_answer_text(const json& doc, const json& out) {
+  double span = at(at(doc, "span"), "duration_ns").is_number() ? at(at(doc, "span"), "duration_ns").get<double>() : 0;
+  double busy = at(doc, "gpu_busy_ns").is_number() ? at(doc, "gpu_busy_ns").get<double>() : 0;
+  std::string text = fmt::format("{} run", str(doc, "source"));
+  if (span > 0) text += fmt::format(" of {}: GPU busy {:.1f}%", render::format_duration(span), 100 * busy / span);
+  const json& verdicts = at(out, "verdicts");
+  text += fmt::format("; {} verdict(s)", verdicts.size());
+  for (size_t i = 0; i < verdicts.size() && i < 5; ++i) text += "\n- " + str(verdicts[i], "title");
+  const json& kernels = at(doc, "kernels");
+  if (kernels.is_array() && !kernels.empty() && at(kernels[0], "busy_share").is_number())
+    text += fmt::format("\nmost GPU time: {} ({:.1f}% of the busy time)", str(kernels[0], "short_name"),
+                        100 * at(kernels[0], "busy_share").get<double>());
+  return text;
+}
+
+Outcome<Answer> timeline_tool(const Call& c) {
+  KEET_TRY(path, report_path(c, "trace"));
+  KEET_TRY(doc, run_json(c, {"timeline", *path, "--format=json"}));
+  ProjectionScope scope;
+  json out = answer_shapes().apply("timeline_answer", *doc, scope);
+  auto page = page_args(c, "top");
+  const json& all = at(*doc, "kernels");
+  out["kernels"] = answer_shapes().apply_each("timeline_kernel", slice(all, page.offset, page.limit), scope);
+  out["trace"] = c.shown(*path);
+  set_page(out, at(out, "kernels").size(), page.offset, all.is_array() ? static_cast<int64_t>(all.size()) : 0);
+  std::string text = timeline_answer_text(*doc, out);
+  return Answer{std::move(out), std::move(text)};
+}
+
 using Handler = Outcome<Answer> (*)(const Call&);
 const std::map<std::string, Handler, std::less<>>& handlers() {
-  static const std::map<std::string, Handler, std::less<>> table = {
-      {"list_kernels", list_kernels}, {"analyze_kernel", analyze_kernel},
-      {"get_metrics", get_metrics},   {"source_hotspots", source_hotspots},
-      {"explain_term", explain_term}, {"diff_reports", diff_reports},
-      {"history", history},           {"gate", gate}};
+  static const std::map<std::string, Handler, std::less<>> table = {{"list_kernels", list_kernels},
+                                                                    {"analyze_kernel", analyze_kernel},
+                                                                    {"get_metrics", get_metrics},
+                                                                    {"source_hotspots", source_hotspots},
+                                                                    {"explain_term", explain_term},
+                                                                    {"diff_reports", diff_reports},
+                                                                    {"history", history},
+                                                                    {"gate", gate},
+                                                                    {"list_reports", list_reports_tool},
+                                                                    {"timeline", timeline_tool}};
   return table;
 }
 

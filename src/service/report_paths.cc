@@ -1,5 +1,6 @@
 #include "service/report_paths.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -38,8 +39,12 @@ Result<std::string> ReportRoots::resolve(std::string_view path, uint64_t max_byt
   if (path.empty() || path.find('\0') != std::string_view::npos)
     return fail(ExitCode::BadInput, "report path is empty or holds a NUL byte");
   fs::path p(path);
-  if (p.is_relative()) p = fs::path(roots_.front()) / p;
   std::error_code ec;
+  if (p.is_relative()) {
+    auto under = [&](const std::string& root) { return fs::path(root) / path; };
+    auto found = std::ranges::find_if(roots_, [&](const std::string& r) { return fs::exists(under(r), ec); });
+    p = under(found == roots_.end() ? roots_.front() : *found);
+  }
   auto canonical = fs::canonical(p, ec);  // resolves every symlink and ".."
   if (ec) return fail(ExitCode::BadInput, fmt::format("{}: no such report", path));
   bool allowed = false;
@@ -54,6 +59,21 @@ Result<std::string> ReportRoots::resolve(std::string_view path, uint64_t max_byt
     return fail(ExitCode::BadInput,
                 fmt::format("{}: {} bytes, over this server's limit of {} bytes", path, size, max_bytes));
   return canonical.string();
+}
+
+std::string ReportRoots::shown_in(std::string text) const {
+  for (const auto& root : roots_) {
+    std::string prefix = root.ends_with('/') ? root : root + "/";
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
+      text.erase(at, prefix.size());
+  }
+  return text;
+}
+
+std::string ReportRoots::shown(const std::string& canonical) const {
+  for (const auto& root : roots_)
+    if (inside(canonical, root)) return fs::path(canonical).lexically_relative(root).string();
+  return canonical;
 }
 
 }  // namespace keet::service

@@ -15,9 +15,15 @@ class ReportRoots {
  public:
   // Each root must exist; an empty list allows the current directory only.
   static Result<ReportRoots> create(const std::vector<std::string>& roots);
-  // The canonical path of `path` (relative paths start at the first root),
-  // or a one-line reason: not found, outside the roots, not a file, too large.
+  // The canonical path of `path` (a relative path is looked for under each
+  // root in turn), or a one-line reason: not found, outside the roots, not a
+  // file, too large.
   Result<std::string> resolve(std::string_view path, uint64_t max_bytes) const;
+  // A canonical path as answers show it: relative to the first root that
+  // holds it (a server's own folders stay out of what a client reads).
+  std::string shown(const std::string& canonical) const;
+  // `text` (an error line) with each root's folder left out of the paths in it.
+  std::string shown_in(std::string text) const;
   const std::vector<std::string>& roots() const { return roots_; }
 
  private:

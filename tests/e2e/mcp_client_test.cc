@@ -19,6 +19,7 @@
 
 #include "app/in_process.h"
 #include "service/mcp.h"
+#include "support/kineto_writer.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
 
@@ -97,7 +98,7 @@ void expect_session(const json& out) {
   EXPECT_TRUE(out["capabilities"].contains("tools"));
   EXPECT_EQ(out.value("ping", false), true);
   EXPECT_EQ(out["tools"], json({"list_kernels", "analyze_kernel", "get_metrics", "source_hotspots", "explain_term",
-                                "diff_reports", "history", "gate"}));
+                                "diff_reports", "history", "gate", "list_reports", "timeline"}));
 }
 
 TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
@@ -108,6 +109,10 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
   writer_report(root, "before.ncu-rep", 100000);
   writer_report(root, "after.ncu-rep", 150000);
   std::ofstream(root + "/broken.ncu-rep") << "NVR\0 not a report";
+  KinetoWriter trace;
+  for (int i = 0; i < 8; ++i) trace.launch("void k<float>(float*)", i * 100.0, i * 100.0 + 8, 30);
+  fs::create_directories(root + "/runs");
+  write_file(root + "/runs/step.pt.trace.json", trace.json());
   std::string store = "sqlite:" + root + "/history.sqlite";
   auto rec = run_keet("record " + shell_quote(root + "/before.ncu-rep") + " --tag main --db " + shell_quote(store));
   ASSERT_EQ(rec.rc, 0) << rec.err;
@@ -128,7 +133,9 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
         tool_call("list_kernels", {{"report", "after.ncu-rep"}, {"limit", "many"}}),
         tool_call(
             "diff_reports",
-            {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}, {"pairs", json::parse("[[1, 0], [0, 1]]")}})}}};
+            {{"before", "before.ncu-rep"}, {"after", "after.ncu-rep"}, {"pairs", json::parse("[[1, 0], [0, 1]]")}}),
+        tool_call("list_reports", {{"kind", "kineto"}}),
+        tool_call("timeline", {{"trace", "runs/step.pt.trace.json"}})}}};
   auto out = run_client(*dir, plan, "stdio-writer");
   expect_session(out);
   for (size_t i = 0; i < 8; ++i) expect_valid(find_call(out, i));
@@ -157,6 +164,13 @@ TEST(McpClientE2E, StdioEveryToolOnATestWriterReport) {
     EXPECT_EQ(p["paired_by"], "forced");
     EXPECT_NE(p["pairing"].get<std::string>().find("the kernel names differ"), std::string::npos) << p.dump();
   }
+  // The traces under the root, found by their bytes, and one read as a run.
+  expect_valid(find_call(out, 12));
+  ASSERT_EQ(find_call(out, 12)["structured"]["reports"].size(), 1u);
+  EXPECT_EQ(find_call(out, 12)["structured"]["reports"][0]["path"], "runs/step.pt.trace.json");
+  expect_valid(find_call(out, 13));
+  EXPECT_EQ(find_call(out, 13)["structured"]["launches"], 8);
+  EXPECT_EQ(find_call(out, 13)["structured"]["kernels"][0]["short_name"], "k");
 }
 
 TEST(McpClientE2E, StdioOnAFixtureReport) {

@@ -70,7 +70,8 @@ TEST(OutputList, DiffAndGateWriteEveryFormatAsEachAlone) {
   std::string before = shell_quote(folding_report(dir, 100000)), after = shell_quote(folding_report(dir, 150000));
   expect_each_as_alone("diff " + before + " " + after, dir, {"json", "markdown", "html", "text"});
   // The second report is slower: the gate fails (exit 1) and still writes every output.
-  expect_each_as_alone("gate " + after + " --baseline-report " + before, dir, {"json", "sarif", "junit", "text"}, 1);
+  // (JUnit is left out: it carries the second it was written.)
+  expect_each_as_alone("gate " + after + " --baseline-report " + before, dir, {"json", "sarif", "markdown", "text"}, 1);
 }
 
 TEST(OutputList, TimelineWritesEveryFormatAsEachAlone) {

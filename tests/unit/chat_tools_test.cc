@@ -76,7 +76,8 @@ TEST(ChatTools, OffersTheToolsItsTableNames) {
 }
 
 // With the source shared (no privacy to apply) the chat's answer is the MCP
-// tool's structured result for the chat's report, whatever report the model names.
+// tool's structured result for the chat's report, whatever report the model
+// names; MCP names the report relative to its root, the chat as it was given.
 TEST(ChatTools, AnswersAsTheMcpToolWithTheReportBound) {
   const auto& r = chat_report();
   service::McpOptions mcp;
@@ -89,6 +90,8 @@ TEST(ChatTools, AnswersAsTheMcpToolWithTheReportBound) {
     auto expected = direct.call(name, {{"report", r.path}});
     ASSERT_EQ(expected.kind, service::ToolOutcome::Kind::Ok) << expected.text;
     json given = chat.answer(name, {{"report", "/etc/passwd"}});
+    EXPECT_EQ(expected.structured["report"], std::filesystem::path(r.path).filename().string());
+    expected.structured["report"] = r.path;
     EXPECT_EQ(given, expected.structured);
   }
   EXPECT_EQ(chat.answer("explain_term", {{"term", "long_scoreboard"}}),

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 
 #include "app/in_process.h"
@@ -15,6 +16,7 @@
 #include "service/mcp_page.h"
 #include "service/mcp_tools.h"
 #include "service/schema_check.h"
+#include "support/kineto_writer.h"
 #include "support/report_writer.h"
 #include "support/testing.h"
 #include "util/json.h"
@@ -98,7 +100,8 @@ const json& declaration(const std::string& tool) {
 // says what it counts; anything else is a number without its name.
 const std::set<std::string> kCountFields = {
     "index",       "line",    "offset", "run",   "recorded_at", "total",  "next_offset", "launches", "zeros_omitted",
-    "regressions", "missing", "new",    "pairs", "faster",      "slower", "unchanged",   "unknown",  "suggested_pairs"};
+    "regressions", "missing", "new",    "pairs", "faster",      "slower", "unchanged",   "unknown",  "suggested_pairs",
+    "root",        "roots"};
 void expect_numbers_named(const json& j, const std::string& at, const std::string& key, const json* parent) {
   if (j.is_number()) {
     bool measure_value = key == "value" && parent && parent->is_object() && parent->contains("metric") &&
@@ -229,8 +232,9 @@ TEST(McpServer, ToolsListDeclaresEveryToolWithSchemas) {
       EXPECT_TRUE(t["outputSchema"]["$defs"].contains(name) || t["inputSchema"].contains("$defs")) << name;
     }
   }
-  EXPECT_EQ(names, (std::set<std::string>{"list_kernels", "analyze_kernel", "get_metrics", "source_hotspots",
-                                          "explain_term", "diff_reports", "history", "gate"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"list_kernels", "analyze_kernel", "get_metrics", "source_hotspots", "explain_term",
+                                   "diff_reports", "history", "gate", "list_reports", "timeline"}));
 }
 
 TEST(McpServer, BadToolCallsAreInvalidParams) {
@@ -263,7 +267,7 @@ TEST(McpTools, ListAndAnalyseATestWriterReport) {
   EXPECT_EQ(list["launches"], 3);
   EXPECT_EQ(list["truncated"], false);
   EXPECT_EQ(list["next_offset"], nullptr);
-  EXPECT_EQ(list["report"], root + "/r.ncu-rep");
+  EXPECT_EQ(list["report"], "r.ncu-rep") << "relative to its root: no server path";
   const auto& copy = list["kernels"][0];  // the most time first
   EXPECT_EQ(copy["name"], "strided_copy()");
   EXPECT_FALSE(copy.contains("mangled"));
@@ -391,6 +395,114 @@ TEST(McpTools, ExplainTerm) {
   EXPECT_FALSE(dash["result"]["content"][0]["text"].get<std::string>().starts_with("usage"));
 }
 
+// list_reports names every file KEET reads under the roots, told by its
+// bytes and not its name, relative to its root; the other tools take those
+// paths as they are. Hidden folders and other files are left out.
+TEST(McpTools, ListReportsNamesEveryReadableFileByItsContent) {
+  std::string root = fresh_root("list_reports"), second = fresh_root("list_reports_second");
+  write_report(root, "a.ncu-rep", 100000);
+  fs::create_directories(root + "/runs/step");
+  fs::create_directories(root + "/.cache");
+  write_report(root + "/runs", "renamed.bin", 90000);
+  write_report(root + "/.cache", "hidden.ncu-rep", 90000);
+  testing::KinetoWriter trace;
+  for (int i = 0; i < 3; ++i) trace.launch("void k<float>(float*)", i * 100.0, i * 100.0 + 8, 50);
+  testing::write_file(root + "/runs/step/trace.json", trace.json());
+  testing::write_file(root + "/notes.txt", "not a report");
+  write_report(second, "other.ncu-rep", 80000);
+  auto o = options_for(root);
+  o.roots.push_back(second);
+  McpServer s(std::move(o));
+  initialize(s);
+  auto all = expect_ok(call(s, "list_reports", json::object()), "list_reports");
+  EXPECT_EQ(all["total"], 4);
+  EXPECT_EQ(all["roots"], 2);
+  EXPECT_EQ(all["walk_cut"], false);
+  std::vector<std::string> paths, formats;
+  for (const auto& r : all["reports"]) {
+    paths.push_back(r["path"]);
+    formats.push_back(r["format"]);
+  }
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"a.ncu-rep", "runs/renamed.bin", "runs/step/trace.json", "other.ncu-rep"}));
+  EXPECT_EQ(formats, (std::vector<std::string>{"ncu-rep", "ncu-rep", "kineto", "ncu-rep"}));
+  EXPECT_EQ(all["reports"][3]["root"], 1);
+  EXPECT_EQ(all["reports"][0]["size"]["value"], fs::file_size(root + "/a.ncu-rep"));
+  EXPECT_EQ(all.dump().find(root), std::string::npos) << "no server path in the answer";
+  EXPECT_EQ(expect_ok(call(s, "list_reports", {{"kind", "kineto"}}), "list_reports")["total"], 1);
+  EXPECT_EQ(expect_ok(call(s, "list_reports", {{"pattern", "RENAMED"}}), "list_reports")["total"], 1);
+  auto page = expect_ok(call(s, "list_reports", {{"limit", 1}, {"offset", 1}}), "list_reports");
+  EXPECT_EQ(page["reports"][0]["path"], "runs/renamed.bin");
+  EXPECT_EQ(page["next_offset"], 2);
+  // The paths it gives are the other tools' arguments, under either root.
+  expect_ok(call(s, "list_kernels", {{"report", "runs/renamed.bin"}}), "list_kernels");
+  expect_ok(call(s, "list_kernels", {{"report", "other.ncu-rep"}}), "list_kernels");
+  expect_ok(call(s, "timeline", {{"trace", "runs/step/trace.json"}}), "timeline");
+  EXPECT_NE(expect_tool_error(call(s, "list_reports", {{"pattern", "(unclosed"}})).find("invalid regular expression"),
+            std::string::npos);
+}
+
+// timeline is keet timeline's answer: the verdicts (costliest first, with
+// advice), the GPU's busy time, steps, and the kernels by GPU time as a page.
+TEST(McpTools, TimelineOfAPyTorchTraceIsTheCommandsAnswer) {
+  std::string root = fresh_root("timeline_tool");
+  testing::KinetoWriter trace;
+  for (int i = 0; i < 30; ++i) trace.launch("void gemm<float>(float*)", i * 200.0, i * 200.0 + 10, 20);
+  for (int i = 0; i < 10; ++i) trace.launch("void relu<float>(float*)", 6000 + i * 50.0, 6000 + i * 50.0 + 5, 4);
+  trace.memcpy("Memcpy HtoD (Pageable -> Device)", 7000, 2000, 64 << 20, 900);
+  testing::write_file(root + "/run.pt.trace.json", trace.json());
+  McpServer s(options_for(root));
+  initialize(s);
+  auto reply = call(s, "timeline", {{"trace", "run.pt.trace.json"}, {"top", 1}});
+  auto t = expect_ok(reply, "timeline");
+  EXPECT_EQ(t["trace"], "run.pt.trace.json");
+  EXPECT_EQ(t["source"], "kineto");
+  EXPECT_EQ(t["gpus"], json::array({"NVIDIA H100 80GB HBM3"}));
+  EXPECT_EQ(t["launches"], 40);
+  ASSERT_EQ(t["kernels"].size(), 1u);
+  EXPECT_EQ(t["total"], 2);
+  EXPECT_EQ(t["next_offset"], 1);
+  EXPECT_EQ(t["kernels"][0]["short_name"], "gemm");
+  auto cli = app::in_process_runner(no_env)({"timeline", root + "/run.pt.trace.json", "--format", "json"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  auto doc = json::parse(cli.out);
+  ASSERT_EQ(t["verdicts"].size(), doc["verdicts"].size());
+  ASSERT_FALSE(t["verdicts"].empty());
+  for (size_t i = 0; i < doc["verdicts"].size(); ++i) {
+    EXPECT_EQ(t["verdicts"][i]["title"], doc["verdicts"][i]["title"]);
+    EXPECT_EQ(t["verdicts"][i]["advice"], doc["verdicts"][i]["advice"]);
+  }
+  EXPECT_EQ(t["gpu_busy"]["value"], doc["gpu_busy_ns"]);
+  std::string text = reply["result"]["content"][0]["text"];
+  EXPECT_NE(text.find("kineto run of"), std::string::npos) << text;
+  EXPECT_NE(text.find("- " + doc["verdicts"][0]["title"].get<std::string>()), std::string::npos) << text;
+  EXPECT_EQ(reply.dump().find(root), std::string::npos) << "no server path in the answer";
+  auto second = expect_ok(call(s, "timeline", {{"trace", "run.pt.trace.json"}, {"top", 1}, {"offset", 1}}), "timeline");
+  EXPECT_EQ(second["kernels"][0]["short_name"], "relu");
+  EXPECT_NE(expect_tool_error(call(s, "timeline", {{"trace", "absent.json"}})).find("no such report"),
+            std::string::npos);
+}
+
+// Every Kineto fixture trace (V100 to B200, HIP, 8-rank sets, up to 19,370
+// kernels): timeline answers within its budget and its outputSchema.
+TEST(McpTools, TimelineOfEveryKinetoFixtureFitsItsSchemaAndBudget) {
+  KEET_REQUIRE_SHARED();
+  std::string root = *testing::shared_dir() + "/fixtures/kineto";
+  if (!fs::is_directory(root)) GTEST_SKIP() << root << " is absent";
+  McpServer s(options_for(root));
+  initialize(s);
+  auto listed = expect_ok(call(s, "list_reports", {{"kind", "kineto"}, {"limit", 1000}}), "list_reports");
+  EXPECT_GE(listed["total"].get<int>(), 30) << "the fixtures' traces, found by their bytes";
+  size_t largest = 0;
+  for (const auto& r : listed["reports"]) {
+    SCOPED_TRACE(r["path"].get<std::string>());
+    auto reply = call(s, "timeline", {{"trace", r["path"]}});
+    expect_ok(reply, "timeline");
+    largest = std::max(largest, json_text(reply["result"]).size());
+  }
+  std::cout << "timeline: the largest answer over the Kineto fixtures is " << largest << " bytes\n";
+}
+
 TEST(McpTools, DiffHistoryAndGateOverTheConfiguredStore) {
   std::string root = fresh_root("loop");
   std::string before = write_report(root, "before.ncu-rep", 100000);
@@ -513,6 +625,7 @@ TEST(McpTools, MalformedReportIsAToolErrorWithTheReadersLine) {
     auto cli = app::in_process_runner(no_env)({"list", root + "/bad.ncu-rep"});
     EXPECT_NE(cli.exit_code, 0);
     EXPECT_NE(cli.err.find(text), std::string::npos) << tool << ": " << text << " vs " << cli.err;
+    EXPECT_EQ(text.find(root), std::string::npos) << tool << " names the server's folder: " << text;
   }
   auto cut = expect_tool_error(call(s, "analyze_kernel", {{"report", "cut.ncu-rep"}}));
   EXPECT_NE(cut.find("cut.ncu-rep"), std::string::npos) << cut;  // the reader's line names the file
@@ -597,7 +710,7 @@ TEST(McpHttp, ASessionFromInitializeToDelete) {
   EXPECT_TRUE(note.body.empty());
   auto tools = s.handle_http(post(request(2, "tools/list"), sid));
   ASSERT_EQ(tools.status, 200);
-  EXPECT_EQ(json::parse(tools.body)["result"]["tools"].size(), 8u);
+  EXPECT_EQ(json::parse(tools.body)["result"]["tools"].size(), 10u);
   auto listed = s.handle_http(
       post(request(3, "tools/call", {{"name", "list_kernels"}, {"arguments", {{"report", "r.ncu-rep"}}}}), sid));
   ASSERT_EQ(listed.status, 200);
@@ -690,7 +803,7 @@ TEST(McpHttp, PastTheLimitOnlyAnIdleSessionMakesRoom) {
 
 TEST(McpTools, TableIsComplete) {
   // The embedded table loaded whole: a declaration the checker cannot check would be left out.
-  EXPECT_EQ(service::tool_declarations().size(), 8u);
+  EXPECT_EQ(service::tool_declarations().size(), 10u);
   for (const auto& t : service::tool_declarations()) {
     EXPECT_EQ(service::unchecked_keyword(t["outputSchema"]), std::nullopt) << t["name"];
     EXPECT_FALSE(t["title"].get<std::string>().empty());

@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -441,14 +442,25 @@ bool waits_to_send(MHD_Connection* c) {
   return expect && strcasecmp(expect, "100-continue") == 0;
 }
 
+// Whether the client is sending its body now: bytes arrive within `ms` of its
+// headers. A client that reads the answer before it sends (without Expect:
+// 100-continue) sends nothing until it has one.
+bool body_arriving(MHD_Connection* c, int ms) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!info) return false;
+  pollfd p{info->connect_fd, POLLIN, 0};
+  return poll(&p, 1, ms) > 0 && (p.revents & POLLIN);
+}
+
 // Answers keet's refusal now, or, when a body of a known, bounded length is
-// on its way that the client may insist on sending first, after that body
-// has been read and dropped.
+// arriving from a client that sends before it reads, after that body has
+// been read and dropped.
 MHD_Result refuse_on_headers(MHD_Connection* c, Exchange& x, ReplyState& st, bool body) {
   // A chunked body announces no length: it may go on without end, and is
-  // refused at once, as one announced longer than is worth draining.
+  // refused at once, as one announced longer than is worth draining. A client
+  // that waits for the answer gets it at once too (after 100 ms of silence).
   uint64_t length = declared_length(c);
-  if (!body || waits_to_send(c) || length == 0 || length > kDrainBytes) {
+  if (!body || waits_to_send(c) || length == 0 || length > kDrainBytes || !body_arriving(c, 100)) {
     if (body && st.response) MHD_add_response_header(st.response, MHD_HTTP_HEADER_CONNECTION, "close");
     return queue(c, x, st);
   }
