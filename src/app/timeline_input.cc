@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -60,13 +59,7 @@ std::string how_to_export(const std::string& report) {
                      shell_word(report), shell_word(out));
 }
 
-std::string read_head(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(readers::kTimelineHead, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
-  return head;
-}
+std::string read_head(const std::string& path) { return io::read_prefix(path, readers::kTimelineHead); }
 
 // An export beside the report and newer than it is the user's own (or
 // nsys's): read, never written.
@@ -161,22 +154,19 @@ Result<Export> export_report(Context& ctx, const TimelineArgs& a, ProcessRunner&
   return Export{kept, false, true};
 }
 
-Result<model::TimelineSummary> read_kineto(const std::string& path, const std::string& shown) {
-  model::TimelineBuilder builder(analysis::run_limits());
-  if (auto ok = readers::read_kineto_trace(path, builder); !ok) {
-    auto e = ok.error();
-    e.file = shown;
-    return fail(ExitCode::BadInput, readers::timeline_error_message(e));
-  }
-  auto t = std::move(builder).finish();
-  t.meta.path = shown;
-  return t;
-}
+// A timeline reader of a file: an nsys SQLite export or a Kineto trace.
+using TimelineReader = readers::ReadResult<void> (*)(const std::string& path, model::TimelineSink& sink);
+constexpr TimelineReader kReadExport = readers::read_nsys_export;
+constexpr TimelineReader kReadKineto = [](const std::string& path, model::TimelineSink& sink) {
+  return readers::read_kineto_trace(path, sink);
+};
 
-Result<model::TimelineSummary> read_export(const std::string& path, const std::string& shown) {
+// The run the file at `path` holds, read by `read`, named `shown` in its
+// errors and in the summary (the user's name for it, not a cache path).
+Result<model::TimelineSummary> read_timeline_file(TimelineReader read, const std::string& path,
+                                                  const std::string& shown) {
   model::TimelineBuilder builder(analysis::run_limits());
-  auto ok = readers::read_nsys_export(path, builder);
-  if (!ok) {
+  if (auto ok = read(path, builder); !ok) {
     auto e = ok.error();
     e.file = shown;
     return fail(ExitCode::BadInput, readers::timeline_error_message(e));
@@ -233,9 +223,9 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
   if (!fs::is_regular_file(a.path, ec)) return fail(ExitCode::BadInput, a.path + ": no such file");
   switch (readers::sniff_timeline(read_head(a.path))) {
     case readers::TimelineFile::NsysExport:
-      return read_export(a.path, a.name.empty() ? a.path : a.name);
+      return read_timeline_file(kReadExport, a.path, a.name.empty() ? a.path : a.name);
     case readers::TimelineFile::Kineto:
-      return read_kineto(a.path, a.name.empty() ? a.path : a.name);
+      return read_timeline_file(kReadKineto, a.path, a.name.empty() ? a.path : a.name);
     case readers::TimelineFile::Other:
       return fail(ExitCode::BadInput, a.path +
                                           ": not a timeline (expected an Nsight Systems .nsys-rep/.qdrep report or "
@@ -244,7 +234,7 @@ Result<model::TimelineSummary> load_timeline(Context& ctx, const TimelineArgs& a
       break;
   }
   KEET_TRY(exported, export_report(ctx, a, runner));
-  auto t = read_export(exported->path, a.name.empty() ? a.path : a.name);
+  auto t = read_timeline_file(kReadExport, exported->path, a.name.empty() ? a.path : a.name);
   // A temporary goes; so does a kept export that does not read (a disk that
   // filled up while nsys wrote it), so the next run exports again.
   if (exported->temporary || (!t && exported->ours)) fs::remove(exported->path, ec);

@@ -220,6 +220,26 @@ Result<bool> read_file_into(const std::string& path, std::string& buffer, size_t
   return true;
 }
 
+std::string read_prefix(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st {};
+  size_t want = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? std::min(static_cast<size_t>(st.st_size), max_bytes) : 0;
+  std::string out;
+  out.resize_and_overwrite(want, [&](char* data, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::read(fd, data + got, n - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  });
+  ::close(fd);
+  return out;
+}
+
 Result<std::string> read_text_file(const std::string& path) {
   KEET_TRY(src, open_file(path));
   std::string text((*src)->bytes());

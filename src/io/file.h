@@ -45,6 +45,11 @@ std::unique_ptr<ByteSource> view_source(std::string name, std::string_view bytes
 // each mapping of a file costs page-table updates to make and to undo.
 Result<bool> read_file_into(const std::string& path, std::string& buffer, size_t max_bytes);
 
+// The first `max_bytes` of the file at `path` (all of it when shorter; ""
+// when it cannot be read), in a buffer sized to what was read: a sniff of a
+// file's head, or a bounded read of a child's output.
+std::string read_prefix(const std::string& path, size_t max_bytes);
+
 // Everything on standard input (a report piped in: `keet analyze -`).
 Result<std::string> read_stdin();
 Result<std::string> read_text_file(const std::string& path);

@@ -1007,25 +1007,31 @@ bool looks_like_kineto(std::string_view head) {
          head.find("\"schemaVersion\"") != std::string_view::npos;
 }
 
-ReadResult<void> read_kineto_trace(const std::string& path, model::TimelineSink& sink, const KinetoLimits& limits) {
-  std::unique_ptr<Input> in;
-  try {
-    in = std::make_unique<FileInput>(path);
-  } catch (const TraceFailure& f) {
-    return std::unexpected(ReadError{.file = path, .what = f.what});
-  }
-  return run(in.get(), path, sink, limits);
-}
+namespace {
 
-ReadResult<void> read_kineto_trace_bytes(std::string_view bytes, const std::string& name, model::TimelineSink& sink,
-                                         const KinetoLimits& limits) {
+// The trace from `source` (a path, or bytes in memory): an input that cannot
+// be opened is the read's error, named `name`.
+template <class KinetoInput, class Source>
+ReadResult<void> read_kineto_input(const Source& source, const std::string& name, model::TimelineSink& sink,
+                                   const KinetoLimits& limits) {
   std::unique_ptr<Input> in;
   try {
-    in = std::make_unique<MemoryInput>(bytes);
+    in = std::make_unique<KinetoInput>(source);
   } catch (const TraceFailure& f) {
     return std::unexpected(ReadError{.file = name, .what = f.what});
   }
   return run(in.get(), name, sink, limits);
+}
+
+}  // namespace
+
+ReadResult<void> read_kineto_trace(const std::string& path, model::TimelineSink& sink, const KinetoLimits& limits) {
+  return read_kineto_input<FileInput>(path, path, sink, limits);
+}
+
+ReadResult<void> read_kineto_trace_bytes(std::string_view bytes, const std::string& name, model::TimelineSink& sink,
+                                         const KinetoLimits& limits) {
+  return read_kineto_input<MemoryInput>(bytes, name, sink, limits);
 }
 
 }  // namespace keet::readers

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "io/file.h"
 #include "readers/nsys_export.h"
 #include "readers/reader.h"
 #include "render/diff_format.h"
@@ -528,19 +528,12 @@ Outcome<Answer> gate(const Call& c) {
 // What a file is, by its first bytes (as keet reads it, never by its name):
 // {kind, format}, or nullopt for a file KEET does not read.
 std::optional<std::pair<std::string, std::string>> report_kind(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
+  std::string head = io::read_prefix(file.string(), 4096);
   if (head.empty()) return std::nullopt;
   // JSON or gzip may be a Kineto trace whose events come after a long
   // header: those alone are read as far as the sniff wants.
-  bool json_or_gzip = head.front() == '{' || (head.size() > 1 && head[0] == '\x1f' && head[1] == '\x8b');
-  if (json_or_gzip && head.size() == 4096) {
-    head.resize(readers::kTimelineHead);
-    in.read(head.data() + 4096, static_cast<std::streamsize>(head.size() - 4096));
-    head.resize(4096 + static_cast<size_t>(in.gcount()));
-  }
+  bool json_or_gzip = head.front() == '{' || head.starts_with("\x1f\x8b");
+  if (json_or_gzip && head.size() == 4096) head = io::read_prefix(file.string(), readers::kTimelineHead);
   switch (readers::sniff_timeline(head)) {
     case readers::TimelineFile::NsysExport:
       return std::pair{"nsys", "nsys-sqlite"};

@@ -1,13 +1,12 @@
 #include "service/runner.h"
+#include "io/file.h"
 #include "io/process.h"
 #include "util/error.h"
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 namespace keet::service {
@@ -15,18 +14,6 @@ namespace {
 
 constexpr size_t kMaxOutput = 64u << 20;  // a result larger than this is refused
 constexpr auto kPoll = std::chrono::milliseconds(20);
-
-// The buffer is sized to what the child wrote (at most `limit`), never
-// preallocated: a worker holds its result, not 64 MiB of zeros.
-std::string read_bounded(const std::string& path, size_t limit) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  std::ifstream in(path, std::ios::binary);
-  std::string out(ec ? 0 : std::min<size_t>(size, limit), '\0');
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  out.resize(static_cast<size_t>(in.gcount()));
-  return out;
-}
 
 class KeetProcessRunner final : public KeetRunner {
  public:
@@ -48,8 +35,10 @@ class KeetProcessRunner final : public KeetRunner {
       o.exit_code = *code;
     else
       o.stopped = !o.timed_out;
-    o.out = read_bounded(opt.stdout_file, kMaxOutput);
-    o.err = read_bounded(opt.stderr_file, 64 * 1024);
+    // Sized to what the child wrote (at most the bound), never preallocated:
+    // a worker holds its result, not 64 MiB of zeros.
+    o.out = io::read_prefix(opt.stdout_file, kMaxOutput);
+    o.err = io::read_prefix(opt.stderr_file, 64 * 1024);
     std::error_code ec;
     std::filesystem::remove(opt.stdout_file, ec);
     std::filesystem::remove(opt.stderr_file, ec);
@@ -67,7 +56,7 @@ std::unique_ptr<KeetRunner> make_process_runner(std::string executable, std::str
   return std::make_unique<KeetProcessRunner>(std::move(executable), std::move(scratch_dir));
 }
 
-std::string read_output(const std::string& path) { return read_bounded(path, kMaxOutput); }
+std::string read_output(const std::string& path) { return io::read_prefix(path, kMaxOutput); }
 
 std::string self_executable() {
   std::error_code ec;

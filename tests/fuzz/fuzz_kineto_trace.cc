@@ -5,8 +5,6 @@
 // once more gzip-compressed, so that mutated JSON also goes through the
 // decompressing path; a small value limit and batch drive the scanner's
 // refills and batch boundaries through every input.
-#include <zlib.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +14,7 @@
 #include "model/timeline.h"
 #include "readers/kineto_trace.h"
 #include "render/timeline.h"
+#include "support/gzip.h"
 
 namespace {
 
@@ -29,26 +28,12 @@ void read_and_render(std::string_view bytes, const keet::readers::KinetoLimits& 
   (void)keet::render::timeline_html(t, style);
 }
 
-std::string gzip(std::string_view bytes) {
-  z_stream z{};
-  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
-  std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&z, Z_FINISH);
-  out.resize(out.size() - z.avail_out);
-  deflateEnd(&z);
-  return rc == Z_STREAM_END ? out : std::string();
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   read_and_render(bytes, {});
   read_and_render(bytes, {.max_events = 1000, .max_value_bytes = 1024, .batch_bytes = 64});
-  if (auto gz = gzip(bytes); !gz.empty()) read_and_render(gz, {.max_value_bytes = 4096, .batch_bytes = 512});
+  read_and_render(keet::testing::gzip(bytes, 1), {.max_value_bytes = 4096, .batch_bytes = 512});
   return 0;
 }

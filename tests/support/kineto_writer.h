@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/gzip.h"
+
 namespace keet::testing {
 
 class KinetoWriter {
@@ -31,8 +33,5 @@ class KinetoWriter {
   nlohmann::json trace_, events_ = nlohmann::json::array();
   int64_t next_corr_ = 100000;
 };
-
-// gzip-compressed bytes (one member), as torch.profiler's .json.gz.
-std::string gzip(std::string_view bytes);
 
 }  // namespace keet::testing
